@@ -1,0 +1,25 @@
+// The commands of `arbiter`, one per file, and what they share.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arbiter/host/config.hpp"
+
+namespace arbiter::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUsage = 1;
+inline constexpr int kExitInput = 2;
+inline constexpr int kExitPartial = 3;
+
+int run_replay(const std::vector<std::string>& args);
+int run_plugins(const std::vector<std::string>& args);
+
+// Sets up logging to stderr at a level ("info", "warn", ...).
+void setup_logging(const std::string& level);
+// Loads a config, printing every problem to stderr; nullopt when it cannot be used.
+std::optional<host::ServerConfig> load_config_or_report(const std::string& path);
+
+}  // namespace arbiter::cli

@@ -1,0 +1,26 @@
+#include <cstdio>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+
+namespace arbiter::cli {
+
+void setup_logging(const std::string& level) {
+    auto logger = spdlog::stderr_color_mt("arbiter");
+    logger->set_pattern("[%l] %v");
+    spdlog::set_default_logger(logger);
+    spdlog::set_level(spdlog::level::from_str(level));
+}
+
+std::optional<host::ServerConfig> load_config_or_report(const std::string& path) {
+    try {
+        return host::load_config(path);
+    } catch (const host::ConfigError& error) {
+        for (const auto& problem : error.problems()) std::fprintf(stderr, "%s\n", problem.c_str());
+        return std::nullopt;
+    }
+}
+
+}  // namespace arbiter::cli

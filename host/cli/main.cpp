@@ -1,0 +1,49 @@
+// `arbiter`: the command line. Each command lives in its own file; this one only picks.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <arbiter/arbiter_plugin.h>
+
+#include "commands.hpp"
+
+namespace {
+
+void print_usage(std::FILE* out) {
+    std::fprintf(out,
+                 "arbiter: server-side anti-cheat analyzer host (ABI %d.%d, event schema %d.%d)\n"
+                 "\n"
+                 "usage:\n"
+                 "  arbiter replay CONFIG EVENTS... [--json] [--log-level LEVEL]\n"
+                 "      Runs recorded matches (.arbev files) through the configured plugins and\n"
+                 "      prints one assessment per player (a table, or JSON Lines with --json).\n"
+                 "  arbiter plugins CONFIG\n"
+                 "      Loads each configured plugin and shows its name, versions and capabilities.\n"
+                 "  arbiter help | --help\n"
+                 "\n"
+                 "Exit status: 0 success; 1 usage error; 2 the config or an input cannot be read;\n"
+                 "3 done, but some input was damaged or refused, or a plugin was refused.\n",
+                 ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR, ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) {
+        print_usage(stderr);
+        return 1;
+    }
+    std::string command = args.front();
+    args.erase(args.begin());
+    if (command == "help" || command == "--help" || command == "-h") {
+        print_usage(stdout);
+        return 0;
+    }
+    if (command == "replay") return arbiter::cli::run_replay(args);
+    if (command == "plugins") return arbiter::cli::run_plugins(args);
+    std::fprintf(stderr, "arbiter: unknown command '%s'\n\n", command.c_str());
+    print_usage(stderr);
+    return 1;
+}

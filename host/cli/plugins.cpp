@@ -1,0 +1,47 @@
+// `arbiter plugins CONFIG`: what each configured plugin is, as negotiated.
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "arbiter/host/host.hpp"
+#include "commands.hpp"
+
+namespace arbiter::cli {
+
+int run_plugins(const std::vector<std::string>& args) {
+    if (args.size() != 1) {
+        std::fprintf(stderr, "usage: arbiter plugins CONFIG\n");
+        return kExitUsage;
+    }
+    auto config = load_config_or_report(args[0]);
+    if (!config) return kExitInput;
+    setup_logging("warn");
+
+    std::unique_ptr<host::Host> host;
+    try {
+        host = std::make_unique<host::Host>(std::move(*config));
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter plugins: cannot start the host: %s\n", error.what());
+        return kExitInput;
+    }
+    std::cout << fmt::format("{:<12} {:<12} {:<10} {:<5} {:<7} {:<12} {:<40} {}\n", "key", "plugin", "version", "abi",
+                             "schema", "class", "capabilities", "library");
+    bool refused = false;
+    for (const auto& slot : host->plugins()) {
+        if (!slot.active()) {
+            refused = true;
+            std::cout << fmt::format("{:<12} REFUSED: {}\n", slot.settings.name, slot.error);
+            continue;
+        }
+        const auto& id = slot.library->identity();
+        std::cout << fmt::format("{:<12} {:<12} {:<10} {:<5} {:<7} {:<12} {:<40} {}\n", slot.settings.name, id.name,
+                                 id.version, fmt::format("{}.{}", id.abi_major, id.abi_minor),
+                                 fmt::format("{}.{}", id.schema_major, id.schema_minor),
+                                 host::to_string(slot.model_class), host::describe_capabilities(id.capabilities),
+                                 slot.settings.library.string());
+    }
+    return refused ? kExitPartial : kExitOk;
+}
+
+}  // namespace arbiter::cli

@@ -1,0 +1,136 @@
+// `arbiter replay CONFIG EVENTS...`: recorded matches through the configured plugins.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "arbiter/host/event_file.hpp"
+#include "arbiter/host/host.hpp"
+#include "arbiter/host/sinks.hpp"
+#include "commands.hpp"
+
+namespace arbiter::cli {
+
+namespace {
+
+struct ReplayOptions {
+    std::string config;
+    std::vector<std::string> event_files;
+    bool json = false;
+    std::optional<std::string> log_level;
+};
+
+std::optional<ReplayOptions> parse(const std::vector<std::string>& args) {
+    ReplayOptions options;
+    std::vector<std::string> positional;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--json") {
+            options.json = true;
+        } else if (args[i] == "--log-level" && i + 1 < args.size()) {
+            options.log_level = args[++i];
+        } else if (args[i].starts_with("--")) {
+            std::fprintf(stderr, "arbiter replay: unknown option %s\n", args[i].c_str());
+            return std::nullopt;
+        } else {
+            positional.push_back(args[i]);
+        }
+    }
+    if (positional.size() < 2) {
+        std::fprintf(stderr, "usage: arbiter replay CONFIG EVENTS... [--json] [--log-level LEVEL]\n");
+        return std::nullopt;
+    }
+    options.config = positional.front();
+    options.event_files.assign(positional.begin() + 1, positional.end());
+    return options;
+}
+
+struct InputTally {
+    uint64_t records = 0;
+    uint64_t damaged = 0;
+    uint64_t refused = 0;
+    uint64_t unreadable_files = 0;
+};
+
+// At most this many problems are printed per file; the rest are counted.
+constexpr uint64_t kProblemsShownPerFile = 20;
+
+void replay_file(const std::string& path, host::Host& host, uint64_t max_batch_bytes, InputTally& tally) {
+    std::unique_ptr<host::EventFileReader> reader;
+    try {
+        reader = std::make_unique<host::EventFileReader>(
+            path, static_cast<uint32_t>(std::min<uint64_t>(max_batch_bytes, host::kMaxRecordPayload)));
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "%s\n", error.what());
+        ++tally.unreadable_files;
+        return;
+    }
+    uint64_t problems = 0;
+    while (auto item = reader->next()) {
+        if (item->kind == host::EventFileItem::Kind::damage) {
+            ++tally.damaged;
+            if (++problems > kProblemsShownPerFile) continue;
+            std::fprintf(stderr, "%s: offset %llu: %s; skipped %llu bytes to the next record\n", path.c_str(),
+                         static_cast<unsigned long long>(item->offset), item->problem.c_str(),
+                         static_cast<unsigned long long>(item->skipped));
+            continue;
+        }
+        ++tally.records;
+        if (auto problem = host.push(item->payload)) {
+            ++tally.refused;
+            if (++problems > kProblemsShownPerFile) continue;
+            std::fprintf(stderr, "%s: offset %llu: batch refused: %s\n", path.c_str(),
+                         static_cast<unsigned long long>(item->offset), problem->c_str());
+        }
+    }
+    if (problems > kProblemsShownPerFile)
+        std::fprintf(stderr, "%s: %llu more problem(s) not shown\n", path.c_str(),
+                     static_cast<unsigned long long>(problems - kProblemsShownPerFile));
+}
+
+}  // namespace
+
+int run_replay(const std::vector<std::string>& args) {
+    auto options = parse(args);
+    if (!options) return kExitUsage;
+    auto config = load_config_or_report(options->config);
+    if (!config) return kExitInput;
+    setup_logging(options->log_level.value_or(config->host.log_level));
+
+    std::unique_ptr<host::Host> host;
+    try {
+        host = std::make_unique<host::Host>(std::move(*config));
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter replay: cannot start the host: %s\n", error.what());
+        return kExitInput;
+    }
+    bool plugins_refused = !host->plugin_errors().empty();
+
+    InputTally tally;
+    for (const auto& file : options->event_files) replay_file(file, *host, host->config().host.max_batch_bytes, tally);
+    host->close();
+
+    auto assessments = host->assessments();
+    if (options->json) {
+        for (const auto& assessment : assessments) std::cout << host::assessment_json(assessment) << '\n';
+    } else {
+        host::print_assessment_table(std::cout, assessments);
+    }
+    std::cout.flush();
+
+    const auto& counters = host->counters();
+    std::fprintf(stderr,
+                 "replayed %llu batches (%llu events) from %zu file(s): %llu damaged stretch(es), %llu refused "
+                 "batch(es), %llu signal(s), %zu player(s) assessed\n",
+                 static_cast<unsigned long long>(counters.batches), static_cast<unsigned long long>(counters.events),
+                 options->event_files.size(), static_cast<unsigned long long>(tally.damaged),
+                 static_cast<unsigned long long>(tally.refused), static_cast<unsigned long long>(counters.signals),
+                 assessments.size());
+    if (tally.unreadable_files == options->event_files.size()) return kExitInput;
+    if (tally.damaged || tally.refused || tally.unreadable_files || plugins_refused) return kExitPartial;
+    return kExitOk;
+}
+
+}  // namespace arbiter::cli

@@ -1,0 +1,109 @@
+// server_config.toml: what the operator sets, read and checked in one place.
+//
+// Every error names the file, line and column and what was expected; unknown keys are
+// errors too, so that a misspelt setting is never silently ignored.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace arbiter::host {
+
+enum class ModelClass : uint32_t { validation = 1, behavioural = 2, statistical = 3 };
+const char* to_string(ModelClass model_class);
+std::optional<ModelClass> model_class_from_string(std::string_view text);
+
+struct SourcePosition {
+    std::string file;
+    uint32_t line = 0;
+    uint32_t column = 0;
+    std::string str() const;  // "file:line:column", or "file" when unknown
+};
+
+// One or more problems in a config file, each "file:line:column: what".
+class ConfigError : public std::runtime_error {
+public:
+    explicit ConfigError(std::vector<std::string> problems);
+    const std::vector<std::string>& problems() const { return problems_; }
+
+private:
+    std::vector<std::string> problems_;
+};
+
+struct AggregationSettings {
+    double monitor_threshold = 0.3;
+    double review_threshold = 0.7;
+    // With enforcement on, a FlagForReview whose strongest class reaches this becomes
+    // ShadowRestrict. Enforcement is off by default: Arbiter reports, people decide.
+    double restrict_threshold = 0.95;
+    bool enforcement = false;
+    // A validation score at or above review_threshold reaches FlagForReview alone.
+    bool validation_alone_reaches_review = true;
+    // Classes that reach FlagForReview only with a second class at Monitor or above.
+    std::vector<ModelClass> second_class_required = {ModelClass::behavioural, ModelClass::statistical};
+    // A trip-wire from a plugin allowed to raise them reaches FlagForReview alone.
+    bool tripwires_reach_review = true;
+};
+
+struct SinkSettings {
+    std::string security_log;      // path of the JSON Lines security-event log; "" = none
+    double report_threshold = 0.3; // a signal's weighted score needed to be logged
+};
+
+struct HostSettings {
+    std::string server_id = "arbiter";  // names this host in security events
+    std::string work_dir;               // private folder for plugin copies; "" = a new one
+    std::string log_level = "info";
+    uint64_t max_batch_bytes = 16u * 1024u * 1024u;
+};
+
+struct PluginSettings {
+    std::string name;                    // the key under [plugins]
+    std::filesystem::path library;       // resolved path of the .so
+    bool bundled = false;                // library named a bundled plugin
+    bool enabled = true;
+    std::optional<ModelClass> model_class;  // operator's override of the declared class
+    double weight = 1.0;
+    bool tripwires = false;              // may raise trip-wires (default: bundled ones)
+    std::filesystem::path baseline;      // "" = none
+    std::vector<uint8_t> config;         // [plugins.NAME.config] as a FlexBuffers map
+    SourcePosition position;             // of [plugins.NAME]
+    // Where each key of the plugin's own table stands, by dotted path, so that a
+    // plugin's complaint about a key can point at the file, line and column.
+    std::map<std::string, SourcePosition> config_positions;
+
+    // The position of a key path the plugin named, or of its table.
+    SourcePosition locate(const std::string& key_path) const;
+};
+
+struct ServerConfig {
+    std::filesystem::path file;
+    HostSettings host;
+    AggregationSettings aggregation;
+    SinkSettings sinks;
+    std::vector<PluginSettings> plugins;  // in file order
+};
+
+struct ConfigLoadOptions {
+    // Where the bundled plugins are, for `library = "reference"`.
+    std::filesystem::path bundled_plugin_dir;
+};
+
+// The folder of the bundled plugins next to the running executable
+// (<exe dir>/../lib/arbiter/plugins), as laid out in the build tree and in an install.
+std::filesystem::path default_bundled_plugin_dir();
+
+// Reads and checks a config file. Throws ConfigError listing every problem found.
+ServerConfig load_config(const std::filesystem::path& file, const ConfigLoadOptions& options = {});
+// The same for text in memory; `name` stands for the file in messages, and relative
+// paths resolve against `base_dir`.
+ServerConfig parse_config(std::string_view text, const std::string& name,
+                          const std::filesystem::path& base_dir,
+                          const ConfigLoadOptions& options = {});
+
+}  // namespace arbiter::host

@@ -1,0 +1,57 @@
+// Dispatch: the same verified batch to every loaded plugin, in the order of the config,
+// and their signals back, each put in context (plugin, class, weight, match).
+//
+// A plugin that fails (an error status, an exception the SDK turned into one, a
+// malformed signal) is logged and counted; the batch still reaches every other plugin,
+// and the failing one gets the next batch as usual.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arbiter/host/assessment.hpp"
+#include "arbiter/host/config.hpp"
+#include "arbiter/host/ingest.hpp"
+#include "arbiter/host/plugin_instance.hpp"
+#include "arbiter/host/plugin_library.hpp"
+
+namespace arbiter::host {
+
+// One configured plugin: what the operator asked for and what the host made of it.
+struct PluginSlot {
+    PluginSettings settings;
+    std::shared_ptr<PluginLibrary> library;           // null when the plugin was refused
+    std::unique_ptr<PluginInstance> instance;
+    std::string error;                                // why it was refused
+    ModelClass model_class = ModelClass::validation;  // the operator's, else the plugin's
+
+    bool active() const { return instance != nullptr; }
+};
+
+// Loads a configured plugin, creating its instance; a refusal fills slot.error.
+PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics);
+
+class Dispatcher {
+public:
+    explicit Dispatcher(Metrics& metrics) : metrics_(metrics) {}
+
+    void add(PluginSlot slot) { slots_.push_back(std::move(slot)); }
+    const std::vector<PluginSlot>& slots() const { return slots_; }
+
+    // Every active plugin's signals for one batch.
+    std::vector<SignalRecord> dispatch(const VerifiedBatch& batch);
+    // Every active plugin's final signals for a match that ended.
+    std::vector<SignalRecord> end_match(const std::string& relay_id, uint64_t match_id, int64_t relay_time_us);
+
+private:
+    void collect(PluginSlot& slot, CallResult&& result, const std::string& relay_id, uint64_t match_id,
+                 int64_t relay_time_us, const char* call, std::vector<SignalRecord>& out);
+
+    Metrics& metrics_;
+    std::vector<PluginSlot> slots_;
+};
+
+}  // namespace arbiter::host

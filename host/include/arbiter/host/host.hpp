@@ -1,0 +1,84 @@
+// The Arbiter host as a library: what `arbiter replay` runs, and what a relay written in
+// C++ embeds. Reads top-down as the pipeline it is:
+//
+//   push(bytes) ─▶ ingest (verify) ─▶ dispatch (every plugin) ─▶ aggregate ─▶ sinks
+//
+// A batch that fails ingest is refused with the reason and changes nothing; a plugin
+// that fails is logged and counted while the others go on; the host keeps running.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <map>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "arbiter/host/aggregator.hpp"
+#include "arbiter/host/assessment.hpp"
+#include "arbiter/host/config.hpp"
+#include "arbiter/host/dispatch.hpp"
+#include "arbiter/host/host_services.hpp"
+#include "arbiter/host/ingest.hpp"
+#include "arbiter/host/plugin_library.hpp"
+#include "arbiter/host/sinks.hpp"
+
+namespace arbiter::host {
+
+struct HostCounters {
+    uint64_t batches = 0;          // accepted
+    uint64_t events = 0;           // in accepted batches
+    uint64_t refused_batches = 0;  // failed ingest
+    uint64_t signals = 0;          // accepted from plugins
+    uint64_t matches_ended = 0;
+};
+
+class Host {
+public:
+    // Loads every enabled plugin of the config. A plugin that cannot be loaded is
+    // refused (see plugins()) and the host runs with the others. Throws only when the
+    // host itself cannot start (its work folder, its security-event log).
+    explicit Host(ServerConfig config);
+    ~Host();
+    Host(const Host&) = delete;
+    Host& operator=(const Host&) = delete;
+
+    // One batch from outside. Returns the reason when ingest refused it.
+    std::optional<std::string> push(std::span<const uint8_t> bytes);
+    // A batch that has passed ingest.
+    void deliver(const VerifiedBatch& batch);
+    // A match ended without a MatchEnd event (its stream closed): plugins report their
+    // final signals and free its state. Unknown or already ended matches are ignored.
+    void end_match(const std::string& relay_id, uint64_t match_id);
+    // The stream is over: ends every open match and flushes the sinks.
+    void close();
+
+    std::vector<Assessment> assessments() const { return aggregator_.assessments(); }
+    std::optional<Assessment> assessment(const PlayerKey& player) const { return aggregator_.assessment(player); }
+    const std::vector<PluginSlot>& plugins() const { return dispatcher_.slots(); }
+    // The refusals among plugins(), one message each.
+    std::vector<std::string> plugin_errors() const;
+    const HostCounters& counters() const { return counters_; }
+    Metrics& metrics() { return metrics_; }
+    const ServerConfig& config() const { return config_; }
+    void add_sink(std::shared_ptr<Sink> sink) { sinks_.push_back(std::move(sink)); }
+
+private:
+    void register_players(const VerifiedBatch& batch);
+    void aggregate(const std::vector<SignalRecord>& signals);
+
+    ServerConfig config_;
+    Metrics metrics_;
+    PluginStore store_;
+    Dispatcher dispatcher_;
+    Aggregator aggregator_;
+    std::vector<std::shared_ptr<Sink>> sinks_;
+    // Matches that have had batches and no end yet, with the relay time of their last.
+    std::map<std::pair<std::string, uint64_t>, int64_t> open_matches_;
+    HostCounters counters_;
+    bool closed_ = false;
+};
+
+}  // namespace arbiter::host

@@ -1,0 +1,44 @@
+// The services the host offers plugins (arb_host_services): log, relay clock, metrics.
+// An arb_host* handed to a plugin points at a ServiceContext.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include <arbiter/arbiter_plugin.h>
+
+namespace arbiter::host {
+
+// Counters and gauges, by name. Thread-safe.
+class Metrics {
+public:
+    void add(const std::string& name, double value);
+    void set(const std::string& name, double value);
+    double get(const std::string& name) const;
+    std::map<std::string, double> snapshot() const;
+
+private:
+    mutable std::mutex mutex_;
+    std::map<std::string, double> values_;
+};
+
+// What one arb_host* stands for: a plugin library (negotiation) or one instance.
+struct ServiceContext {
+    std::string plugin_name;
+    Metrics* metrics = nullptr;
+    // The relay time of the batch in hand; written by the dispatching thread before
+    // each call, read by the plugin on the same thread.
+    std::atomic<int64_t> relay_time_us{0};
+
+    arb_host* handle() { return reinterpret_cast<arb_host*>(this); }
+};
+
+const arb_host_services* host_services_table();
+
+// Whether a metric name a plugin chose is acceptable: [a-z0-9_.], 1 to 64 bytes.
+bool valid_metric_name(std::string_view name);
+
+}  // namespace arbiter::host

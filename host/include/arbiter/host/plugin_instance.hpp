@@ -1,0 +1,77 @@
+// One created instance of a plugin, and the calls the host makes into it. Every reply
+// is checked here: status codes become messages with the plugin's last error, and
+// malformed signals are dropped, counted and logged before anything else sees them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "arbiter/host/config.hpp"
+#include "arbiter/host/host_services.hpp"
+#include "arbiter/host/ingest.hpp"
+#include "arbiter/host/plugin_library.hpp"
+
+namespace arbiter::host {
+
+// A signal as a plugin reported it, after the host's checks.
+struct RawSignal {
+    uint32_t player = 0;
+    std::string code;
+    double score = 0.0;
+    double confidence = 0.0;
+    bool tripwire = false;
+    std::string evidence_json;
+};
+
+// The outcome of one call into a plugin.
+struct CallResult {
+    arb_status status = ARB_OK;
+    std::string error;             // status != ARB_OK: the plugin's last error
+    std::vector<RawSignal> signals;
+    size_t dropped = 0;            // malformed signals the host refused
+    bool ok() const { return status == ARB_OK; }
+};
+
+const char* status_name(arb_status status);
+
+class PluginInstance {
+public:
+    // Creates an instance; throws PluginError with the plugin's own reason, and, for a
+    // config error, the file, line and column of the key it names.
+    PluginInstance(std::shared_ptr<PluginLibrary> library, const PluginSettings& settings,
+                   std::span<const uint8_t> baseline, uint32_t shard_index, uint32_t shard_count,
+                   Metrics* metrics);
+    ~PluginInstance();
+    PluginInstance(const PluginInstance&) = delete;
+    PluginInstance& operator=(const PluginInstance&) = delete;
+
+    CallResult on_batch(const VerifiedBatch& batch);
+    CallResult on_match_end(const std::string& relay_id, uint64_t match_id);
+    // State across reload; nullopt with `error` set when the plugin cannot save.
+    std::optional<std::vector<uint8_t>> save_state(std::string& error);
+    CallResult restore_state(std::span<const uint8_t> blob);
+
+    const PluginLibrary& library() const { return *library_; }
+    const std::string& label() const { return library_->label(); }
+
+private:
+    std::string last_error();
+    // Keeps a well-formed signal; drops, counts and logs any other. True when kept.
+    bool check_signal_and_keep(const arb_signal* signal, CallResult& result);
+
+    std::shared_ptr<PluginLibrary> library_;
+    std::unique_ptr<ServiceContext> context_;
+    arb_instance* handle_ = nullptr;
+    Metrics* metrics_;
+
+    friend struct SinkAdapter;
+};
+
+// Checks a signal against the contract of arb_signal; returns the problem, or "".
+std::string signal_problem(const arb_signal* signal);
+
+}  // namespace arbiter::host

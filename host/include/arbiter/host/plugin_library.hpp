@@ -1,0 +1,93 @@
+// Loading a plugin library: the private copy (ABI rule 12), Boost.DLL, negotiation and
+// every check of the plugin's answers. A refusal names the file and the reason.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include <boost/dll/shared_library.hpp>
+
+#include <arbiter/arbiter_plugin.h>
+#include "arbiter/host/config.hpp"
+#include "arbiter/host/host_services.hpp"
+
+namespace arbiter::host {
+
+class PluginError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// What negotiation told us about a plugin.
+struct PluginIdentity {
+    std::string name;
+    std::string version;
+    std::string contact;
+    std::string description;
+    uint32_t abi_major = 0, abi_minor = 0;
+    uint32_t schema_major = 0, schema_minor = 0;
+    uint64_t capabilities = 0;
+    ModelClass declared_class = ModelClass::validation;
+};
+
+std::string describe_capabilities(uint64_t bits);
+
+// The private folder that holds the copies of loaded plugins (mode 0700), and the
+// generation counter that names them.
+class PluginStore {
+public:
+    // dir "" makes a new folder under $TMPDIR, removed again on destruction.
+    explicit PluginStore(const std::string& dir = "");
+    ~PluginStore();
+    PluginStore(const PluginStore&) = delete;
+    PluginStore& operator=(const PluginStore&) = delete;
+
+    // Copies a library in under a name made from its content hash and a new generation
+    // number (written to a temporary name, then renamed). Throws PluginError.
+    std::filesystem::path add_copy(const std::filesystem::path& source, const std::string& label);
+    const std::filesystem::path& dir() const { return dir_; }
+
+private:
+    std::filesystem::path dir_;
+    bool owned_ = false;
+    std::mutex mutex_;
+    uint64_t generation_ = 0;
+};
+
+// One loaded copy of a plugin. Instances hold it by shared_ptr, so the library is
+// released only after its last instance is destroyed.
+class PluginLibrary {
+public:
+    // label names the plugin in messages (its key in server_config.toml).
+    static std::shared_ptr<PluginLibrary> load(const std::filesystem::path& source, const std::string& label,
+                                               PluginStore& store, Metrics* metrics);
+    ~PluginLibrary();
+    PluginLibrary(const PluginLibrary&) = delete;
+    PluginLibrary& operator=(const PluginLibrary&) = delete;
+
+    const PluginIdentity& identity() const { return identity_; }
+    // The plugin's table, copied up to the size the plugin declared: slots the plugin
+    // does not have read as NULL.
+    const arb_plugin_api& api() const { return api_; }
+    bool has(uint64_t capability) const { return (identity_.capabilities & capability) != 0; }
+    const std::filesystem::path& source() const { return source_; }
+    const std::filesystem::path& private_copy() const { return copy_; }
+    const std::string& label() const { return label_; }
+
+private:
+    PluginLibrary() = default;
+
+    std::string label_;
+    std::filesystem::path source_;
+    std::filesystem::path copy_;
+    boost::dll::shared_library library_;
+    PluginIdentity identity_;
+    arb_plugin_api api_{};
+    ServiceContext library_context_;
+};
+
+}  // namespace arbiter::host

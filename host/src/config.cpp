@@ -1,0 +1,447 @@
+// Reads server_config.toml. The only translation unit that includes toml++ (its header
+// is expensive to compile; Debian's package provides the compiled implementation).
+#include "arbiter/host/config.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <flatbuffers/flexbuffers.h>
+#include <toml++/toml.h>
+
+namespace arbiter::host {
+
+const char* to_string(ModelClass model_class) {
+    switch (model_class) {
+        case ModelClass::validation: return "validation";
+        case ModelClass::behavioural: return "behavioural";
+        case ModelClass::statistical: return "statistical";
+    }
+    return "unknown";
+}
+
+std::optional<ModelClass> model_class_from_string(std::string_view text) {
+    if (text == "validation") return ModelClass::validation;
+    if (text == "behavioural" || text == "behavioral") return ModelClass::behavioural;
+    if (text == "statistical") return ModelClass::statistical;
+    return std::nullopt;
+}
+
+std::string SourcePosition::str() const {
+    if (line == 0) return file;
+    return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+static std::string join_problems(const std::vector<std::string>& problems) {
+    std::string text;
+    for (const auto& problem : problems) text += (text.empty() ? "" : "\n") + problem;
+    return text;
+}
+
+ConfigError::ConfigError(std::vector<std::string> problems)
+    : std::runtime_error(join_problems(problems)), problems_(std::move(problems)) {}
+
+SourcePosition PluginSettings::locate(const std::string& key_path) const {
+    // The plugin may name a key inside an array ("weapons[2]") or a key we do not know:
+    // fall back to the nearest enclosing key, then to the plugin's table.
+    std::string path = key_path;
+    while (!path.empty()) {
+        if (auto it = config_positions.find(path); it != config_positions.end()) return it->second;
+        auto cut = path.find_last_of(".[");
+        if (cut == std::string::npos) break;
+        path.resize(cut);
+    }
+    return position;
+}
+
+std::filesystem::path default_bundled_plugin_dir() {
+    std::error_code error;
+    auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (error) return {};
+    return (exe.parent_path() / ".." / "lib" / "arbiter" / "plugins").lexically_normal();
+}
+
+namespace {
+
+const char* type_name(const toml::node& node) {
+    switch (node.type()) {
+        case toml::node_type::table: return "a table";
+        case toml::node_type::array: return "an array";
+        case toml::node_type::string: return "a string";
+        case toml::node_type::integer: return "an integer";
+        case toml::node_type::floating_point: return "a float";
+        case toml::node_type::boolean: return "a boolean";
+        case toml::node_type::date: return "a date";
+        case toml::node_type::time: return "a time";
+        case toml::node_type::date_time: return "a date-time";
+        default: return "nothing";
+    }
+}
+
+// Reads one TOML table, remembering which keys were asked for, so that the rest can
+// be reported as unknown; every problem is collected, none stops the reading.
+class TableReader {
+public:
+    TableReader(const toml::table& table, std::string path, std::string file,
+                std::vector<std::string>& problems)
+        : table_(table), path_(std::move(path)), file_(std::move(file)), problems_(problems) {}
+
+    SourcePosition where(const toml::node& node) const {
+        const auto& begin = node.source().begin;
+        return {file_, begin.line, begin.column};
+    }
+
+    std::string full(std::string_view key) const {
+        return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+    }
+
+    void problem(const toml::node& node, std::string_view key, const std::string& what) {
+        problems_.push_back(where(node).str() + ": " + full(key) + ": " + what);
+    }
+
+    const toml::node* get(std::string_view key) {
+        known_.insert(std::string(key));
+        return table_.get(key);
+    }
+
+    void number(std::string_view key, double& out, double low, double high) {
+        const toml::node* node = get(key);
+        if (!node) return;
+        auto value = node->value<double>();
+        if (!(node->is_integer() || node->is_floating_point()) || !value) {
+            problem(*node, key, std::string("expected a number, got ") + type_name(*node));
+            return;
+        }
+        if (!std::isfinite(*value) || *value < low || *value > high) {
+            std::ostringstream text;
+            text << "expected a number from " << low << " to " << high << ", got " << *value;
+            problem(*node, key, text.str());
+            return;
+        }
+        out = *value;
+    }
+
+    void integer(std::string_view key, uint64_t& out, int64_t low, int64_t high) {
+        const toml::node* node = get(key);
+        if (!node) return;
+        if (!node->is_integer()) {
+            problem(*node, key, std::string("expected an integer, got ") + type_name(*node));
+            return;
+        }
+        int64_t value = *node->value<int64_t>();
+        if (value < low || value > high) {
+            problem(*node, key, "expected an integer from " + std::to_string(low) + " to " +
+                                    std::to_string(high) + ", got " + std::to_string(value));
+            return;
+        }
+        out = static_cast<uint64_t>(value);
+    }
+
+    void boolean(std::string_view key, bool& out) {
+        const toml::node* node = get(key);
+        if (!node) return;
+        if (!node->is_boolean()) {
+            problem(*node, key, std::string("expected true or false, got ") + type_name(*node));
+            return;
+        }
+        out = *node->value<bool>();
+    }
+
+    bool string(std::string_view key, std::string& out) {
+        const toml::node* node = get(key);
+        if (!node) return false;
+        if (!node->is_string()) {
+            problem(*node, key, std::string("expected a string, got ") + type_name(*node));
+            return false;
+        }
+        out = *node->value<std::string>();
+        return true;
+    }
+
+    void model_class(std::string_view key, std::optional<ModelClass>& out) {
+        std::string text;
+        if (!string(key, text)) return;
+        out = model_class_from_string(text);
+        if (!out)
+            problem(*table_.get(key), key,
+                    "expected \"validation\", \"behavioural\" or \"statistical\", got \"" + text + "\"");
+    }
+
+    void model_classes(std::string_view key, std::vector<ModelClass>& out) {
+        const toml::node* node = get(key);
+        if (!node) return;
+        const toml::array* array = node->as_array();
+        if (!array) {
+            problem(*node, key, std::string("expected an array of class names, got ") + type_name(*node));
+            return;
+        }
+        std::vector<ModelClass> classes;
+        for (const auto& item : *array) {
+            auto text = item.value<std::string>();
+            auto parsed = text ? model_class_from_string(*text) : std::nullopt;
+            if (!parsed) {
+                problem(item, key, "expected \"validation\", \"behavioural\" or \"statistical\"");
+                return;
+            }
+            classes.push_back(*parsed);
+        }
+        out = classes;
+    }
+
+    const toml::table* table(std::string_view key) {
+        const toml::node* node = get(key);
+        if (!node) return nullptr;
+        if (!node->is_table()) {
+            problem(*node, key, std::string("expected a table, got ") + type_name(*node));
+            return nullptr;
+        }
+        return node->as_table();
+    }
+
+    void reject_unknown() {
+        for (const auto& [key, node] : table_) {
+            if (known_.count(std::string(key.str()))) continue;
+            const auto& begin = key.source().begin;
+            SourcePosition position{file_, begin.line, begin.column};
+            if (position.line == 0) position = where(node);
+            problems_.push_back(position.str() + ": unknown key '" + full(key.str()) + "'");
+        }
+    }
+
+private:
+    const toml::table& table_;
+    std::string path_;
+    std::string file_;
+    std::vector<std::string>& problems_;
+    std::set<std::string> known_;
+};
+
+// A plugin's own table as a FlexBuffers map (see arb_create_args.config), recording
+// where each key stands for the host's error messages.
+class FlexConverter {
+public:
+    FlexConverter(std::string file, std::map<std::string, SourcePosition>& positions)
+        : file_(std::move(file)), positions_(positions) {}
+
+    std::vector<uint8_t> convert(const toml::table& table) {
+        flexbuffers::Builder builder;
+        write_table(builder, nullptr, table, "");
+        builder.Finish();
+        return builder.GetBuffer();
+    }
+
+private:
+    void write_table(flexbuffers::Builder& builder, const char* key, const toml::table& table,
+                     const std::string& path) {
+        auto start = key ? builder.StartMap(key) : builder.StartMap();
+        for (const auto& [name, node] : table) {
+            std::string child = path.empty() ? std::string(name.str()) : path + "." + std::string(name.str());
+            const auto& begin = name.source().begin;
+            positions_[child] = {file_, begin.line, begin.column};
+            std::string key_text(name.str());
+            write(builder, key_text.c_str(), node, child);
+        }
+        builder.EndMap(start);
+    }
+
+    void write(flexbuffers::Builder& builder, const char* key, const toml::node& node,
+               const std::string& path) {
+        auto scalar = [&](auto&& emit_keyed, auto&& emit_plain) { key ? emit_keyed() : emit_plain(); };
+        if (auto* table = node.as_table()) {
+            write_table(builder, key, *table, path);
+        } else if (auto* array = node.as_array()) {
+            auto start = key ? builder.StartVector(key) : builder.StartVector();
+            size_t index = 0;
+            for (const auto& item : *array) {
+                std::string child = path + "[" + std::to_string(index++) + "]";
+                const auto& begin = item.source().begin;
+                positions_[child] = {file_, begin.line, begin.column};
+                write(builder, nullptr, item, child);
+            }
+            builder.EndVector(start, false, false);
+        } else if (node.is_integer()) {
+            int64_t value = *node.value<int64_t>();
+            scalar([&] { builder.Int(key, value); }, [&] { builder.Int(value); });
+        } else if (node.is_floating_point()) {
+            double value = *node.value<double>();
+            scalar([&] { builder.Double(key, value); }, [&] { builder.Double(value); });
+        } else if (node.is_boolean()) {
+            bool value = *node.value<bool>();
+            scalar([&] { builder.Bool(key, value); }, [&] { builder.Bool(value); });
+        } else {
+            // Strings, and dates and times in their RFC 3339 form.
+            std::string value;
+            if (auto text = node.value<std::string>()) {
+                value = *text;
+            } else {
+                std::ostringstream out;
+                if (auto* d = node.as_date()) out << *d;
+                else if (auto* t = node.as_time()) out << *t;
+                else if (auto* dt = node.as_date_time()) out << *dt;
+                value = out.str();
+            }
+            scalar([&] { builder.String(key, value); }, [&] { builder.String(value); });
+        }
+    }
+
+    std::string file_;
+    std::map<std::string, SourcePosition>& positions_;
+};
+
+bool is_bundled_name(const std::string& library) {
+    return !library.empty() && library.find('/') == std::string::npos &&
+           library.find(".so") == std::string::npos;
+}
+
+bool valid_plugin_name(const std::string& name) {
+    if (name.empty() || name.size() > 64) return false;
+    for (char c : name)
+        if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+              c == '_' || c == '-'))
+            return false;
+    return true;
+}
+
+void read_plugin(const std::string& name, const toml::table& table, const SourcePosition& position,
+                 const std::filesystem::path& base_dir, const ConfigLoadOptions& options,
+                 const std::string& file, std::vector<std::string>& problems, ServerConfig& out) {
+    TableReader reader(table, "plugins." + name, file, problems);
+    PluginSettings plugin;
+    plugin.name = name;
+    plugin.position = position;
+    if (!valid_plugin_name(name))
+        problems.push_back(position.str() + ": plugins." + name +
+                           ": a plugin's key is lower-case letters, digits, '_' and '-'");
+
+    std::string library;
+    if (!reader.string("library", library) || library.empty()) {
+        problems.push_back(position.str() + ": plugins." + name +
+                           ": 'library' is required (a bundled plugin's name, or the path of a .so)");
+    } else if (is_bundled_name(library)) {
+        plugin.bundled = true;
+        auto dir = options.bundled_plugin_dir.empty() ? default_bundled_plugin_dir()
+                                                      : options.bundled_plugin_dir;
+        plugin.library = dir / ("arbiter-" + library + ".so");
+    } else {
+        std::filesystem::path path(library);
+        plugin.library = path.is_absolute() ? path : (base_dir / path).lexically_normal();
+    }
+    plugin.tripwires = plugin.bundled;
+    reader.boolean("enabled", plugin.enabled);
+    reader.model_class("class", plugin.model_class);
+    reader.number("weight", plugin.weight, 0.0, 100.0);
+    reader.boolean("tripwires", plugin.tripwires);
+    std::string baseline;
+    if (reader.string("baseline", baseline) && !baseline.empty()) {
+        std::filesystem::path path(baseline);
+        plugin.baseline = path.is_absolute() ? path : (base_dir / path).lexically_normal();
+    }
+    const toml::table* config = reader.table("config");
+    toml::table empty;
+    FlexConverter converter(file, plugin.config_positions);
+    plugin.config = converter.convert(config ? *config : empty);
+    reader.reject_unknown();
+    out.plugins.push_back(std::move(plugin));
+}
+
+ServerConfig read_config(const toml::table& root, const std::string& file,
+                         const std::filesystem::path& base_dir, const ConfigLoadOptions& options) {
+    std::vector<std::string> problems;
+    ServerConfig config;
+    config.file = file;
+    TableReader top(root, "", file, problems);
+
+    if (const toml::table* host = top.table("host")) {
+        TableReader reader(*host, "host", file, problems);
+        reader.string("server_id", config.host.server_id);
+        reader.string("work_dir", config.host.work_dir);
+        if (reader.string("log_level", config.host.log_level)) {
+            static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error", "off"};
+            if (!levels.count(config.host.log_level))
+                reader.problem(*host->get("log_level"), "log_level",
+                               "expected one of trace, debug, info, warn, error, off");
+        }
+        reader.integer("max_batch_bytes", config.host.max_batch_bytes, 1024, 64ll * 1024 * 1024);
+        if (!config.host.work_dir.empty() && std::filesystem::path(config.host.work_dir).is_relative())
+            config.host.work_dir = (base_dir / config.host.work_dir).lexically_normal().string();
+        reader.reject_unknown();
+    }
+
+    if (const toml::table* aggregation = top.table("aggregation")) {
+        TableReader reader(*aggregation, "aggregation", file, problems);
+        auto& a = config.aggregation;
+        reader.number("monitor_threshold", a.monitor_threshold, 0.0, 1.0);
+        reader.number("review_threshold", a.review_threshold, 0.0, 1.0);
+        reader.number("restrict_threshold", a.restrict_threshold, 0.0, 1.0);
+        reader.boolean("enforcement", a.enforcement);
+        reader.boolean("validation_alone_reaches_review", a.validation_alone_reaches_review);
+        reader.model_classes("second_class_required", a.second_class_required);
+        reader.boolean("tripwires_reach_review", a.tripwires_reach_review);
+        if (a.monitor_threshold > a.review_threshold)
+            problems.push_back(reader.where(*aggregation).str() +
+                               ": aggregation: monitor_threshold must not exceed review_threshold");
+        if (a.review_threshold > a.restrict_threshold)
+            problems.push_back(reader.where(*aggregation).str() +
+                               ": aggregation: review_threshold must not exceed restrict_threshold");
+        reader.reject_unknown();
+    }
+
+    if (const toml::table* sinks = top.table("sinks")) {
+        TableReader reader(*sinks, "sinks", file, problems);
+        if (reader.string("security_log", config.sinks.security_log) && !config.sinks.security_log.empty() &&
+            std::filesystem::path(config.sinks.security_log).is_relative())
+            config.sinks.security_log = (base_dir / config.sinks.security_log).lexically_normal().string();
+        reader.number("report_threshold", config.sinks.report_threshold, 0.0, 1.0);
+        reader.reject_unknown();
+    }
+
+    if (const toml::table* plugins = top.table("plugins")) {
+        for (const auto& [key, node] : *plugins) {
+            std::string name(key.str());
+            const auto& begin = key.source().begin;
+            SourcePosition position{file, begin.line, begin.column};
+            if (!node.is_table()) {
+                problems.push_back(position.str() + ": plugins." + name + ": expected a table, got " +
+                                   type_name(node));
+                continue;
+            }
+            read_plugin(name, *node.as_table(), position, base_dir, options, file, problems, config);
+        }
+    }
+    top.reject_unknown();
+
+    if (!problems.empty()) throw ConfigError(std::move(problems));
+    return config;
+}
+
+}  // namespace
+
+ServerConfig parse_config(std::string_view text, const std::string& name,
+                          const std::filesystem::path& base_dir, const ConfigLoadOptions& options) {
+    toml::table root;
+    try {
+        root = toml::parse(text, name);
+    } catch (const toml::parse_error& error) {
+        const auto& begin = error.source().begin;
+        SourcePosition position{name, begin.line, begin.column};
+        throw ConfigError({position.str() + ": " + std::string(error.description())});
+    }
+    return read_config(root, name, base_dir, options);
+}
+
+ServerConfig load_config(const std::filesystem::path& file, const ConfigLoadOptions& options) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw ConfigError({file.string() + ": cannot open the config file: " + std::strerror(errno)});
+    std::stringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw ConfigError({file.string() + ": cannot read the config file"});
+    auto base_dir = std::filesystem::absolute(file).parent_path();
+    return parse_config(text.str(), file.string(), base_dir, options);
+}
+
+}  // namespace arbiter::host

@@ -1,0 +1,100 @@
+#include "arbiter/host/dispatch.hpp"
+
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace arbiter::host {
+
+namespace {
+
+std::vector<uint8_t> read_baseline(const PluginSettings& settings) {
+    if (settings.baseline.empty()) return {};
+    std::ifstream in(settings.baseline, std::ios::binary);
+    if (!in)
+        throw PluginError(fmt::format("{}: plugin '{}': cannot read its baseline file {}", settings.position.str(),
+                                      settings.name, settings.baseline.string()));
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Logs the first few failures of a plugin, then every power of two, so that a plugin
+// failing on every batch cannot flood the log.
+bool worth_logging(double count) {
+    auto n = static_cast<uint64_t>(count);
+    return n <= 5 || (n & (n - 1)) == 0;
+}
+
+}  // namespace
+
+PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics) {
+    PluginSlot slot;
+    slot.settings = settings;
+    try {
+        auto library = PluginLibrary::load(settings.library, settings.name, store, &metrics);
+        slot.model_class = settings.model_class.value_or(library->identity().declared_class);
+        auto baseline = read_baseline(settings);
+        slot.instance = std::make_unique<PluginInstance>(library, settings, baseline, 0, 1, &metrics);
+        slot.library = std::move(library);
+        const auto& id = slot.library->identity();
+        spdlog::info("plugin '{}': loaded {} {} (ABI {}.{}, schema {}.{}, capabilities {}, class {})", settings.name,
+                     id.name, id.version, id.abi_major, id.abi_minor, id.schema_major, id.schema_minor,
+                     describe_capabilities(id.capabilities), to_string(slot.model_class));
+    } catch (const PluginError& error) {
+        slot.instance.reset();
+        slot.library.reset();
+        slot.error = error.what();
+        spdlog::error("{}", slot.error);
+    }
+    return slot;
+}
+
+void Dispatcher::collect(PluginSlot& slot, CallResult&& result, const std::string& relay_id, uint64_t match_id,
+                         int64_t relay_time_us, const char* call, std::vector<SignalRecord>& out) {
+    const std::string& name = slot.settings.name;
+    if (!result.ok()) {
+        metrics_.add("host.plugin_errors." + name, 1);
+        if (worth_logging(metrics_.get("host.plugin_errors." + name)))
+            spdlog::error("plugin '{}': {} failed for match {}/{} with {}: {}", name, call, relay_id, match_id,
+                          status_name(result.status), result.error.empty() ? "(no detail)" : result.error);
+    }
+    for (auto& raw : result.signals) {
+        SignalRecord record;
+        record.plugin = name;
+        record.model_class = slot.model_class;
+        record.weight = slot.settings.weight;
+        record.tripwires_allowed = slot.settings.tripwires;
+        record.player = {relay_id, match_id, raw.player};
+        record.code = std::move(raw.code);
+        record.score = raw.score;
+        record.confidence = raw.confidence;
+        record.tripwire = raw.tripwire;
+        record.evidence_json = std::move(raw.evidence_json);
+        record.reported_at_us = relay_time_us;
+        out.push_back(std::move(record));
+    }
+}
+
+std::vector<SignalRecord> Dispatcher::dispatch(const VerifiedBatch& batch) {
+    std::vector<SignalRecord> out;
+    for (auto& slot : slots_) {
+        if (!slot.active()) continue;
+        collect(slot, slot.instance->on_batch(batch), batch.relay_id, batch.match_id, batch.last_relay_time_us,
+                "on_batch", out);
+    }
+    return out;
+}
+
+std::vector<SignalRecord> Dispatcher::end_match(const std::string& relay_id, uint64_t match_id,
+                                                int64_t relay_time_us) {
+    std::vector<SignalRecord> out;
+    for (auto& slot : slots_) {
+        if (!slot.active()) continue;
+        collect(slot, slot.instance->on_match_end(relay_id, match_id), relay_id, match_id, relay_time_us,
+                "on_match_end", out);
+    }
+    return out;
+}
+
+}  // namespace arbiter::host

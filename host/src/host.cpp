@@ -1,0 +1,108 @@
+#include "arbiter/host/host.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <arbiter/events_generated.h>
+
+namespace arbiter::host {
+
+Host::Host(ServerConfig config)
+    : config_(std::move(config)),
+      store_(config_.host.work_dir),
+      dispatcher_(metrics_),
+      aggregator_(config_.aggregation) {
+    for (const auto& settings : config_.plugins) {
+        if (!settings.enabled) {
+            spdlog::info("plugin '{}': disabled in {}", settings.name, settings.position.str());
+            continue;
+        }
+        dispatcher_.add(load_plugin_slot(settings, store_, metrics_));
+    }
+    if (!config_.sinks.security_log.empty())
+        add_sink(std::make_shared<SecurityEventLog>(config_.sinks.security_log, config_.host.server_id,
+                                                    config_.sinks.report_threshold,
+                                                    config_.aggregation.review_threshold));
+}
+
+Host::~Host() {
+    try {
+        close();
+    } catch (const std::exception& error) {
+        spdlog::error("closing the host: {}", error.what());
+    }
+}
+
+std::optional<std::string> Host::push(std::span<const uint8_t> bytes) {
+    IngestResult ingested = ingest_batch(bytes, config_.host.max_batch_bytes);
+    if (!ingested.ok) {
+        ++counters_.refused_batches;
+        metrics_.add("host.batches_refused", 1);
+        return ingested.problem;
+    }
+    deliver(ingested.batch);
+    return std::nullopt;
+}
+
+void Host::deliver(const VerifiedBatch& batch) {
+    ++counters_.batches;
+    counters_.events += batch.event_count;
+    open_matches_[{batch.relay_id, batch.match_id}] = batch.last_relay_time_us;
+
+    register_players(batch);
+    aggregate(dispatcher_.dispatch(batch));
+    if (batch.ends_match) end_match(batch.relay_id, batch.match_id);
+}
+
+void Host::register_players(const VerifiedBatch& batch) {
+    const auto* events = batch.root().events();
+    if (!events) return;
+    for (const fb::Event* event : *events) {
+        if (event->player() == 0) continue;
+        std::string account;
+        if (const auto* join = event->body_as_PlayerJoin(); join && join->account_id())
+            account = join->account_id()->str();
+        aggregator_.observe_player({batch.relay_id, batch.match_id, event->player()}, account);
+    }
+}
+
+void Host::aggregate(const std::vector<SignalRecord>& signals) {
+    for (const auto& signal : signals) {
+        ++counters_.signals;
+        for (auto& sink : sinks_) sink->on_signal(signal);
+        if (auto raised = aggregator_.add(signal)) {
+            auto assessment = aggregator_.assessment(signal.player);
+            spdlog::info("player {}/{}/{} reaches {}", signal.player.relay_id, signal.player.match_id,
+                         signal.player.player, to_string(*raised));
+            for (auto& sink : sinks_) sink->on_action(*assessment);
+        }
+    }
+}
+
+void Host::end_match(const std::string& relay_id, uint64_t match_id) {
+    auto it = open_matches_.find({relay_id, match_id});
+    if (it == open_matches_.end()) return;
+    int64_t last_relay_time_us = it->second;
+    open_matches_.erase(it);
+    ++counters_.matches_ended;
+    aggregate(dispatcher_.end_match(relay_id, match_id, last_relay_time_us));
+}
+
+void Host::close() {
+    if (closed_) return;
+    closed_ = true;
+    while (!open_matches_.empty()) {
+        auto [relay, match] = open_matches_.begin()->first;
+        end_match(relay, match);
+    }
+    for (auto& sink : sinks_) sink->flush();
+}
+
+std::vector<std::string> Host::plugin_errors() const {
+    std::vector<std::string> errors;
+    for (const auto& slot : dispatcher_.slots())
+        if (!slot.error.empty()) errors.push_back(slot.error);
+    return errors;
+}
+
+}  // namespace arbiter::host

@@ -1,0 +1,194 @@
+#include "arbiter/host/plugin_instance.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+namespace arbiter::host {
+
+const char* status_name(arb_status status) {
+    switch (status) {
+        case ARB_OK: return "ARB_OK";
+        case ARB_ERR_INVALID_ARGUMENT: return "ARB_ERR_INVALID_ARGUMENT";
+        case ARB_ERR_CONFIG: return "ARB_ERR_CONFIG";
+        case ARB_ERR_STATE: return "ARB_ERR_STATE";
+        case ARB_ERR_UNSUPPORTED: return "ARB_ERR_UNSUPPORTED";
+        case ARB_ERR_INTERNAL: return "ARB_ERR_INTERNAL";
+        case ARB_ERR_OUT_OF_MEMORY: return "ARB_ERR_OUT_OF_MEMORY";
+        case ARB_ERR_VERSION: return "ARB_ERR_VERSION";
+        default: return "an unknown status";
+    }
+}
+
+std::string signal_problem(const arb_signal* signal) {
+    if (!signal) return "the signal is NULL";
+    if (signal->struct_size < sizeof(arb_signal))
+        return fmt::format("struct_size {} is smaller than ABI 1.0's {}", signal->struct_size, sizeof(arb_signal));
+    if (signal->player == 0) return "player is 0";
+    if (!std::isfinite(signal->score)) return fmt::format("score is {}", signal->score);
+    if (signal->score < 0.0 || signal->score > 1.0) return fmt::format("score {} is outside [0, 1]", signal->score);
+    if (!std::isfinite(signal->confidence)) return fmt::format("confidence is {}", signal->confidence);
+    if (signal->confidence < 0.0 || signal->confidence > 1.0)
+        return fmt::format("confidence {} is outside [0, 1]", signal->confidence);
+    if (!signal->code.data || signal->code.size == 0) return "code is empty";
+    if (signal->code.size > 128) return "code is longer than 128 bytes";
+    for (uint64_t i = 0; i < signal->code.size; ++i) {
+        char c = signal->code.data[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
+            return "code has a character outside [a-z0-9_.-]";
+    }
+    if (signal->evidence_json.size > 64 * 1024) return "evidence is larger than 64 KiB";
+    if (signal->evidence_json.size && !signal->evidence_json.data) return "evidence pointer is NULL";
+    if (signal->evidence_json.size) {
+        std::string_view text(signal->evidence_json.data, signal->evidence_json.size);
+        auto parsed = nlohmann::json::parse(text, nullptr, false);
+        if (parsed.is_discarded() || !parsed.is_object()) return "evidence is not a JSON object";
+    }
+    return "";
+}
+
+// The C sink handed to the plugin; forwards to the instance's checks.
+struct SinkAdapter {
+    PluginInstance* instance;
+    CallResult* result;
+
+    static arb_status emit(void* context, const arb_signal* signal) {
+        auto* self = static_cast<SinkAdapter*>(context);
+        try {
+            return self->instance->check_signal_and_keep(signal, *self->result) ? ARB_OK
+                                                                                : ARB_ERR_INVALID_ARGUMENT;
+        } catch (...) {
+            return ARB_ERR_OUT_OF_MEMORY;  // nothing may unwind into the plugin
+        }
+    }
+};
+
+bool PluginInstance::check_signal_and_keep(const arb_signal* signal, CallResult& result) {
+    std::string problem = signal_problem(signal);
+    if (!problem.empty()) {
+        ++result.dropped;
+        if (metrics_) metrics_->add("host.signals_dropped." + label(), 1);
+        std::string code = signal && signal->code.data
+                               ? std::string(signal->code.data, std::min<uint64_t>(signal->code.size, 128))
+                               : "";
+        spdlog::warn("plugin '{}': dropped a signal (code '{}', player {}): {}", label(), code,
+                     signal ? signal->player : 0, problem);
+        return false;
+    }
+    RawSignal raw;
+    raw.player = signal->player;
+    raw.code.assign(signal->code.data, signal->code.size);
+    raw.score = signal->score;
+    raw.confidence = signal->confidence;
+    raw.tripwire = (signal->flags & ARB_SIGNAL_TRIPWIRE) != 0;
+    raw.evidence_json = signal->evidence_json.size
+                            ? std::string(signal->evidence_json.data, signal->evidence_json.size)
+                            : std::string("{}");
+    result.signals.push_back(std::move(raw));
+    return true;
+}
+
+PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library, const PluginSettings& settings,
+                               std::span<const uint8_t> baseline, uint32_t shard_index, uint32_t shard_count,
+                               Metrics* metrics)
+    : library_(std::move(library)), context_(std::make_unique<ServiceContext>()), metrics_(metrics) {
+    context_->plugin_name = library_->label();
+    context_->metrics = metrics;
+    arb_create_args args{};
+    args.struct_size = sizeof args;
+    args.host = context_->handle();
+    args.services = host_services_table();
+    args.config = {settings.config.data(), settings.config.size()};
+    args.baseline = {baseline.data(), baseline.size()};
+    args.shard_index = shard_index;
+    args.shard_count = shard_count;
+
+    arb_instance* created = nullptr;
+    arb_status status = library_->api().create(&args, &created);
+    if (status == ARB_OK && created) {
+        handle_ = created;
+        return;
+    }
+    std::string detail = created ? std::string(library_->api().last_error(created)) : std::string();
+    if (created) library_->api().destroy(created);
+    if (status == ARB_OK) status = ARB_ERR_INTERNAL;  // OK without an instance
+
+    std::string where = settings.position.str();
+    if (status == ARB_ERR_CONFIG) {
+        // The SDK's convention: "key.path: problem". Point at the key in the file.
+        auto colon = detail.find(": ");
+        if (colon != std::string::npos && detail.find(' ') > colon) {
+            std::string key = detail.substr(0, colon);
+            where = settings.locate(key).str();
+            detail = "plugins." + settings.name + ".config." + key + ": " + detail.substr(colon + 2);
+        }
+        throw PluginError(fmt::format("{}: plugin '{}' refused its config: {}", where, settings.name,
+                                      detail.empty() ? "(no detail given)" : detail));
+    }
+    throw PluginError(fmt::format("{}: plugin '{}': create failed with {}{}{}", where, settings.name,
+                                  status_name(status), detail.empty() ? "" : ": ", detail));
+}
+
+PluginInstance::~PluginInstance() {
+    if (handle_) library_->api().destroy(handle_);
+}
+
+std::string PluginInstance::last_error() {
+    const char* text = library_->api().last_error(handle_);
+    return text ? std::string(text) : std::string();
+}
+
+CallResult PluginInstance::on_batch(const VerifiedBatch& batch) {
+    CallResult result;
+    context_->relay_time_us.store(batch.last_relay_time_us, std::memory_order_relaxed);
+    SinkAdapter adapter{this, &result};
+    arb_signal_sink sink{sizeof(arb_signal_sink), &adapter, &SinkAdapter::emit};
+    result.status = library_->api().on_batch(handle_, {batch.bytes.data(), batch.bytes.size()}, &sink);
+    if (result.status != ARB_OK) result.error = last_error();
+    return result;
+}
+
+CallResult PluginInstance::on_match_end(const std::string& relay_id, uint64_t match_id) {
+    CallResult result;
+    if (!library_->api().on_match_end) return result;
+    SinkAdapter adapter{this, &result};
+    arb_signal_sink sink{sizeof(arb_signal_sink), &adapter, &SinkAdapter::emit};
+    result.status = library_->api().on_match_end(handle_, {relay_id.data(), relay_id.size()}, match_id, &sink);
+    if (result.status != ARB_OK) result.error = last_error();
+    return result;
+}
+
+std::optional<std::vector<uint8_t>> PluginInstance::save_state(std::string& error) {
+    if (!library_->api().save_state) {
+        error = "the plugin keeps no state across reloads (no ARB_CAP_STATE)";
+        return std::nullopt;
+    }
+    arb_bytes out{};
+    arb_status status = library_->api().save_state(handle_, &out);
+    if (status != ARB_OK) {
+        error = std::string(status_name(status)) + ": " + last_error();
+        return std::nullopt;
+    }
+    if (!out.data && out.size) {
+        error = "save_state returned a NULL blob of non-zero size";
+        return std::nullopt;
+    }
+    return std::vector<uint8_t>(out.data, out.data + out.size);
+}
+
+CallResult PluginInstance::restore_state(std::span<const uint8_t> blob) {
+    CallResult result;
+    if (!library_->api().restore_state) {
+        result.status = ARB_ERR_UNSUPPORTED;
+        result.error = "the plugin keeps no state across reloads (no ARB_CAP_STATE)";
+        return result;
+    }
+    result.status = library_->api().restore_state(handle_, {blob.data(), blob.size()});
+    if (result.status != ARB_OK) result.error = last_error();
+    return result;
+}
+
+}  // namespace arbiter::host

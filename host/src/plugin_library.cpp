@@ -1,0 +1,244 @@
+#include "arbiter/host/plugin_library.hpp"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace arbiter::host {
+
+namespace {
+
+uint64_t fnv1a64(const std::vector<char>& bytes) {
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (char byte : bytes) {
+        hash ^= static_cast<uint8_t>(byte);
+        hash *= 0x100000001b3ull;
+    }
+    return hash;
+}
+
+std::string c_string(const char* text) { return text ? std::string(text) : std::string(); }
+
+bool valid_name(const std::string& name) {
+    if (name.empty() || name.size() > 64) return false;
+    for (char c : name)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+    return true;
+}
+
+struct CapabilitySlot {
+    uint64_t bit;
+    const char* bit_name;
+    const char* slot_name;
+    bool present;
+};
+
+}  // namespace
+
+std::string describe_capabilities(uint64_t bits) {
+    static const std::pair<uint64_t, const char*> names[] = {
+        {ARB_CAP_STATE, "state"},       {ARB_CAP_RECONFIGURE, "reconfigure"},
+        {ARB_CAP_MATCH_END, "match-end"}, {ARB_CAP_BASELINE, "baseline"},
+        {ARB_CAP_SHARD_BY_MATCH, "shard-by-match"},
+    };
+    std::string text;
+    for (const auto& [bit, name] : names)
+        if (bits & bit) text += (text.empty() ? "" : ",") + std::string(name);
+    return text.empty() ? "-" : text;
+}
+
+PluginStore::PluginStore(const std::string& dir) {
+    if (dir.empty()) {
+        const char* tmp = std::getenv("TMPDIR");
+        std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/arbiter-XXXXXX";
+        std::vector<char> buffer(pattern.begin(), pattern.end());
+        buffer.push_back('\0');
+        if (!::mkdtemp(buffer.data()))
+            throw PluginError("cannot create a private plugin folder from " + pattern + ": " + std::strerror(errno));
+        dir_ = buffer.data();
+        owned_ = true;
+    } else {
+        dir_ = dir;
+        std::error_code error;
+        std::filesystem::create_directories(dir_, error);
+        if (error) throw PluginError("cannot create the plugin work folder " + dir + ": " + error.message());
+    }
+    // Only this user may read or replace the copies that get loaded.
+    if (::chmod(dir_.c_str(), 0700) != 0)
+        throw PluginError("cannot make " + dir_.string() + " private (mode 0700): " + std::strerror(errno));
+}
+
+PluginStore::~PluginStore() {
+    if (owned_) {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir_, ignored);
+    }
+}
+
+std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source, const std::string& label) {
+    std::ifstream in(source, std::ios::binary);
+    if (!in)
+        throw PluginError(fmt::format("plugin '{}' ({}): cannot read the library: {}", label, source.string(),
+                                      std::strerror(errno)));
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad())
+        throw PluginError(fmt::format("plugin '{}' ({}): cannot read the library", label, source.string()));
+
+    uint64_t generation;
+    {
+        std::lock_guard lock(mutex_);
+        generation = ++generation_;
+    }
+    std::string stem = source.stem().string();
+    auto final_path = dir_ / fmt::format("{}-{:016x}-g{}.so", stem, fnv1a64(bytes), generation);
+    auto temporary = dir_ / fmt::format(".{}-g{}.tmp", stem, generation);
+    {
+        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        out.close();
+        if (!out)
+            throw PluginError(fmt::format("plugin '{}': cannot write its private copy {}: {}", label,
+                                          temporary.string(), std::strerror(errno)));
+    }
+    ::chmod(temporary.c_str(), 0500);
+    std::error_code error;
+    std::filesystem::rename(temporary, final_path, error);
+    if (error)
+        throw PluginError(fmt::format("plugin '{}': cannot rename its private copy into place: {}", label,
+                                      error.message()));
+    return final_path;
+}
+
+std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& source, const std::string& label,
+                                                   PluginStore& store, Metrics* metrics) {
+    std::shared_ptr<PluginLibrary> plugin(new PluginLibrary());
+    plugin->label_ = label;
+    plugin->source_ = source;
+    const std::string where = fmt::format("plugin '{}' ({})", label, source.string());
+    auto refuse = [&](const std::string& reason) { return PluginError(where + ": " + reason); };
+
+    std::error_code exists_error;
+    if (!std::filesystem::is_regular_file(source, exists_error))
+        throw refuse(std::filesystem::exists(source, exists_error) ? "not a regular file"
+                                                                  : "file not found");
+    plugin->copy_ = store.add_copy(source, label);
+
+    boost::dll::fs::error_code load_error;
+    plugin->library_.load(plugin->copy_, load_error,
+                          boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    if (load_error) {
+        // Boost.DLL keeps dlerror()'s text to itself; ask the loader once more for it.
+        std::string detail = load_error.message();
+        if (void* handle = ::dlopen(plugin->copy_.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+            ::dlclose(handle);
+        } else if (const char* text = ::dlerror()) {
+            detail = text;
+        }
+        std::filesystem::remove(plugin->copy_, exists_error);
+        throw refuse("not a loadable shared library: " + detail);
+    }
+    if (!plugin->library_.has(ARB_ENTRY_SYMBOL))
+        throw refuse("no entry symbol " ARB_ENTRY_SYMBOL " (not an Arbiter plugin, or built without ARBITER_PLUGIN)");
+    auto& entry = plugin->library_.get<arb_status(arb_negotiation*)>(ARB_ENTRY_SYMBOL);
+
+    plugin->library_context_.plugin_name = label;
+    plugin->library_context_.metrics = metrics;
+    arb_negotiation negotiation{};
+    negotiation.struct_size = sizeof negotiation;
+    negotiation.host_abi_major = ARB_ABI_VERSION_MAJOR;
+    negotiation.host_abi_minor = ARB_ABI_VERSION_MINOR;
+    negotiation.host_services = host_services_table();
+    negotiation.host = plugin->library_context_.handle();
+    arb_status status = entry(&negotiation);
+
+    PluginIdentity& id = plugin->identity_;
+    id.abi_major = negotiation.plugin_abi_major;
+    id.abi_minor = negotiation.plugin_abi_minor;
+    if (id.abi_major != ARB_ABI_VERSION_MAJOR)
+        throw refuse(fmt::format("built for ABI {}.{}, this host speaks ABI {}.{}: the major versions differ",
+                                 id.abi_major, id.abi_minor, ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR));
+    if (id.abi_minor > ARB_ABI_VERSION_MINOR)
+        throw refuse(fmt::format("built for ABI {}.{}, newer than this host's ABI {}.{}: it needs a host of "
+                                 "ABI {}.{} or later",
+                                 id.abi_major, id.abi_minor, ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR,
+                                 id.abi_major, id.abi_minor));
+    if (status != ARB_OK) throw refuse(fmt::format("the entry function failed with status {}", status));
+
+    id.name = c_string(negotiation.name);
+    id.version = c_string(negotiation.version);
+    id.contact = c_string(negotiation.contact);
+    id.description = c_string(negotiation.description);
+    id.schema_major = negotiation.schema_major;
+    id.schema_minor = negotiation.schema_minor;
+    id.capabilities = negotiation.capabilities;
+    if (!valid_name(id.name))
+        throw refuse("its name '" + id.name + "' is not 1 to 64 of [a-z0-9_-]");
+    if (id.version.empty()) throw refuse("it gives no version of its own");
+    if (id.schema_major != ARB_SCHEMA_VERSION_MAJOR)
+        throw refuse(fmt::format("built for event schema {}.{}, this host sends schema {}.{}", id.schema_major,
+                                 id.schema_minor, ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR));
+    if (negotiation.model_class < ARB_CLASS_VALIDATION || negotiation.model_class > ARB_CLASS_STATISTICAL)
+        throw refuse(fmt::format("unknown model class {}", negotiation.model_class));
+    id.declared_class = static_cast<ModelClass>(negotiation.model_class);
+
+    const arb_plugin_api* table = negotiation.plugin_api;
+    if (!table) throw refuse("it returned no function table");
+    constexpr uint64_t minimum = offsetof(arb_plugin_api, on_batch) + sizeof(table->on_batch);
+    if (table->struct_size < minimum)
+        throw refuse(fmt::format("its function table has {} bytes, fewer than the {} of the required slots",
+                                 table->struct_size, minimum));
+    // Never read past the size the plugin declared (ABI rule 3).
+    std::memcpy(&plugin->api_, table, std::min<uint64_t>(table->struct_size, sizeof(arb_plugin_api)));
+    const arb_plugin_api& api = plugin->api_;
+    if (!api.create || !api.destroy || !api.last_error || !api.on_batch)
+        throw refuse("a required slot (create, destroy, last_error, on_batch) is NULL");
+
+    if (id.capabilities & ~ARB_CAP_ALL_1_0)
+        throw refuse(fmt::format("it declares capability bits {:#x} that ABI {}.{} does not define",
+                                 id.capabilities & ~ARB_CAP_ALL_1_0, ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR));
+    const CapabilitySlot slots[] = {
+        {ARB_CAP_STATE, "ARB_CAP_STATE", "save_state", api.save_state != nullptr},
+        {ARB_CAP_STATE, "ARB_CAP_STATE", "restore_state", api.restore_state != nullptr},
+        {ARB_CAP_RECONFIGURE, "ARB_CAP_RECONFIGURE", "configure", api.configure != nullptr},
+        {ARB_CAP_MATCH_END, "ARB_CAP_MATCH_END", "on_match_end", api.on_match_end != nullptr},
+        {ARB_CAP_BASELINE, "ARB_CAP_BASELINE", "baseline_begin", api.baseline_begin != nullptr},
+        {ARB_CAP_BASELINE, "ARB_CAP_BASELINE", "baseline_end", api.baseline_end != nullptr},
+    };
+    for (const auto& slot : slots) {
+        bool declared = (id.capabilities & slot.bit) != 0;
+        if (declared && !slot.present)
+            throw refuse(fmt::format("capability bits disagree with the slots: {} is set but {} is NULL",
+                                     slot.bit_name, slot.slot_name));
+        if (!declared && slot.present)
+            throw refuse(fmt::format("capability bits disagree with the slots: {} is set but {} is not",
+                                     slot.slot_name, slot.bit_name));
+    }
+    return plugin;
+}
+
+PluginLibrary::~PluginLibrary() {
+    library_.unload();
+    // ABI rule 14: a library that stays mapped after release (GNU unique symbols, a
+    // thread_local with a destructor) would hand its old statics to a later load.
+    if (!copy_.empty()) {
+        if (void* handle = ::dlopen(copy_.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+            spdlog::warn("plugin '{}': {} is still resident after release (unique symbols or thread_local "
+                         "destructors keep it loaded; `arbiter check-plugin` names them)",
+                         label_, copy_.string());
+            ::dlclose(handle);
+        }
+        std::error_code ignored;
+        std::filesystem::remove(copy_, ignored);
+    }
+}
+
+}  // namespace arbiter::host

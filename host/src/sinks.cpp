@@ -1,0 +1,127 @@
+#include "arbiter/host/sinks.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace arbiter::host {
+
+namespace {
+
+nlohmann::json evidence_object(const std::string& text) {
+    // The host checked every evidence string when it took the signal.
+    auto parsed = nlohmann::json::parse(text, nullptr, false);
+    return parsed.is_discarded() ? nlohmann::json::object() : parsed;
+}
+
+std::string player_label(const PlayerKey& player) {
+    return fmt::format("{}/{}/{}", player.relay_id, player.match_id, player.player);
+}
+
+}  // namespace
+
+int severity_of(const SignalRecord& signal, double review_threshold) {
+    double weighted = signal.weighted();
+    if ((signal.tripwire && signal.tripwires_allowed) || weighted >= 0.9) return 4;
+    if (weighted >= review_threshold) return 3;
+    if (weighted >= 0.5) return 2;
+    return 1;
+}
+
+SecurityEventLog::SecurityEventLog(const std::string& path, std::string server_id, double report_threshold,
+                                   double review_threshold)
+    : path_(path),
+      server_id_(std::move(server_id)),
+      threshold_(report_threshold),
+      review_threshold_(review_threshold) {
+    out_.open(path, std::ios::app);
+    if (!out_) throw std::runtime_error(path + ": cannot open the security-event log: " + std::strerror(errno));
+}
+
+void SecurityEventLog::on_signal(const SignalRecord& signal) {
+    if (signal.weighted() < threshold_ && !(signal.tripwire && signal.tripwires_allowed)) return;
+    std::lock_guard lock(mutex_);
+    nlohmann::json record = {
+        {"event_id", next_id_++},
+        {"player_id", player_label(signal.player)},
+        {"relay_id", signal.player.relay_id},
+        {"match_id", signal.player.match_id},
+        {"player", signal.player.player},
+        {"server_id", server_id_},
+        {"event_type", signal.code},
+        {"plugin", signal.plugin},
+        {"model_class", to_string(signal.model_class)},
+        {"severity", severity_of(signal, review_threshold_)},
+        {"score", signal.score},
+        {"confidence", signal.confidence},
+        {"weighted_score", signal.weighted()},
+        {"tripwire", signal.tripwire},
+        {"evidence", evidence_object(signal.evidence_json)},
+        {"timestamp_relay_us", signal.reported_at_us},
+        {"reviewed", false},
+        {"reviewed_by", ""},
+        {"verdict", ""},
+    };
+    out_ << record.dump() << '\n';
+}
+
+void SecurityEventLog::flush() {
+    std::lock_guard lock(mutex_);
+    out_.flush();
+    if (!out_) throw std::runtime_error(path_ + ": cannot write the security-event log");
+}
+
+std::string assessment_json(const Assessment& assessment) {
+    nlohmann::json classes = nlohmann::json::object();
+    for (const auto& [model_class, score] : assessment.class_scores) classes[to_string(model_class)] = score;
+    nlohmann::json checks = nlohmann::json::array();
+    for (const auto& signal : assessment.checks) {
+        checks.push_back({
+            {"plugin", signal.plugin},
+            {"code", signal.code},
+            {"model_class", to_string(signal.model_class)},
+            {"score", signal.score},
+            {"confidence", signal.confidence},
+            {"weight", signal.weight},
+            {"weighted_score", signal.weighted()},
+            {"tripwire", signal.tripwire},
+            {"reported_at_relay_us", signal.reported_at_us},
+            {"evidence", evidence_object(signal.evidence_json)},
+        });
+    }
+    nlohmann::json object = {
+        {"relay_id", assessment.player.relay_id},
+        {"match_id", assessment.player.match_id},
+        {"player", assessment.player.player},
+        {"account_id", assessment.account_id},
+        {"action", to_string(assessment.action)},
+        {"combined_score", assessment.combined_score},
+        {"class_scores", classes},
+        {"tripwire", assessment.tripwire},
+        {"reasons", assessment.reasons},
+        {"signals", checks},
+    };
+    return object.dump();
+}
+
+void print_assessment_table(std::ostream& out, const std::vector<Assessment>& assessments) {
+    out << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5}  {}\n", "relay", "match", "player", "account",
+                       "action", "score", "top signals");
+    for (const auto& a : assessments) {
+        std::string top;
+        for (size_t i = 0; i < a.checks.size() && i < 3; ++i) {
+            const auto& s = a.checks[i];
+            top += fmt::format("{}{}:{} {:.2f}{}", i ? ", " : "", s.plugin, s.code, s.weighted(),
+                               s.tripwire ? " (trip-wire)" : "");
+        }
+        if (a.checks.size() > 3) top += fmt::format(", +{} more", a.checks.size() - 3);
+        out << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5.2f}  {}\n", a.player.relay_id, a.player.match_id,
+                           a.player.player, a.account_id.empty() ? "-" : a.account_id, to_string(a.action),
+                           a.combined_score, top.empty() ? "-" : top);
+    }
+}
+
+}  // namespace arbiter::host

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Arbiter builds with, when any is missing.
+# Runs as root (CI and the project's machines do); prints what it installs.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libboost-dev            # Boost.DLL (header-only), Boost.CRC
+  libflatbuffers-dev flatbuffers-compiler
+  libspdlog-dev libfmt-dev
+  libtomlplusplus-dev
+  nlohmann-json3-dev      # JSON for evidence checks and the sinks
+  libgtest-dev libgmock-dev
+  libbenchmark-dev
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "installing: ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "error: missing packages and not root; install them with: sudo apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds, and replays the bundled sample match
+# through the bundled plugins, printing one assessment per player.
+# Extra arguments go to `arbiter replay` (e.g. --json).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh release
+exec build/release/bin/arbiter replay samples/server_config.toml samples/sample-match.arbev "$@"

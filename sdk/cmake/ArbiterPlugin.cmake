@@ -1,0 +1,33 @@
+# arbiter_add_plugin(<target> SOURCES <src>... [OUTPUT_NAME <name>] [OUTPUT_DIRECTORY <dir>])
+#
+# Builds an analyzer plugin the way ABI-RULES.md rule 14 wants: a MODULE library with
+# hidden visibility, no GNU unique symbols (they would keep it loaded forever), no
+# undefined symbols, and a version script that exports the entry symbol alone. The
+# file is named arbiter-<name>.so.
+
+function(arbiter_add_plugin target)
+  cmake_parse_arguments(ARG "" "OUTPUT_NAME;OUTPUT_DIRECTORY" "SOURCES" ${ARGN})
+  set(version_script ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/arbiter_plugin.map)
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "arbiter_add_plugin(${target}): SOURCES is required")
+  endif()
+  if(NOT ARG_OUTPUT_NAME)
+    set(ARG_OUTPUT_NAME ${target})
+  endif()
+  add_library(${target} MODULE ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE arbiter::sdk)
+  set_target_properties(${target} PROPERTIES
+    PREFIX ""
+    OUTPUT_NAME "arbiter-${ARG_OUTPUT_NAME}"
+    CXX_VISIBILITY_PRESET hidden
+    C_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    LINK_DEPENDS ${version_script})
+  if(ARG_OUTPUT_DIRECTORY)
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+  endif()
+  target_compile_options(${target} PRIVATE -fno-gnu-unique)
+  target_link_options(${target} PRIVATE
+    -Wl,--no-undefined
+    -Wl,--version-script=${version_script})
+endfunction()

@@ -1,0 +1,225 @@
+// Typed, checked access to a plugin's own table of server_config.toml.
+//
+// The host hands the table over as a FlexBuffers map (see arb_create_args.config).
+// Every accessor names the full key path in its error, so that the host can point the
+// operator at the file, line and column of the offending key. Read the whole config in
+// the analyzer's constructor (the bytes are borrowed for that call), then call
+// reject_unknown_keys(): a misspelt key is an error, never silently ignored.
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <set>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <flatbuffers/flexbuffers.h>
+
+namespace arbiter {
+
+// A config value is wrong. what() is "key.path: problem", the form the host parses.
+class ConfigError : public std::runtime_error {
+public:
+    ConfigError(std::string key, std::string problem)
+        : std::runtime_error(key.empty() ? problem : key + ": " + problem),
+          key_(std::move(key)),
+          problem_(std::move(problem)) {}
+    const std::string& key() const { return key_; }
+    const std::string& problem() const { return problem_; }
+
+private:
+    std::string key_;
+    std::string problem_;
+};
+
+// The values a number may take.
+struct Range {
+    double min = -std::numeric_limits<double>::infinity();
+    double max = std::numeric_limits<double>::infinity();
+    bool min_exclusive = false;
+
+    static Range positive() { return {0.0, std::numeric_limits<double>::infinity(), true}; }
+    static Range at_least(double low) { return {low}; }
+    static Range between(double low, double high) { return {low, high}; }
+
+    bool contains(double value) const {
+        if (!std::isfinite(value)) return false;
+        if (min_exclusive ? value <= min : value < min) return false;
+        return value <= max;
+    }
+
+    std::string describe() const {
+        std::string text = "a finite number";
+        if (std::isfinite(min)) text += (min_exclusive ? " > " : " >= ") + format(min);
+        if (std::isfinite(max)) text += (std::isfinite(min) ? " and <= " : " <= ") + format(max);
+        return text;
+    }
+
+private:
+    static std::string format(double value) {
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "%g", value);
+        return buffer;
+    }
+};
+
+class ConfigTable {
+public:
+    // Verifies the bytes and reads them as a map; size 0 reads as an empty table.
+    static ConfigTable parse(std::span<const uint8_t> bytes) {
+        auto tracker = std::make_shared<Tracker>();
+        if (bytes.empty()) return ConfigTable(flexbuffers::Map::EmptyMap(), "", tracker);
+        if (!flexbuffers::VerifyBuffer(bytes.data(), bytes.size()))
+            throw ConfigError("", "the config is not a valid FlexBuffers buffer");
+        auto root = flexbuffers::GetRoot(bytes.data(), bytes.size());
+        if (!root.IsMap()) throw ConfigError("", "the config is not a table");
+        return ConfigTable(root.AsMap(), "", tracker);
+    }
+
+    ConfigTable() : ConfigTable(flexbuffers::Map::EmptyMap(), "", std::make_shared<Tracker>()) {}
+
+    bool has(std::string_view key) const { return !lookup(key).IsNull(); }
+
+    double number(std::string_view key, double fallback, Range range = {}) const {
+        auto value = use(key);
+        if (value.IsNull()) return fallback;
+        if (!value.IsNumeric()) throw wrong_type(key, range.describe(), value);
+        double number = value.AsDouble();
+        if (!range.contains(number))
+            throw ConfigError(path(key), "expected " + range.describe() + ", got " + value.ToString());
+        return number;
+    }
+
+    int64_t integer(std::string_view key, int64_t fallback, Range range = {}) const {
+        auto value = use(key);
+        if (value.IsNull()) return fallback;
+        if (!value.IsIntOrUint()) throw wrong_type(key, "an integer", value);
+        int64_t number = value.AsInt64();
+        if (!range.contains(static_cast<double>(number)))
+            throw ConfigError(path(key), "expected an integer, " + range.describe() + ", got " +
+                                             value.ToString());
+        return number;
+    }
+
+    bool boolean(std::string_view key, bool fallback) const {
+        auto value = use(key);
+        if (value.IsNull()) return fallback;
+        if (!value.IsBool()) throw wrong_type(key, "true or false", value);
+        return value.AsBool();
+    }
+
+    std::string string(std::string_view key, std::string fallback) const {
+        auto value = use(key);
+        if (value.IsNull()) return fallback;
+        if (!value.IsString()) throw wrong_type(key, "a string", value);
+        return value.AsString().str();
+    }
+
+    std::vector<std::string> strings(std::string_view key) const {
+        auto value = use(key);
+        std::vector<std::string> out;
+        if (value.IsNull()) return out;
+        if (!value.IsAnyVector()) throw wrong_type(key, "an array of strings", value);
+        auto vector = value.AsVector();
+        for (size_t i = 0; i < vector.size(); ++i) {
+            if (!vector[i].IsString())
+                throw ConfigError(path(key) + "[" + std::to_string(i) + "]", "expected a string");
+            out.push_back(vector[i].AsString().str());
+        }
+        return out;
+    }
+
+    std::vector<double> numbers(std::string_view key, Range range = {}) const {
+        auto value = use(key);
+        std::vector<double> out;
+        if (value.IsNull()) return out;
+        if (!value.IsAnyVector()) throw wrong_type(key, "an array of numbers", value);
+        auto vector = value.AsVector();
+        for (size_t i = 0; i < vector.size(); ++i) {
+            std::string item = path(key) + "[" + std::to_string(i) + "]";
+            if (!vector[i].IsNumeric()) throw ConfigError(item, "expected a number");
+            double number = vector[i].AsDouble();
+            if (!range.contains(number))
+                throw ConfigError(item, "expected " + range.describe() + ", got " +
+                                            vector[i].ToString());
+            out.push_back(number);
+        }
+        return out;
+    }
+
+    // A sub-table; an absent key reads as an empty table.
+    ConfigTable table(std::string_view key) const {
+        auto value = lookup(key);
+        tracker_->tables.insert(path(key));
+        tracker_->read.insert(path(key));
+        if (value.IsNull()) return ConfigTable(flexbuffers::Map::EmptyMap(), path(key), tracker_);
+        if (!value.IsMap()) throw wrong_type(key, "a table", value);
+        return ConfigTable(value.AsMap(), path(key), tracker_);
+    }
+
+    // The keys of this table, sorted (FlexBuffers maps keep keys sorted).
+    std::vector<std::string> keys() const {
+        std::vector<std::string> out;
+        auto keys = map_.Keys();
+        for (size_t i = 0; i < keys.size(); ++i) out.push_back(keys[i].AsKey());
+        return out;
+    }
+
+    // The path of this table from the plugin's root table, "" at the root.
+    const std::string& path() const { return path_; }
+
+    // Throws a ConfigError for the first key, in this table or any sub-table read with
+    // table(), that no accessor asked for.
+    void reject_unknown_keys() const {
+        auto keys = map_.Keys();
+        auto values = map_.Values();
+        for (size_t i = 0; i < keys.size(); ++i) {
+            std::string key = keys[i].AsKey();
+            std::string full = path(key);
+            if (!tracker_->read.count(full))
+                throw ConfigError(full, "unknown key (misspelt, or not used by this plugin)");
+            if (values[i].IsMap() && tracker_->tables.count(full))
+                ConfigTable(values[i].AsMap(), full, tracker_).reject_unknown_keys();
+        }
+    }
+
+private:
+    struct Tracker {
+        std::set<std::string> read;
+        std::set<std::string> tables;
+    };
+
+    ConfigTable(flexbuffers::Map map, std::string path, std::shared_ptr<Tracker> tracker)
+        : map_(map), path_(std::move(path)), tracker_(std::move(tracker)) {}
+
+    std::string path(std::string_view key) const {
+        return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+    }
+
+    flexbuffers::Reference lookup(std::string_view key) const {
+        std::string k(key);
+        return map_[k.c_str()];
+    }
+
+    flexbuffers::Reference use(std::string_view key) const {
+        tracker_->read.insert(path(key));
+        return lookup(key);
+    }
+
+    ConfigError wrong_type(std::string_view key, const std::string& expected,
+                           const flexbuffers::Reference& got) const {
+        return ConfigError(path(key), "expected " + expected + ", got " + got.ToString());
+    }
+
+    flexbuffers::Map map_;
+    std::string path_;
+    std::shared_ptr<Tracker> tracker_;
+};
+
+}  // namespace arbiter

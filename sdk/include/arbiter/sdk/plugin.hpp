@@ -1,0 +1,284 @@
+// The C glue: ARBITER_PLUGIN(Class) exports the entry symbol and builds the C function
+// table from the analyzer class, setting a capability bit for each optional member the
+// class has. Every trampoline catches every exception and turns it into a status code
+// and a last error, so nothing C++ ever crosses the ABI.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <arbiter/arbiter_plugin.h>
+#include <arbiter/sdk/analyzer.hpp>
+#include <arbiter/sdk/state.hpp>
+
+namespace arbiter::detail {
+
+template <class T>
+concept HasMatchEnd = requires(T& t, const MatchKey& key, Signals& signals) { t.on_match_end(key, signals); };
+template <class T>
+concept HasConfigure = requires(T& t, const Context& context) { t.configure(context); };
+template <class T>
+concept HasSaveState = requires(T& t) { { t.save_state() } -> std::convertible_to<std::vector<uint8_t>>; };
+template <class T>
+concept HasRestoreState = requires(T& t, std::span<const uint8_t> blob) { t.restore_state(blob); };
+template <class T>
+concept HasBaselineBegin = requires(T& t) { t.baseline_begin(); };
+template <class T>
+concept HasBaselineEnd = requires(T& t) { { t.baseline_end() } -> std::convertible_to<std::vector<uint8_t>>; };
+
+// Everything a C handle points at: the analyzer, and what the C slots must keep alive
+// between calls (the last error, the last blob returned).
+template <class T>
+struct Instance {
+    std::unique_ptr<T> analyzer;
+    std::string last_error;
+    std::vector<uint8_t> returned_blob;
+};
+
+template <class T>
+Instance<T>* unwrap(arb_instance* handle) {
+    return reinterpret_cast<Instance<T>*>(handle);
+}
+
+// Runs body, turning every exception into a status and a last error.
+template <class T, class Body>
+arb_status guarded(Instance<T>* instance, Body&& body) noexcept {
+    auto fail = [&](arb_status status, const char* message) noexcept {
+        try {
+            instance->last_error = message;
+        } catch (...) {
+            instance->last_error.clear();  // out of memory: the status alone must do
+        }
+        return status;
+    };
+    try {
+        instance->last_error.clear();
+        body();
+        return ARB_OK;
+    } catch (const ConfigError& error) {
+        return fail(ARB_ERR_CONFIG, error.what());
+    } catch (const StateError& error) {
+        return fail(ARB_ERR_STATE, error.what());
+    } catch (const std::bad_alloc&) {
+        return fail(ARB_ERR_OUT_OF_MEMORY, "out of memory");
+    } catch (const std::exception& error) {
+        return fail(ARB_ERR_INTERNAL, error.what());
+    } catch (...) {
+        return fail(ARB_ERR_INTERNAL, "unknown exception (not derived from std::exception)");
+    }
+}
+
+inline Context make_context(const arb_create_args* args) {
+    Context context;
+    context.host = Host(args->host, args->services);
+    context.config = ConfigTable::parse({args->config.data, static_cast<size_t>(args->config.size)});
+    context.baseline = {args->baseline.data, static_cast<size_t>(args->baseline.size)};
+    context.shard_index = args->shard_index;
+    context.shard_count = args->shard_count ? args->shard_count : 1;
+    return context;
+}
+
+inline bool create_args_usable(const arb_create_args* args) {
+    return args && args->struct_size >= sizeof(arb_create_args) && args->services &&
+           (args->config.data || args->config.size == 0) &&
+           (args->baseline.data || args->baseline.size == 0);
+}
+
+template <class T>
+struct Glue {
+    static_assert(std::is_base_of_v<Analyzer, T>, "an analyzer derives from arbiter::Analyzer");
+    static_assert(std::is_constructible_v<T, const Context&>,
+                  "an analyzer is constructible from const arbiter::Context&");
+    static_assert(HasSaveState<T> == HasRestoreState<T>,
+                  "save_state and restore_state come together");
+    static_assert(HasBaselineBegin<T> == HasBaselineEnd<T>,
+                  "baseline_begin and baseline_end come together");
+
+    static constexpr uint64_t capabilities() {
+        uint64_t bits = 0;
+        if constexpr (HasSaveState<T>) bits |= ARB_CAP_STATE;
+        if constexpr (HasConfigure<T>) bits |= ARB_CAP_RECONFIGURE;
+        if constexpr (HasMatchEnd<T>) bits |= ARB_CAP_MATCH_END;
+        if constexpr (HasBaselineBegin<T>) bits |= ARB_CAP_BASELINE;
+        if (T::info.shard_by_match) bits |= ARB_CAP_SHARD_BY_MATCH;
+        return bits;
+    }
+
+    static arb_status create(const arb_create_args* args, arb_instance** out) noexcept {
+        if (!out) return ARB_ERR_INVALID_ARGUMENT;
+        *out = nullptr;
+        Instance<T>* instance = new (std::nothrow) Instance<T>();
+        if (!instance) return ARB_ERR_OUT_OF_MEMORY;
+        *out = reinterpret_cast<arb_instance*>(instance);
+        if (!create_args_usable(args)) {
+            instance->last_error = "create: arguments missing or from an older host";
+            return ARB_ERR_INVALID_ARGUMENT;
+        }
+        return guarded(instance, [&] {
+            Context context = make_context(args);
+            instance->analyzer = std::make_unique<T>(context);
+            context.config.reject_unknown_keys();
+        });
+    }
+
+    static void destroy(arb_instance* handle) noexcept { delete unwrap<T>(handle); }
+
+    static const char* last_error(arb_instance* handle) noexcept {
+        return handle ? unwrap<T>(handle)->last_error.c_str() : "no instance";
+    }
+
+    // The analyzer of an instance that was created successfully, or null.
+    static T* ready(Instance<T>* instance) {
+        if (!instance->analyzer) {
+            instance->last_error = "the instance was not created successfully";
+            return nullptr;
+        }
+        return instance->analyzer.get();
+    }
+
+    static arb_status on_batch(arb_instance* handle, arb_bytes batch, const arb_signal_sink* sink) noexcept {
+        if (!handle) return ARB_ERR_INVALID_ARGUMENT;
+        auto* instance = unwrap<T>(handle);
+        if (!sink || !sink->emit || !batch.data) {
+            instance->last_error = "on_batch: batch or sink missing";
+            return ARB_ERR_INVALID_ARGUMENT;
+        }
+        return guarded(instance, [&] {
+            T* analyzer = ready(instance);
+            if (!analyzer) throw std::logic_error(instance->last_error);
+            Signals signals(sink);
+            analyzer->on_batch(Batch::trusted({batch.data, static_cast<size_t>(batch.size)}), signals);
+        });
+    }
+
+    static arb_status on_match_end(arb_instance* handle, arb_string relay_id, uint64_t match_id,
+                                   const arb_signal_sink* sink) noexcept {
+        if (!handle) return ARB_ERR_INVALID_ARGUMENT;
+        auto* instance = unwrap<T>(handle);
+        if (!sink || !sink->emit) return ARB_ERR_INVALID_ARGUMENT;
+        return guarded(instance, [&] {
+            T* analyzer = ready(instance);
+            if (!analyzer) throw std::logic_error(instance->last_error);
+            Signals signals(sink);
+            MatchKey key{std::string(relay_id.data ? relay_id.data : "", relay_id.size), match_id};
+            analyzer->on_match_end(key, signals);
+        });
+    }
+
+    static arb_status configure(arb_instance* handle, const arb_create_args* args) noexcept {
+        if (!handle) return ARB_ERR_INVALID_ARGUMENT;
+        auto* instance = unwrap<T>(handle);
+        if (!create_args_usable(args)) {
+            instance->last_error = "configure: arguments missing or from an older host";
+            return ARB_ERR_INVALID_ARGUMENT;
+        }
+        return guarded(instance, [&] {
+            T* analyzer = ready(instance);
+            if (!analyzer) throw std::logic_error(instance->last_error);
+            analyzer->configure(make_context(args));
+        });
+    }
+
+    static arb_status save_state(arb_instance* handle, arb_bytes* out) noexcept {
+        if (!handle || !out) return ARB_ERR_INVALID_ARGUMENT;
+        auto* instance = unwrap<T>(handle);
+        return guarded(instance, [&] {
+            T* analyzer = ready(instance);
+            if (!analyzer) throw std::logic_error(instance->last_error);
+            instance->returned_blob = analyzer->save_state();
+            *out = {instance->returned_blob.data(), instance->returned_blob.size()};
+        });
+    }
+
+    static arb_status restore_state(arb_instance* handle, arb_bytes blob) noexcept {
+        if (!handle) return ARB_ERR_INVALID_ARGUMENT;
+        auto* instance = unwrap<T>(handle);
+        if (!blob.data && blob.size) return ARB_ERR_INVALID_ARGUMENT;
+        return guarded(instance, [&] {
+            T* analyzer = ready(instance);
+            if (!analyzer) throw std::logic_error(instance->last_error);
+            analyzer->restore_state({blob.data, static_cast<size_t>(blob.size)});
+        });
+    }
+
+    static arb_status baseline_begin(arb_instance* handle) noexcept {
+        if (!handle) return ARB_ERR_INVALID_ARGUMENT;
+        auto* instance = unwrap<T>(handle);
+        return guarded(instance, [&] {
+            T* analyzer = ready(instance);
+            if (!analyzer) throw std::logic_error(instance->last_error);
+            analyzer->baseline_begin();
+        });
+    }
+
+    static arb_status baseline_end(arb_instance* handle, arb_bytes* out) noexcept {
+        if (!handle || !out) return ARB_ERR_INVALID_ARGUMENT;
+        auto* instance = unwrap<T>(handle);
+        return guarded(instance, [&] {
+            T* analyzer = ready(instance);
+            if (!analyzer) throw std::logic_error(instance->last_error);
+            instance->returned_blob = analyzer->baseline_end();
+            *out = {instance->returned_blob.data(), instance->returned_blob.size()};
+        });
+    }
+
+    static constexpr arb_plugin_api make_api() {
+        arb_plugin_api api{};
+        api.struct_size = sizeof(arb_plugin_api);
+        api.create = &create;
+        api.destroy = &destroy;
+        api.last_error = &last_error;
+        api.on_batch = &on_batch;
+        if constexpr (HasMatchEnd<T>) api.on_match_end = &on_match_end;
+        if constexpr (HasConfigure<T>) api.configure = &configure;
+        if constexpr (HasSaveState<T>) {
+            api.save_state = &save_state;
+            api.restore_state = &restore_state;
+        }
+        if constexpr (HasBaselineBegin<T>) {
+            api.baseline_begin = &baseline_begin;
+            api.baseline_end = &baseline_end;
+        }
+        return api;
+    }
+
+    static constexpr arb_plugin_api api = make_api();
+};
+
+// The body of the entry function: fills the negotiation's "out" fields.
+template <class T>
+arb_status negotiate(arb_negotiation* negotiation) noexcept {
+    if (!negotiation || negotiation->struct_size < sizeof(arb_negotiation))
+        return ARB_ERR_INVALID_ARGUMENT;
+    negotiation->plugin_abi_major = ARB_ABI_VERSION_MAJOR;
+    negotiation->plugin_abi_minor = ARB_ABI_VERSION_MINOR;
+    negotiation->schema_major = ARB_SCHEMA_VERSION_MAJOR;
+    negotiation->schema_minor = ARB_SCHEMA_VERSION_MINOR;
+    negotiation->plugin_api = &Glue<T>::api;
+    negotiation->name = T::info.name;
+    negotiation->version = T::info.version;
+    negotiation->contact = T::info.contact;
+    negotiation->description = T::info.description;
+    negotiation->capabilities = Glue<T>::capabilities();
+    negotiation->model_class = static_cast<uint32_t>(T::info.model_class);
+    negotiation->reserved0 = 0;
+    if (negotiation->host_abi_major != ARB_ABI_VERSION_MAJOR) return ARB_ERR_VERSION;
+    return ARB_OK;
+}
+
+}  // namespace arbiter::detail
+
+// Exports the plugin's entry symbol for AnalyzerClass. Use once per plugin library.
+#define ARBITER_PLUGIN(AnalyzerClass)                                                      \
+    extern "C" __attribute__((visibility("default"))) arb_status arbiter_plugin_entry(     \
+        arb_negotiation* negotiation) {                                                    \
+        return ::arbiter::detail::negotiate<AnalyzerClass>(negotiation);                   \
+    }                                                                                      \
+    static_assert(std::is_same_v<decltype(&arbiter_plugin_entry), arb_entry_fn>,           \
+                  "arbiter_plugin_entry has the type of arb_entry_fn")

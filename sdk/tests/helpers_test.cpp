@@ -1,0 +1,176 @@
+// The SDK's building blocks: config reader, state seal, evidence writer, batch builder.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include <arbiter/sdk.hpp>
+#include <arbiter/sdk/batch_builder.hpp>
+#include <arbiter/sdk/config_builder.hpp>
+
+namespace {
+
+using arbiter::ConfigError;
+using arbiter::ConfigTable;
+using arbiter::ConfigValue;
+
+std::vector<uint8_t> sample_config() {
+    return ConfigValue::table({
+                                  {"speed", 20},
+                                  {"name", "arena"},
+                                  {"strict", true},
+                                  {"tiers", ConfigValue::array({"gold", "silver"})},
+                                  {"weapons", ConfigValue::table({{"rifle", ConfigValue::table({{"range", 300.5}})}})},
+                              })
+        .to_flexbuffer();
+}
+
+TEST(Config, ReadsTypedValuesAndDefaults) {
+    auto bytes = sample_config();
+    auto config = ConfigTable::parse(bytes);
+    EXPECT_DOUBLE_EQ(config.number("speed", 0), 20.0);  // an integer reads as a number
+    EXPECT_EQ(config.integer("speed", 0), 20);
+    EXPECT_EQ(config.string("name", ""), "arena");
+    EXPECT_TRUE(config.boolean("strict", false));
+    EXPECT_EQ(config.strings("tiers"), (std::vector<std::string>{"gold", "silver"}));
+    EXPECT_DOUBLE_EQ(config.table("weapons").table("rifle").number("range", 0), 300.5);
+    EXPECT_DOUBLE_EQ(config.number("absent", 4.5), 4.5);
+    EXPECT_NO_THROW(config.reject_unknown_keys());
+}
+
+TEST(Config, WrongTypeNamesTheFullKeyPath) {
+    auto bytes = sample_config();
+    auto config = ConfigTable::parse(bytes);
+    try {
+        config.table("weapons").table("rifle").string("range", "");
+        FAIL() << "no error";
+    } catch (const ConfigError& error) {
+        EXPECT_EQ(error.key(), "weapons.rifle.range");
+        EXPECT_NE(std::string(error.what()).find("expected a string"), std::string::npos);
+    }
+}
+
+TEST(Config, RangeIsEnforced) {
+    auto bytes = ConfigValue::table({{"speed", -3.0}}).to_flexbuffer();
+    auto config = ConfigTable::parse(bytes);
+    EXPECT_THROW(config.number("speed", 1, arbiter::Range::positive()), ConfigError);
+    auto nan_bytes = ConfigValue::table({{"speed", std::nan("")}}).to_flexbuffer();
+    EXPECT_THROW(ConfigTable::parse(nan_bytes).number("speed", 1), ConfigError);
+}
+
+TEST(Config, UnknownKeysInSubTablesAreFound) {
+    auto bytes = sample_config();
+    auto config = ConfigTable::parse(bytes);
+    config.number("speed", 0);
+    config.string("name", "");
+    config.boolean("strict", false);
+    config.strings("tiers");
+    config.table("weapons").table("rifle");  // "range" never read
+    try {
+        config.reject_unknown_keys();
+        FAIL() << "no error";
+    } catch (const ConfigError& error) {
+        EXPECT_EQ(error.key(), "weapons.rifle.range");
+    }
+}
+
+TEST(Config, GarbageIsRefused) {
+    std::vector<uint8_t> garbage = {1, 2, 3, 4, 5};
+    EXPECT_THROW(ConfigTable::parse(garbage), ConfigError);
+    auto not_a_map = ConfigValue(3.0).to_flexbuffer();
+    EXPECT_THROW(ConfigTable::parse(not_a_map), ConfigError);
+    EXPECT_NO_THROW(ConfigTable::parse({}));
+}
+
+TEST(State, RoundTrip) {
+    arbiter::StateWriter out("TST1", 2);
+    out.put<uint32_t>(7);
+    out.put_string("hello");
+    out.put<double>(2.5);
+    auto blob = out.finish();
+    arbiter::StateReader in(blob, "TST1", 2);
+    EXPECT_EQ(in.version(), 2u);
+    EXPECT_EQ(in.get<uint32_t>(), 7u);
+    EXPECT_EQ(in.get_string(), "hello");
+    EXPECT_DOUBLE_EQ(in.get<double>(), 2.5);
+    EXPECT_NO_THROW(in.finish());
+}
+
+TEST(State, EveryDamageIsRefused) {
+    arbiter::StateWriter out("TST1", 2);
+    out.put<uint64_t>(1000);
+    auto blob = out.finish();
+    EXPECT_THROW(arbiter::StateReader(blob, "OTHR", 2), arbiter::StateError);    // another plugin's
+    EXPECT_THROW(arbiter::StateReader(blob, "TST1", 1), arbiter::StateError);    // newer version
+    auto truncated = blob;
+    truncated.pop_back();
+    EXPECT_THROW(arbiter::StateReader(truncated, "TST1", 2), arbiter::StateError);
+    auto flipped = blob;
+    flipped[30] ^= 1;
+    EXPECT_THROW(arbiter::StateReader(flipped, "TST1", 2), arbiter::StateError);
+    std::vector<uint8_t> tiny = {'A', 'R'};
+    EXPECT_THROW(arbiter::StateReader(tiny, "TST1", 2), arbiter::StateError);
+
+    arbiter::StateReader in(blob, "TST1", 2);
+    // A count the remaining bytes cannot hold is refused before anything is allocated.
+    EXPECT_THROW(in.get_count(16), arbiter::StateError);
+}
+
+TEST(State, ReadingPastTheEndThrows) {
+    arbiter::StateWriter out("TST1", 1);
+    out.put<uint8_t>(1);
+    auto blob = out.finish();
+    arbiter::StateReader in(blob, "TST1", 1);
+    EXPECT_THROW(in.get<uint64_t>(), arbiter::StateError);
+}
+
+TEST(Evidence, WritesValidEscapedJson) {
+    auto text = arbiter::Evidence()
+                    .add("speed", 25.5)
+                    .add("count", 3)
+                    .add("ok", false)
+                    .add("name", "a\"b\\c\n")
+                    .add("bad", std::nan(""))
+                    .add("xs", {1.0, 2.0})
+                    .add("nested", arbiter::Evidence().add("k", "v"))
+                    .str();
+    EXPECT_EQ(text,
+              "{\"speed\":25.5,\"count\":3,\"ok\":false,\"name\":\"a\\\"b\\\\c\\n\",\"bad\":null,\"xs\":[1,2],"
+              "\"nested\":{\"k\":\"v\"}}");
+    EXPECT_EQ(arbiter::Evidence().str(), "{}");
+}
+
+TEST(BatchBuilder, WritesVerifiableBatchesWithAdvancingSequence) {
+    arbiter::BatchBuilder builder("relay-1", 99);
+    builder.add(5, 1, 2, arbiter::build::Order{.kind = "dig", .repeat = true, .claimed_tick = 4});
+    builder.add(6, 1, 2, arbiter::build::MatchEnd{.reason = "done", .claimed_length_us = 1000, .ended_unix_us = 7});
+    auto first = builder.finish();
+    auto second = builder.finish();
+    auto batch = arbiter::Batch::verified(first);
+    ASSERT_TRUE(batch.has_value());
+    EXPECT_EQ(batch->relay_id(), "relay-1");
+    EXPECT_EQ(batch->match_id(), 99u);
+    EXPECT_EQ(batch->sequence(), 0u);
+    ASSERT_EQ(batch->events().size(), 2u);
+    const auto* order = batch->events()[0]->body_as_Order();
+    ASSERT_NE(order, nullptr);
+    EXPECT_EQ(arbiter::str(order->kind()), "dig");
+    EXPECT_TRUE(order->repeat());
+    EXPECT_EQ(arbiter::opt(order->claimed_tick()), std::optional<uint64_t>(4));
+    EXPECT_EQ(arbiter::opt(order->client_time_us()), std::nullopt);
+    const auto* end = batch->events()[1]->body_as_MatchEnd();
+    EXPECT_EQ(arbiter::opt(end->claimed_length_us()), std::optional<int64_t>(1000));
+    EXPECT_EQ(arbiter::Batch::verified(second)->sequence(), 1u);
+    EXPECT_TRUE(arbiter::Batch::verified(second)->events().empty());
+}
+
+TEST(BatchBuilder, VerifiedRefusesDamage) {
+    arbiter::BatchBuilder builder("relay-1", 1);
+    builder.add(1, 1, 1, arbiter::build::Position{});
+    auto bytes = builder.finish();
+    auto truncated = std::vector<uint8_t>(bytes.begin(), bytes.begin() + static_cast<long>(bytes.size() / 2));
+    EXPECT_FALSE(arbiter::Batch::verified(truncated).has_value());
+    std::vector<uint8_t> noise(64, 0xff);
+    EXPECT_FALSE(arbiter::Batch::verified(noise).has_value());
+}
+
+}  // namespace
