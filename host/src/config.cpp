@@ -4,12 +4,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <flatbuffers/flexbuffers.h>
 #include <toml++/toml.h>
@@ -412,6 +414,10 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
             }
             read_plugin(name, *node.as_table(), position, base_dir, options, file, problems, config);
         }
+        // toml++ keeps a table's keys sorted; plugins run in the order the file gives.
+        std::stable_sort(config.plugins.begin(), config.plugins.end(), [](const auto& a, const auto& b) {
+            return std::tie(a.position.line, a.position.column) < std::tie(b.position.line, b.position.column);
+        });
     }
     top.reject_unknown();
 

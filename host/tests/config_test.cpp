@@ -1,0 +1,218 @@
+// server_config.toml: values, defaults, and an error with file:line:column for every
+// way a config can be wrong.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include <flatbuffers/flexbuffers.h>
+
+#include "arbiter/host/config.hpp"
+
+namespace {
+
+using arbiter::host::ConfigError;
+using arbiter::host::ModelClass;
+using arbiter::host::parse_config;
+
+arbiter::host::ServerConfig parse(const std::string& text) {
+    arbiter::host::ConfigLoadOptions options;
+    options.bundled_plugin_dir = "/opt/arbiter/plugins";
+    return parse_config(text, "server_config.toml", "/etc/arbiter", options);
+}
+
+// The problems a config yields, or an empty list.
+std::vector<std::string> problems_of(const std::string& text) {
+    try {
+        parse(text);
+    } catch (const ConfigError& error) {
+        return error.problems();
+    }
+    return {};
+}
+
+bool mentions(const std::vector<std::string>& problems, const std::string& needle) {
+    for (const auto& p : problems)
+        if (p.find(needle) != std::string::npos) return true;
+    return false;
+}
+
+TEST(Config, EmptyConfigGivesTheDefaults) {
+    auto config = parse("");
+    EXPECT_DOUBLE_EQ(config.aggregation.monitor_threshold, 0.3);
+    EXPECT_DOUBLE_EQ(config.aggregation.review_threshold, 0.7);
+    EXPECT_FALSE(config.aggregation.enforcement);
+    EXPECT_TRUE(config.aggregation.validation_alone_reaches_review);
+    EXPECT_EQ(config.aggregation.second_class_required,
+              (std::vector<ModelClass>{ModelClass::behavioural, ModelClass::statistical}));
+    EXPECT_TRUE(config.plugins.empty());
+}
+
+TEST(Config, ReadsEverySection) {
+    auto config = parse(R"(
+[host]
+server_id = "eu-1"
+work_dir = "work"
+log_level = "debug"
+max_batch_bytes = 2048
+
+[aggregation]
+monitor_threshold = 0.2
+review_threshold = 0.6
+restrict_threshold = 0.9
+enforcement = true
+validation_alone_reaches_review = false
+second_class_required = ["behavioural"]
+tripwires_reach_review = false
+
+[sinks]
+security_log = "events.jsonl"
+report_threshold = 0.5
+
+[plugins.reference]
+library = "reference"
+weight = 0.5
+class = "statistical"
+
+[plugins.private]
+library = "private/anti-aim.so"
+enabled = false
+baseline = "/var/lib/arbiter/aim.baseline"
+tripwires = true
+)");
+    EXPECT_EQ(config.host.server_id, "eu-1");
+    EXPECT_EQ(config.host.work_dir, "/etc/arbiter/work");
+    EXPECT_EQ(config.host.max_batch_bytes, 2048u);
+    EXPECT_TRUE(config.aggregation.enforcement);
+    EXPECT_FALSE(config.aggregation.validation_alone_reaches_review);
+    EXPECT_EQ(config.aggregation.second_class_required, std::vector<ModelClass>{ModelClass::behavioural});
+    EXPECT_EQ(config.sinks.security_log, "/etc/arbiter/events.jsonl");
+    ASSERT_EQ(config.plugins.size(), 2u);
+    const auto& reference = config.plugins[0];
+    EXPECT_EQ(reference.name, "reference");
+    EXPECT_TRUE(reference.bundled);
+    EXPECT_TRUE(reference.tripwires);  // bundled plugins may raise trip-wires by default
+    EXPECT_EQ(reference.library, "/opt/arbiter/plugins/arbiter-reference.so");
+    EXPECT_EQ(reference.model_class, ModelClass::statistical);
+    EXPECT_DOUBLE_EQ(reference.weight, 0.5);
+    const auto& other = config.plugins[1];
+    EXPECT_FALSE(other.bundled);
+    EXPECT_TRUE(other.tripwires);
+    EXPECT_FALSE(other.enabled);
+    EXPECT_EQ(other.library, "/etc/arbiter/private/anti-aim.so");
+    EXPECT_EQ(other.baseline, "/var/lib/arbiter/aim.baseline");
+}
+
+TEST(Config, OperatorPluginsMayNotRaiseTripwiresUnlessAllowed) {
+    auto config = parse("[plugins.x]\nlibrary = \"./x.so\"\n");
+    EXPECT_FALSE(config.plugins[0].tripwires);
+}
+
+TEST(Config, PluginTableBecomesAFlexBuffersMapWithPositions) {
+    auto config = parse(R"([plugins.reference]
+library = "reference"
+[plugins.reference.config]
+max_speed = 25
+ratio = 1.5
+strict = true
+name = "arena"
+tiers = ["gold", 3]
+when = 2026-11-21T10:00:00Z
+[plugins.reference.config.weapons.rifle]
+range = 300.0
+)");
+    const auto& plugin = config.plugins[0];
+    auto root = flexbuffers::GetRoot(plugin.config.data(), plugin.config.size()).AsMap();
+    EXPECT_TRUE(root["max_speed"].IsInt());
+    EXPECT_EQ(root["max_speed"].AsInt64(), 25);
+    EXPECT_TRUE(root["ratio"].IsFloat());
+    EXPECT_TRUE(root["strict"].AsBool());
+    EXPECT_EQ(root["name"].AsString().str(), "arena");
+    EXPECT_EQ(root["tiers"].AsVector().size(), 2u);
+    EXPECT_TRUE(root["when"].IsString());
+    EXPECT_DOUBLE_EQ(root["weapons"].AsMap()["rifle"].AsMap()["range"].AsDouble(), 300.0);
+    // The host can point at a key the plugin complains about, or at its nearest parent.
+    EXPECT_EQ(plugin.locate("max_speed").str(), "server_config.toml:4:1");
+    EXPECT_EQ(plugin.locate("weapons.rifle.range").str(), "server_config.toml:11:1");
+    EXPECT_EQ(plugin.locate("weapons.rifle.unknown").line, 10u);
+    EXPECT_EQ(plugin.locate("tiers[1]").line, 8u);
+    EXPECT_EQ(plugin.locate("no.such.key").str(), plugin.position.str());
+}
+
+TEST(Config, SyntaxErrorGivesFileLineColumn) {
+    auto problems = problems_of("[aggregation]\nreview_threshold = = 0.7\n");
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0].rfind("server_config.toml:2:", 0), 0u) << problems[0];
+}
+
+TEST(Config, WrongTypeNamesKeyAndPosition) {
+    auto problems = problems_of("[aggregation]\nreview_threshold = \"high\"\n");
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0],
+              "server_config.toml:2:20: aggregation.review_threshold: expected a number, got a string");
+}
+
+TEST(Config, OutOfRangeValuesAreRefused) {
+    auto problems = problems_of("[aggregation]\nmonitor_threshold = 1.5\n[plugins.a]\nlibrary = \"a\"\nweight = -1\n");
+    EXPECT_TRUE(mentions(problems, "server_config.toml:2:21: aggregation.monitor_threshold: expected a number from 0 to 1, got 1.5"));
+    EXPECT_TRUE(mentions(problems, "plugins.a.weight: expected a number from 0 to 100, got -1"));
+}
+
+TEST(Config, UnknownKeysAreReportedEverywhere) {
+    auto problems = problems_of(R"(
+[agregation]
+[host]
+server = "x"
+[plugins.a]
+library = "a"
+wieght = 2
+)");
+    EXPECT_TRUE(mentions(problems, "server_config.toml:2:2: unknown key 'agregation'"));
+    EXPECT_TRUE(mentions(problems, "server_config.toml:4:1: unknown key 'host.server'"));
+    EXPECT_TRUE(mentions(problems, "server_config.toml:7:1: unknown key 'plugins.a.wieght'"));
+}
+
+TEST(Config, EveryProblemIsReportedAtOnce) {
+    auto problems = problems_of("[aggregation]\nmonitor_threshold = 2\nreview_threshold = \"x\"\nenforcement = 1\n");
+    EXPECT_EQ(problems.size(), 3u);
+}
+
+TEST(Config, ThresholdsMustBeOrdered) {
+    auto problems = problems_of("[aggregation]\nmonitor_threshold = 0.8\nreview_threshold = 0.5\n");
+    EXPECT_TRUE(mentions(problems, "monitor_threshold must not exceed review_threshold"));
+}
+
+TEST(Config, PluginProblems) {
+    EXPECT_TRUE(mentions(problems_of("[plugins.a]\nweight = 1\n"), "plugins.a: 'library' is required"));
+    EXPECT_TRUE(mentions(problems_of("[plugins]\na = 3\n"), "plugins.a: expected a table, got an integer"));
+    EXPECT_TRUE(mentions(problems_of("[plugins.Bad_Name]\nlibrary = \"x\"\n"), "lower-case"));
+    EXPECT_TRUE(mentions(problems_of("[plugins.a]\nlibrary = \"a\"\nclass = \"psychic\"\n"),
+                         "expected \"validation\", \"behavioural\" or \"statistical\""));
+    EXPECT_TRUE(mentions(problems_of("[aggregation]\nsecond_class_required = [\"nope\"]\n"),
+                         "aggregation.second_class_required"));
+    EXPECT_TRUE(mentions(problems_of("[host]\nlog_level = \"loud\"\n"), "expected one of trace"));
+}
+
+TEST(Config, MissingFileIsAClearError) {
+    try {
+        arbiter::host::load_config("/nonexistent/server_config.toml");
+        FAIL();
+    } catch (const ConfigError& error) {
+        EXPECT_NE(std::string(error.what()).find("/nonexistent/server_config.toml: cannot open the config file"),
+                  std::string::npos);
+    }
+}
+
+TEST(Config, LoadResolvesPathsAgainstTheFilesFolder) {
+    auto dir = std::filesystem::temp_directory_path() / "arbiter-config-test";
+    std::filesystem::create_directories(dir);
+    {
+        std::ofstream out(dir / "server_config.toml");
+        out << "[plugins.p]\nlibrary = \"libs/p.so\"\n";
+    }
+    auto config = arbiter::host::load_config(dir / "server_config.toml");
+    EXPECT_EQ(config.plugins[0].library, dir / "libs" / "p.so");
+    std::filesystem::remove_all(dir);
+}
+
+}  // namespace

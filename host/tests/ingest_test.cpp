@@ -1,0 +1,92 @@
+// Ingest: every way a batch from outside can be wrong is refused with the reason.
+#include <gtest/gtest.h>
+
+#include <arbiter/sdk/batch_builder.hpp>
+
+#include "arbiter/host/ingest.hpp"
+
+namespace {
+
+using arbiter::host::ingest_batch;
+
+std::vector<uint8_t> good_batch() {
+    arbiter::BatchBuilder builder("relay", 5, 3);
+    builder.add(10, 1, 1, arbiter::build::Position{});
+    builder.add(20, 1, 2, arbiter::build::MatchEnd{});
+    return builder.finish();
+}
+
+// A batch written by hand, to break rules the builder keeps.
+std::vector<uint8_t> custom_batch(uint16_t major, const char* relay, bool out_of_order, bool empty_body) {
+    flatbuffers::FlatBufferBuilder fbb;
+    std::vector<flatbuffers::Offset<arbiter::fb::Event>> events;
+    auto body = arbiter::fb::CreateLatencySample(fbb, 5).Union();
+    events.push_back(arbiter::fb::CreateEvent(fbb, out_of_order ? 50 : 5, 1, 1,
+                                              empty_body ? arbiter::fb::EventBody::NONE
+                                                         : arbiter::fb::EventBody::LatencySample,
+                                              empty_body ? 0 : body));
+    events.push_back(arbiter::fb::CreateEvent(fbb, 10, 1, 1, arbiter::fb::EventBody::LatencySample, body));
+    auto relay_id = relay ? fbb.CreateString(relay) : 0;
+    auto vector = fbb.CreateVector(events);
+    arbiter::fb::EventBatchBuilder b(fbb);
+    b.add_schema_major(major);
+    b.add_relay_id(relay_id);
+    b.add_events(vector);
+    fbb.Finish(b.Finish(), ARB_SCHEMA_FILE_IDENTIFIER);
+    return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+TEST(Ingest, AcceptsAGoodBatchAndReadsItsHeader) {
+    auto bytes = good_batch();
+    auto result = ingest_batch(bytes, 1 << 20);
+    ASSERT_TRUE(result.ok) << result.problem;
+    EXPECT_EQ(result.batch.relay_id, "relay");
+    EXPECT_EQ(result.batch.match_id, 5u);
+    EXPECT_EQ(result.batch.sequence, 3u);
+    EXPECT_EQ(result.batch.event_count, 2u);
+    EXPECT_EQ(result.batch.first_relay_time_us, 10);
+    EXPECT_EQ(result.batch.last_relay_time_us, 20);
+    EXPECT_TRUE(result.batch.ends_match);
+    EXPECT_EQ(result.batch.bytes, bytes);
+}
+
+TEST(Ingest, SizeCapComesBeforeAnythingElse) {
+    auto bytes = good_batch();
+    auto result = ingest_batch(bytes, 16);
+    EXPECT_FALSE(result.ok);
+    EXPECT_NE(result.problem.find("exceeds the cap of 16"), std::string::npos) << result.problem;
+}
+
+TEST(Ingest, RefusesWhatIsNotABatch) {
+    std::vector<uint8_t> tiny = {1, 2, 3};
+    EXPECT_NE(ingest_batch(tiny, 1 << 20).problem.find("too short"), std::string::npos);
+    std::vector<uint8_t> noise(100, 0x5a);
+    EXPECT_NE(ingest_batch(noise, 1 << 20).problem.find("file identifier"), std::string::npos);
+    auto truncated = good_batch();
+    truncated.resize(truncated.size() - 12);
+    EXPECT_NE(ingest_batch(truncated, 1 << 20).problem.find("fails FlatBuffers verification"), std::string::npos);
+}
+
+TEST(Ingest, RefusesAFlippedOffset) {
+    auto bytes = good_batch();
+    bytes[0] = 0xff;  // the root offset now points outside the buffer
+    auto result = ingest_batch(bytes, 1 << 20);
+    EXPECT_FALSE(result.ok);
+}
+
+TEST(Ingest, SchemaVersionIsChecked) {
+    EXPECT_EQ(ingest_batch(custom_batch(0, "r", false, false), 1 << 20).problem,
+              "event batch carries no schema version");
+    EXPECT_EQ(ingest_batch(custom_batch(2, "r", false, false), 1 << 20).problem,
+              "event batch has schema 2.0, this host reads schema 1.x");
+    EXPECT_TRUE(ingest_batch(custom_batch(1, "r", false, false), 1 << 20).ok);
+}
+
+TEST(Ingest, RelayIdOrderAndBodiesAreChecked) {
+    EXPECT_EQ(ingest_batch(custom_batch(1, nullptr, false, false), 1 << 20).problem, "event batch has no relay_id");
+    EXPECT_EQ(ingest_batch(custom_batch(1, "r", true, false), 1 << 20).problem,
+              "event 1 has relay time 10 us, before the event before it (50 us): events must be in relay-time order");
+    EXPECT_EQ(ingest_batch(custom_batch(1, "r", false, true), 1 << 20).problem, "event 0 has no body");
+}
+
+}  // namespace
