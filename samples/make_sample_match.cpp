@@ -10,8 +10,8 @@
 //   4 dave     honest, respawned 500 m away by the server at 30 s
 //   5 mallory  speed hack: 32 m/s from 15 s to 35 s
 //   6 trent    teleports 250 m in one update at 25 s, and 60 m in one update at 40 s
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -40,12 +40,18 @@ struct Mover {
 double speed_of(uint32_t player, int tick) {
     double t = tick * 0.05;
     switch (player) {
-        case 1: return 5.0;
-        case 2: return 18.5;
-        case 3: return 17.0;
-        case 4: return 9.0;
-        case 5: return (t >= 15.0 && t < 35.0) ? 32.0 : 10.0;
-        case 6: return 6.0;
+        case 1:
+            return 5.0;
+        case 2:
+            return 18.5;
+        case 3:
+            return 17.0;
+        case 4:
+            return 9.0;
+        case 5:
+            return (t >= 15.0 && t < 35.0) ? 32.0 : 10.0;
+        case 6:
+            return 6.0;
     }
     return 0.0;
 }
@@ -58,8 +64,8 @@ int main(int argc, char** argv) {
     auto uniform = [&]() { return static_cast<double>(random()) / 4294967296.0; };
 
     std::vector<Mover> movers = {
-        {1, "alice", 0, 0, 0.0},      {2, "bob", 100, 0, 0.5},   {3, "carol", 0, 100, 1.0},
-        {4, "dave", -100, 0, 2.0},    {5, "mallory", 0, -100, 3.0}, {6, "trent", 50, 50, 4.0},
+        {1, "alice", 0, 0, 0.0},   {2, "bob", 100, 0, 0.5},      {3, "carol", 0, 100, 1.0},
+        {4, "dave", -100, 0, 2.0}, {5, "mallory", 0, -100, 3.0}, {6, "trent", 50, 50, 4.0},
     };
 
     arbiter::BatchBuilder builder("sample-relay", 1);
@@ -67,13 +73,20 @@ int main(int argc, char** argv) {
     const int64_t start_unix_us = 1'790'000'000'000'000;
 
     builder.add(0, 0, 0,
-                arbiter::build::MatchStart{.game = "arena", .map = "plaza", .rules = "deathmatch", .rated = true,
-                                           .tick_rate_hz = 20.0f, .started_unix_us = start_unix_us});
+                arbiter::build::MatchStart{.game = "arena",
+                                           .map = "plaza",
+                                           .rules = "deathmatch",
+                                           .rated = true,
+                                           .tick_rate_hz = 20.0f,
+                                           .started_unix_us = start_unix_us});
     for (const auto& m : movers)
         builder.add(1000 + m.id, 0, m.id,
-                    arbiter::build::PlayerJoin{.account_id = m.account, .client_version = "1.4.2",
-                                               .handshake = "arena/7", .connection_id = 100 + m.id,
-                                               .address_hash = 0x9e3779b97f4a7c15ull * m.id, .rating = 1500,
+                    arbiter::build::PlayerJoin{.account_id = m.account,
+                                               .client_version = "1.4.2",
+                                               .handshake = "arena/7",
+                                               .connection_id = 100 + m.id,
+                                               .address_hash = 0x9e3779b97f4a7c15ull * m.id,
+                                               .rating = 1500,
                                                .rating_tier = "gold"});
     batches.push_back(builder.finish());
 
@@ -108,9 +121,11 @@ int main(int argc, char** argv) {
             if (m.id == 6 && tick == 500) m.x += 250;  // trent teleports
             if (m.id == 6 && tick == 800) m.y += 60;
 
-            arbiter::build::Position update{.position = {static_cast<float>(m.x), static_cast<float>(m.y), 0.0f},
-                                            .on_ground = true, .ground_height = 0.0f,
-                                            .server_teleport = server_teleport};
+            arbiter::build::Position update{
+                .position = {static_cast<float>(m.x), static_cast<float>(m.y), 0.0f},
+                .on_ground = true,
+                .ground_height = 0.0f,
+                .server_teleport = server_teleport};
             // Jitter of the relay's receive time within the tick.
             int64_t receive_us = t_us + static_cast<int64_t>(uniform() * 20'000);
 
@@ -126,9 +141,11 @@ int main(int argc, char** argv) {
 
             if (tick % 20 == 0) {
                 uint32_t rtt = 40'000 + static_cast<uint32_t>(uniform() * 40'000);
-                if (m.id == 3 && t >= 20.8 && t < 23.0) rtt = 850'000;  // the spike, as the relay measured it
+                if (m.id == 3 && t >= 20.8 && t < 23.0)
+                    rtt = 850'000;  // the spike, as the relay measured it
                 later(receive_us + 1, [&builder, receive_us, tick, id, rtt] {
-                    builder.add(receive_us + 1, static_cast<uint64_t>(tick), id, arbiter::build::Latency{.rtt_us = rtt});
+                    builder.add(receive_us + 1, static_cast<uint64_t>(tick), id,
+                                arbiter::build::Latency{.rtt_us = rtt});
                 });
             }
         }
@@ -146,13 +163,16 @@ int main(int argc, char** argv) {
         std::sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
             return a.t_us != b.t_us ? a.t_us < b.t_us : a.order < b.order;
         });
-        for (auto& event : pending) event.add();
+        for (auto& event : pending)
+            event.add();
         pending.clear();
-        builder.add(t_us + 49'000, static_cast<uint64_t>(tick), 0,
-                    arbiter::build::TickBoundary{.tick_lag_us = static_cast<uint32_t>(uniform() * 2'000)});
+        builder.add(
+            t_us + 49'000, static_cast<uint64_t>(tick), 0,
+            arbiter::build::TickBoundary{.tick_lag_us = static_cast<uint32_t>(uniform() * 2'000)});
         if (tick == kTicks)
             builder.add(t_us + 49'500, static_cast<uint64_t>(tick), 0,
-                        arbiter::build::MatchEnd{.reason = "finished", .claimed_length_us = std::nullopt,
+                        arbiter::build::MatchEnd{.reason = "finished",
+                                                 .claimed_length_us = std::nullopt,
                                                  .ended_unix_us = start_unix_us + t_us + 49'500});
         batches.push_back(builder.finish());
     }

@@ -7,7 +7,7 @@
 
 #include <arbiter/arbiter_plugin.h>
 
-#define EXPECT_FIELD(type, field, offset, size)            \
+#define EXPECT_FIELD(type, field, offset, size)                           \
     EXPECT_EQ(offsetof(type, field), size_t{offset}) << #type "." #field; \
     EXPECT_EQ(sizeof(((type*)nullptr)->field), size_t{size}) << #type "." #field
 

@@ -18,7 +18,8 @@ std::optional<host::ServerConfig> load_config_or_report(const std::string& path)
     try {
         return host::load_config(path);
     } catch (const host::ConfigError& error) {
-        for (const auto& problem : error.problems()) std::fprintf(stderr, "%s\n", problem.c_str());
+        for (const auto& problem : error.problems())
+            std::fprintf(stderr, "%s\n", problem.c_str());
         return std::nullopt;
     }
 }

@@ -39,7 +39,8 @@ std::optional<ReplayOptions> parse(const std::vector<std::string>& args) {
         }
     }
     if (positional.size() < 2) {
-        std::fprintf(stderr, "usage: arbiter replay CONFIG EVENTS... [--json] [--log-level LEVEL]\n");
+        std::fprintf(stderr,
+                     "usage: arbiter replay CONFIG EVENTS... [--json] [--log-level LEVEL]\n");
         return std::nullopt;
     }
     options.config = positional.front();
@@ -57,11 +58,13 @@ struct InputTally {
 // At most this many problems are printed per file; the rest are counted.
 constexpr uint64_t kProblemsShownPerFile = 20;
 
-void replay_file(const std::string& path, host::Host& host, uint64_t max_batch_bytes, InputTally& tally) {
+void replay_file(const std::string& path, host::Host& host, uint64_t max_batch_bytes,
+                 InputTally& tally) {
     std::unique_ptr<host::EventFileReader> reader;
     try {
         reader = std::make_unique<host::EventFileReader>(
-            path, static_cast<uint32_t>(std::min<uint64_t>(max_batch_bytes, host::kMaxRecordPayload)));
+            path,
+            static_cast<uint32_t>(std::min<uint64_t>(max_batch_bytes, host::kMaxRecordPayload)));
     } catch (const std::exception& error) {
         std::fprintf(stderr, "%s\n", error.what());
         ++tally.unreadable_files;
@@ -72,9 +75,9 @@ void replay_file(const std::string& path, host::Host& host, uint64_t max_batch_b
         if (item->kind == host::EventFileItem::Kind::damage) {
             ++tally.damaged;
             if (++problems > kProblemsShownPerFile) continue;
-            std::fprintf(stderr, "%s: offset %llu: %s; skipped %llu bytes to the next record\n", path.c_str(),
-                         static_cast<unsigned long long>(item->offset), item->problem.c_str(),
-                         static_cast<unsigned long long>(item->skipped));
+            std::fprintf(stderr, "%s: offset %llu: %s; skipped %llu bytes to the next record\n",
+                         path.c_str(), static_cast<unsigned long long>(item->offset),
+                         item->problem.c_str(), static_cast<unsigned long long>(item->skipped));
             continue;
         }
         ++tally.records;
@@ -109,12 +112,14 @@ int run_replay(const std::vector<std::string>& args) {
     bool plugins_refused = !host->plugin_errors().empty();
 
     InputTally tally;
-    for (const auto& file : options->event_files) replay_file(file, *host, host->config().host.max_batch_bytes, tally);
+    for (const auto& file : options->event_files)
+        replay_file(file, *host, host->config().host.max_batch_bytes, tally);
     host->close();
 
     auto assessments = host->assessments();
     if (options->json) {
-        for (const auto& assessment : assessments) std::cout << host::assessment_json(assessment) << '\n';
+        for (const auto& assessment : assessments)
+            std::cout << host::assessment_json(assessment) << '\n';
     } else {
         host::print_assessment_table(std::cout, assessments);
     }
@@ -122,14 +127,17 @@ int run_replay(const std::vector<std::string>& args) {
 
     const auto& counters = host->counters();
     std::fprintf(stderr,
-                 "replayed %llu batches (%llu events) from %zu file(s): %llu damaged stretch(es), %llu refused "
+                 "replayed %llu batches (%llu events) from %zu file(s): %llu damaged stretch(es), "
+                 "%llu refused "
                  "batch(es), %llu signal(s), %zu player(s) assessed\n",
-                 static_cast<unsigned long long>(counters.batches), static_cast<unsigned long long>(counters.events),
-                 options->event_files.size(), static_cast<unsigned long long>(tally.damaged),
-                 static_cast<unsigned long long>(tally.refused), static_cast<unsigned long long>(counters.signals),
-                 assessments.size());
+                 static_cast<unsigned long long>(counters.batches),
+                 static_cast<unsigned long long>(counters.events), options->event_files.size(),
+                 static_cast<unsigned long long>(tally.damaged),
+                 static_cast<unsigned long long>(tally.refused),
+                 static_cast<unsigned long long>(counters.signals), assessments.size());
     if (tally.unreadable_files == options->event_files.size()) return kExitInput;
-    if (tally.damaged || tally.refused || tally.unreadable_files || plugins_refused) return kExitPartial;
+    if (tally.damaged || tally.refused || tally.unreadable_files || plugins_refused)
+        return kExitPartial;
     return kExitOk;
 }
 

@@ -8,15 +8,21 @@ namespace arbiter::host {
 
 const char* to_string(Action action) {
     switch (action) {
-        case Action::clear: return "Clear";
-        case Action::monitor: return "Monitor";
-        case Action::flag_for_review: return "FlagForReview";
-        case Action::shadow_restrict: return "ShadowRestrict";
+        case Action::clear:
+            return "Clear";
+        case Action::monitor:
+            return "Monitor";
+        case Action::flag_for_review:
+            return "FlagForReview";
+        case Action::shadow_restrict:
+            return "ShadowRestrict";
     }
     return "Unknown";
 }
 
-double SignalRecord::weighted() const { return std::clamp(score * confidence * weight, 0.0, 1.0); }
+double SignalRecord::weighted() const {
+    return std::clamp(score * confidence * weight, 0.0, 1.0);
+}
 
 Aggregator::Aggregator(AggregationSettings settings) : settings_(std::move(settings)) {}
 
@@ -33,7 +39,8 @@ std::optional<Action> Aggregator::add(const SignalRecord& signal) {
     // Ties keep the first, so the result does not depend on batching.
     if (it == state.best.end()) {
         state.best.emplace(check, signal);
-    } else if (signal.weighted() > it->second.weighted() || (signal.tripwire && !it->second.tripwire)) {
+    } else if (signal.weighted() > it->second.weighted() ||
+               (signal.tripwire && !it->second.tripwire)) {
         bool had_tripwire = it->second.tripwire;
         it->second = signal;
         it->second.tripwire = it->second.tripwire || had_tripwire;
@@ -56,7 +63,8 @@ void Aggregator::relatch(const PlayerKey& key, PlayerState& state) {
 
 void Aggregator::set_settings(AggregationSettings settings) {
     settings_ = std::move(settings);
-    for (auto& [key, state] : players_) relatch(key, state);
+    for (auto& [key, state] : players_)
+        relatch(key, state);
 }
 
 Assessment Aggregator::evaluate(const PlayerKey& key, const PlayerState& state) const {
@@ -79,13 +87,15 @@ Assessment Aggregator::evaluate(const PlayerKey& key, const PlayerState& state) 
         all_remaining *= rest;
     }
     assessment.combined_score = 1.0 - all_remaining;
-    std::stable_sort(assessment.checks.begin(), assessment.checks.end(),
-                     [](const SignalRecord& a, const SignalRecord& b) { return a.weighted() > b.weighted(); });
+    std::stable_sort(
+        assessment.checks.begin(), assessment.checks.end(),
+        [](const SignalRecord& a, const SignalRecord& b) { return a.weighted() > b.weighted(); });
 
     auto needs_second_class = [&](ModelClass model_class) {
-        if (model_class == ModelClass::validation && !rules.validation_alone_reaches_review) return true;
-        return std::find(rules.second_class_required.begin(), rules.second_class_required.end(), model_class) !=
-               rules.second_class_required.end();
+        if (model_class == ModelClass::validation && !rules.validation_alone_reaches_review)
+            return true;
+        return std::find(rules.second_class_required.begin(), rules.second_class_required.end(),
+                         model_class) != rules.second_class_required.end();
     };
 
     Action action = Action::clear;
@@ -96,29 +106,32 @@ Assessment Aggregator::evaluate(const PlayerKey& key, const PlayerState& state) 
         if (score < rules.monitor_threshold) continue;
         if (score < rules.review_threshold) {
             action = std::max(action, Action::monitor);
-            reasons.push_back(fmt::format("{} score {:.2f} >= monitor threshold {:.2f}", to_string(model_class),
-                                          score, rules.monitor_threshold));
+            reasons.push_back(fmt::format("{} score {:.2f} >= monitor threshold {:.2f}",
+                                          to_string(model_class), score, rules.monitor_threshold));
             continue;
         }
         if (!needs_second_class(model_class)) {
             action = std::max(action, Action::flag_for_review);
-            reasons.push_back(fmt::format("{} score {:.2f} >= review threshold {:.2f}", to_string(model_class),
-                                          score, rules.review_threshold));
+            reasons.push_back(fmt::format("{} score {:.2f} >= review threshold {:.2f}",
+                                          to_string(model_class), score, rules.review_threshold));
             continue;
         }
         std::string second;
         for (const auto& [other, other_score] : assessment.class_scores)
-            if (other != model_class && other_score >= rules.monitor_threshold) second = to_string(other);
+            if (other != model_class && other_score >= rules.monitor_threshold)
+                second = to_string(other);
         if (!second.empty()) {
             action = std::max(action, Action::flag_for_review);
-            reasons.push_back(fmt::format("{} score {:.2f} >= review threshold {:.2f}, with {} evidence at monitor "
-                                          "level or above",
-                                          to_string(model_class), score, rules.review_threshold, second));
+            reasons.push_back(fmt::format(
+                "{} score {:.2f} >= review threshold {:.2f}, with {} evidence at monitor "
+                "level or above",
+                to_string(model_class), score, rules.review_threshold, second));
         } else {
             action = std::max(action, Action::monitor);
-            reasons.push_back(fmt::format("{} score {:.2f} >= review threshold {:.2f}, but no second class of "
-                                          "evidence: Monitor only",
-                                          to_string(model_class), score, rules.review_threshold));
+            reasons.push_back(
+                fmt::format("{} score {:.2f} >= review threshold {:.2f}, but no second class of "
+                            "evidence: Monitor only",
+                            to_string(model_class), score, rules.review_threshold));
         }
     }
     if (state.tripwire) {
@@ -131,8 +144,9 @@ Assessment Aggregator::evaluate(const PlayerKey& key, const PlayerState& state) 
     if (rules.enforcement && action == Action::flag_for_review &&
         (strongest >= rules.restrict_threshold || state.tripwire)) {
         action = Action::shadow_restrict;
-        reasons.push_back(fmt::format("enforcement is on and the evidence reaches the restrict threshold {:.2f}",
-                                      rules.restrict_threshold));
+        reasons.push_back(
+            fmt::format("enforcement is on and the evidence reaches the restrict threshold {:.2f}",
+                        rules.restrict_threshold));
     }
     assessment.action = action;
     assessment.reasons = std::move(reasons);
@@ -153,7 +167,8 @@ Assessment Aggregator::current(const PlayerKey& key, const PlayerState& state) c
 std::vector<Assessment> Aggregator::assessments() const {
     std::vector<Assessment> out;
     out.reserve(players_.size());
-    for (const auto& [key, state] : players_) out.push_back(current(key, state));
+    for (const auto& [key, state] : players_)
+        out.push_back(current(key, state));
     return out;
 }
 

@@ -20,9 +20,12 @@ namespace arbiter::host {
 
 const char* to_string(ModelClass model_class) {
     switch (model_class) {
-        case ModelClass::validation: return "validation";
-        case ModelClass::behavioural: return "behavioural";
-        case ModelClass::statistical: return "statistical";
+        case ModelClass::validation:
+            return "validation";
+        case ModelClass::behavioural:
+            return "behavioural";
+        case ModelClass::statistical:
+            return "statistical";
     }
     return "unknown";
 }
@@ -41,7 +44,8 @@ std::string SourcePosition::str() const {
 
 static std::string join_problems(const std::vector<std::string>& problems) {
     std::string text;
-    for (const auto& problem : problems) text += (text.empty() ? "" : "\n") + problem;
+    for (const auto& problem : problems)
+        text += (text.empty() ? "" : "\n") + problem;
     return text;
 }
 
@@ -72,23 +76,33 @@ namespace {
 
 const char* type_name(const toml::node& node) {
     switch (node.type()) {
-        case toml::node_type::table: return "a table";
-        case toml::node_type::array: return "an array";
-        case toml::node_type::string: return "a string";
-        case toml::node_type::integer: return "an integer";
-        case toml::node_type::floating_point: return "a float";
-        case toml::node_type::boolean: return "a boolean";
-        case toml::node_type::date: return "a date";
-        case toml::node_type::time: return "a time";
-        case toml::node_type::date_time: return "a date-time";
-        default: return "nothing";
+        case toml::node_type::table:
+            return "a table";
+        case toml::node_type::array:
+            return "an array";
+        case toml::node_type::string:
+            return "a string";
+        case toml::node_type::integer:
+            return "an integer";
+        case toml::node_type::floating_point:
+            return "a float";
+        case toml::node_type::boolean:
+            return "a boolean";
+        case toml::node_type::date:
+            return "a date";
+        case toml::node_type::time:
+            return "a time";
+        case toml::node_type::date_time:
+            return "a date-time";
+        default:
+            return "nothing";
     }
 }
 
 // Reads one TOML table, remembering which keys were asked for, so that the rest can
 // be reported as unknown; every problem is collected, none stops the reading.
 class TableReader {
-public:
+  public:
     TableReader(const toml::table& table, std::string path, std::string file,
                 std::vector<std::string>& problems)
         : table_(table), path_(std::move(path)), file_(std::move(file)), problems_(problems) {}
@@ -137,8 +151,9 @@ public:
         }
         int64_t value = *node->value<int64_t>();
         if (value < low || value > high) {
-            problem(*node, key, "expected an integer from " + std::to_string(low) + " to " +
-                                    std::to_string(high) + ", got " + std::to_string(value));
+            problem(*node, key,
+                    "expected an integer from " + std::to_string(low) + " to " +
+                        std::to_string(high) + ", got " + std::to_string(value));
             return;
         }
         out = static_cast<uint64_t>(value);
@@ -171,7 +186,8 @@ public:
         out = model_class_from_string(text);
         if (!out)
             problem(*table_.get(key), key,
-                    "expected \"validation\", \"behavioural\" or \"statistical\", got \"" + text + "\"");
+                    "expected \"validation\", \"behavioural\" or \"statistical\", got \"" + text +
+                        "\"");
     }
 
     void model_classes(std::string_view key, std::vector<ModelClass>& out) {
@@ -179,7 +195,8 @@ public:
         if (!node) return;
         const toml::array* array = node->as_array();
         if (!array) {
-            problem(*node, key, std::string("expected an array of class names, got ") + type_name(*node));
+            problem(*node, key,
+                    std::string("expected an array of class names, got ") + type_name(*node));
             return;
         }
         std::vector<ModelClass> classes;
@@ -215,7 +232,7 @@ public:
         }
     }
 
-private:
+  private:
     const toml::table& table_;
     std::string path_;
     std::string file_;
@@ -226,7 +243,7 @@ private:
 // A plugin's own table as a FlexBuffers map (see arb_create_args.config), recording
 // where each key stands for the host's error messages.
 class FlexConverter {
-public:
+  public:
     FlexConverter(std::string file, std::map<std::string, SourcePosition>& positions)
         : file_(std::move(file)), positions_(positions) {}
 
@@ -237,12 +254,13 @@ public:
         return builder.GetBuffer();
     }
 
-private:
+  private:
     void write_table(flexbuffers::Builder& builder, const char* key, const toml::table& table,
                      const std::string& path) {
         auto start = key ? builder.StartMap(key) : builder.StartMap();
         for (const auto& [name, node] : table) {
-            std::string child = path.empty() ? std::string(name.str()) : path + "." + std::string(name.str());
+            std::string child =
+                path.empty() ? std::string(name.str()) : path + "." + std::string(name.str());
             const auto& begin = name.source().begin;
             positions_[child] = {file_, begin.line, begin.column};
             std::string key_text(name.str());
@@ -253,7 +271,9 @@ private:
 
     void write(flexbuffers::Builder& builder, const char* key, const toml::node& node,
                const std::string& path) {
-        auto scalar = [&](auto&& emit_keyed, auto&& emit_plain) { key ? emit_keyed() : emit_plain(); };
+        auto scalar = [&](auto&& emit_keyed, auto&& emit_plain) {
+            key ? emit_keyed() : emit_plain();
+        };
         if (auto* table = node.as_table()) {
             write_table(builder, key, *table, path);
         } else if (auto* array = node.as_array()) {
@@ -282,9 +302,12 @@ private:
                 value = *text;
             } else {
                 std::ostringstream out;
-                if (auto* d = node.as_date()) out << *d;
-                else if (auto* t = node.as_time()) out << *t;
-                else if (auto* dt = node.as_date_time()) out << *dt;
+                if (auto* d = node.as_date())
+                    out << *d;
+                else if (auto* t = node.as_time())
+                    out << *t;
+                else if (auto* dt = node.as_date_time())
+                    out << *dt;
                 value = out.str();
             }
             scalar([&] { builder.String(key, value); }, [&] { builder.String(value); });
@@ -303,8 +326,8 @@ bool is_bundled_name(const std::string& library) {
 bool valid_plugin_name(const std::string& name) {
     if (name.empty() || name.size() > 64) return false;
     for (char c : name)
-        if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-              c == '_' || c == '-'))
+        if (!(std::islower(static_cast<unsigned char>(c)) ||
+              std::isdigit(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
             return false;
     return true;
 }
@@ -322,8 +345,9 @@ void read_plugin(const std::string& name, const toml::table& table, const Source
 
     std::string library;
     if (!reader.string("library", library) || library.empty()) {
-        problems.push_back(position.str() + ": plugins." + name +
-                           ": 'library' is required (a bundled plugin's name, or the path of a .so)");
+        problems.push_back(
+            position.str() + ": plugins." + name +
+            ": 'library' is required (a bundled plugin's name, or the path of a .so)");
     } else if (is_bundled_name(library)) {
         plugin.bundled = true;
         auto dir = options.bundled_plugin_dir.empty() ? default_bundled_plugin_dir()
@@ -363,13 +387,15 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
         reader.string("server_id", config.host.server_id);
         reader.string("work_dir", config.host.work_dir);
         if (reader.string("log_level", config.host.log_level)) {
-            static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error", "off"};
+            static const std::set<std::string> levels = {"trace", "debug", "info",
+                                                         "warn",  "error", "off"};
             if (!levels.count(config.host.log_level))
                 reader.problem(*host->get("log_level"), "log_level",
                                "expected one of trace, debug, info, warn, error, off");
         }
         reader.integer("max_batch_bytes", config.host.max_batch_bytes, 1024, 64ll * 1024 * 1024);
-        if (!config.host.work_dir.empty() && std::filesystem::path(config.host.work_dir).is_relative())
+        if (!config.host.work_dir.empty() &&
+            std::filesystem::path(config.host.work_dir).is_relative())
             config.host.work_dir = (base_dir / config.host.work_dir).lexically_normal().string();
         reader.reject_unknown();
     }
@@ -388,16 +414,19 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
             problems.push_back(reader.where(*aggregation).str() +
                                ": aggregation: monitor_threshold must not exceed review_threshold");
         if (a.review_threshold > a.restrict_threshold)
-            problems.push_back(reader.where(*aggregation).str() +
-                               ": aggregation: review_threshold must not exceed restrict_threshold");
+            problems.push_back(
+                reader.where(*aggregation).str() +
+                ": aggregation: review_threshold must not exceed restrict_threshold");
         reader.reject_unknown();
     }
 
     if (const toml::table* sinks = top.table("sinks")) {
         TableReader reader(*sinks, "sinks", file, problems);
-        if (reader.string("security_log", config.sinks.security_log) && !config.sinks.security_log.empty() &&
+        if (reader.string("security_log", config.sinks.security_log) &&
+            !config.sinks.security_log.empty() &&
             std::filesystem::path(config.sinks.security_log).is_relative())
-            config.sinks.security_log = (base_dir / config.sinks.security_log).lexically_normal().string();
+            config.sinks.security_log =
+                (base_dir / config.sinks.security_log).lexically_normal().string();
         reader.number("report_threshold", config.sinks.report_threshold, 0.0, 1.0);
         reader.reject_unknown();
     }
@@ -408,16 +437,19 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
             const auto& begin = key.source().begin;
             SourcePosition position{file, begin.line, begin.column};
             if (!node.is_table()) {
-                problems.push_back(position.str() + ": plugins." + name + ": expected a table, got " +
-                                   type_name(node));
+                problems.push_back(position.str() + ": plugins." + name +
+                                   ": expected a table, got " + type_name(node));
                 continue;
             }
-            read_plugin(name, *node.as_table(), position, base_dir, options, file, problems, config);
+            read_plugin(name, *node.as_table(), position, base_dir, options, file, problems,
+                        config);
         }
         // toml++ keeps a table's keys sorted; plugins run in the order the file gives.
-        std::stable_sort(config.plugins.begin(), config.plugins.end(), [](const auto& a, const auto& b) {
-            return std::tie(a.position.line, a.position.column) < std::tie(b.position.line, b.position.column);
-        });
+        std::stable_sort(config.plugins.begin(), config.plugins.end(),
+                         [](const auto& a, const auto& b) {
+                             return std::tie(a.position.line, a.position.column) <
+                                    std::tie(b.position.line, b.position.column);
+                         });
     }
     top.reject_unknown();
 
@@ -442,7 +474,9 @@ ServerConfig parse_config(std::string_view text, const std::string& name,
 
 ServerConfig load_config(const std::filesystem::path& file, const ConfigLoadOptions& options) {
     std::ifstream in(file, std::ios::binary);
-    if (!in) throw ConfigError({file.string() + ": cannot open the config file: " + std::strerror(errno)});
+    if (!in)
+        throw ConfigError(
+            {file.string() + ": cannot open the config file: " + std::strerror(errno)});
     std::stringstream text;
     text << in.rdbuf();
     if (in.bad()) throw ConfigError({file.string() + ": cannot read the config file"});

@@ -14,9 +14,11 @@ std::vector<uint8_t> read_baseline(const PluginSettings& settings) {
     if (settings.baseline.empty()) return {};
     std::ifstream in(settings.baseline, std::ios::binary);
     if (!in)
-        throw PluginError(fmt::format("{}: plugin '{}': cannot read its baseline file {}", settings.position.str(),
-                                      settings.name, settings.baseline.string()));
-    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        throw PluginError(fmt::format("{}: plugin '{}': cannot read its baseline file {}",
+                                      settings.position.str(), settings.name,
+                                      settings.baseline.string()));
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
 }
 
 // Logs the first few failures of a plugin, then every power of two, so that a plugin
@@ -35,12 +37,14 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
         auto library = PluginLibrary::load(settings.library, settings.name, store, &metrics);
         slot.model_class = settings.model_class.value_or(library->identity().declared_class);
         auto baseline = read_baseline(settings);
-        slot.instance = std::make_unique<PluginInstance>(library, settings, baseline, 0, 1, &metrics);
+        slot.instance =
+            std::make_unique<PluginInstance>(library, settings, baseline, 0, 1, &metrics);
         slot.library = std::move(library);
         const auto& id = slot.library->identity();
-        spdlog::info("plugin '{}': loaded {} {} (ABI {}.{}, schema {}.{}, capabilities {}, class {})", settings.name,
-                     id.name, id.version, id.abi_major, id.abi_minor, id.schema_major, id.schema_minor,
-                     describe_capabilities(id.capabilities), to_string(slot.model_class));
+        spdlog::info(
+            "plugin '{}': loaded {} {} (ABI {}.{}, schema {}.{}, capabilities {}, class {})",
+            settings.name, id.name, id.version, id.abi_major, id.abi_minor, id.schema_major,
+            id.schema_minor, describe_capabilities(id.capabilities), to_string(slot.model_class));
     } catch (const PluginError& error) {
         slot.instance.reset();
         slot.library.reset();
@@ -50,14 +54,16 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
     return slot;
 }
 
-void Dispatcher::collect(PluginSlot& slot, CallResult&& result, const std::string& relay_id, uint64_t match_id,
-                         int64_t relay_time_us, const char* call, std::vector<SignalRecord>& out) {
+void Dispatcher::collect(PluginSlot& slot, CallResult&& result, const std::string& relay_id,
+                         uint64_t match_id, int64_t relay_time_us, const char* call,
+                         std::vector<SignalRecord>& out) {
     const std::string& name = slot.settings.name;
     if (!result.ok()) {
         metrics_.add("host.plugin_errors." + name, 1);
         if (worth_logging(metrics_.get("host.plugin_errors." + name)))
-            spdlog::error("plugin '{}': {} failed for match {}/{} with {}: {}", name, call, relay_id, match_id,
-                          status_name(result.status), result.error.empty() ? "(no detail)" : result.error);
+            spdlog::error("plugin '{}': {} failed for match {}/{} with {}: {}", name, call,
+                          relay_id, match_id, status_name(result.status),
+                          result.error.empty() ? "(no detail)" : result.error);
     }
     for (auto& raw : result.signals) {
         SignalRecord record;
@@ -80,8 +86,8 @@ std::vector<SignalRecord> Dispatcher::dispatch(const VerifiedBatch& batch) {
     std::vector<SignalRecord> out;
     for (auto& slot : slots_) {
         if (!slot.active()) continue;
-        collect(slot, slot.instance->on_batch(batch), batch.relay_id, batch.match_id, batch.last_relay_time_us,
-                "on_batch", out);
+        collect(slot, slot.instance->on_batch(batch), batch.relay_id, batch.match_id,
+                batch.last_relay_time_us, "on_batch", out);
     }
     return out;
 }
@@ -91,8 +97,8 @@ std::vector<SignalRecord> Dispatcher::end_match(const std::string& relay_id, uin
     std::vector<SignalRecord> out;
     for (auto& slot : slots_) {
         if (!slot.active()) continue;
-        collect(slot, slot.instance->on_match_end(relay_id, match_id), relay_id, match_id, relay_time_us,
-                "on_match_end", out);
+        collect(slot, slot.instance->on_match_end(relay_id, match_id), relay_id, match_id,
+                relay_time_us, "on_match_end", out);
     }
     return out;
 }

@@ -17,7 +17,8 @@ namespace {
 constexpr uint8_t kRecordMagic[4] = {'A', 'R', 'B', 'R'};
 
 void put_u32(uint8_t* out, uint32_t value) {
-    for (int i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(value >> (8 * i));
+    for (int i = 0; i < 4; ++i)
+        out[i] = static_cast<uint8_t>(value >> (8 * i));
 }
 uint32_t get_u32(const uint8_t* in) {
     return uint32_t(in[0]) | uint32_t(in[1]) << 8 | uint32_t(in[2]) << 16 | uint32_t(in[3]) << 24;
@@ -35,7 +36,8 @@ uint32_t crc32(std::span<const uint8_t> bytes) {
 
 std::vector<uint8_t> encode_record_header(std::span<const uint8_t> payload) {
     if (payload.size() > kMaxRecordPayload)
-        throw std::invalid_argument("a record payload is at most " + std::to_string(kMaxRecordPayload) + " bytes");
+        throw std::invalid_argument("a record payload is at most " +
+                                    std::to_string(kMaxRecordPayload) + " bytes");
     std::vector<uint8_t> header(kRecordHeaderSize);
     std::memcpy(header.data(), kRecordMagic, 4);
     put_u32(header.data() + 4, static_cast<uint32_t>(payload.size()));
@@ -56,8 +58,10 @@ EventFileWriter::EventFileWriter(const std::filesystem::path& path) : path_(path
 
 void EventFileWriter::write(std::span<const uint8_t> batch) {
     auto header = encode_record_header(batch);
-    out_.write(reinterpret_cast<const char*>(header.data()), static_cast<std::streamsize>(header.size()));
-    out_.write(reinterpret_cast<const char*>(batch.data()), static_cast<std::streamsize>(batch.size()));
+    out_.write(reinterpret_cast<const char*>(header.data()),
+               static_cast<std::streamsize>(header.size()));
+    out_.write(reinterpret_cast<const char*>(batch.data()),
+               static_cast<std::streamsize>(batch.size()));
     if (!out_) throw std::runtime_error(system_error("cannot write the event file", path_));
 }
 
@@ -73,9 +77,11 @@ EventFileWriter::~EventFileWriter() {
     if (out_.is_open()) out_.close();
 }
 
-void write_event_file(const std::filesystem::path& path, const std::vector<std::vector<uint8_t>>& batches) {
+void write_event_file(const std::filesystem::path& path,
+                      const std::vector<std::vector<uint8_t>>& batches) {
     EventFileWriter writer(path);
-    for (const auto& batch : batches) writer.write(batch);
+    for (const auto& batch : batches)
+        writer.write(batch);
     writer.close();
 }
 
@@ -107,7 +113,8 @@ EventFileReader::EventFileReader(const std::filesystem::path& path, uint32_t max
     check_header();
 }
 
-EventFileReader::EventFileReader(std::span<const uint8_t> bytes, std::string name, uint32_t max_payload)
+EventFileReader::EventFileReader(std::span<const uint8_t> bytes, std::string name,
+                                 uint32_t max_payload)
     : name_(std::move(name)), bytes_(bytes), max_payload_(max_payload) {
     check_header();
 }
@@ -168,13 +175,15 @@ std::optional<EventFileItem> EventFileReader::next() {
                       " bytes left, a header has 16");
     const uint8_t* header = bytes_.data() + offset;
     if (std::memcmp(header, kRecordMagic, 4) != 0) return damage("no record magic \"ARBR\"");
-    if (get_u32(header + 12) != crc32({header, 12})) return damage("record header checksum mismatch");
+    if (get_u32(header + 12) != crc32({header, 12}))
+        return damage("record header checksum mismatch");
     uint32_t length = get_u32(header + 4);
     if (length > max_payload_)
         return damage("record of " + std::to_string(length) + " bytes exceeds the cap of " +
                       std::to_string(max_payload_));
     if (offset + kRecordHeaderSize + length > bytes_.size())
-        return damage("truncated record: header says " + std::to_string(length) + " bytes, the file has " +
+        return damage("truncated record: header says " + std::to_string(length) +
+                      " bytes, the file has " +
                       std::to_string(bytes_.size() - offset - kRecordHeaderSize) + " left");
     std::span<const uint8_t> payload(header + kRecordHeaderSize, length);
     if (crc32(payload) != get_u32(header + 8)) return damage("record payload checksum mismatch");

@@ -20,9 +20,9 @@ Host::Host(ServerConfig config)
         dispatcher_.add(load_plugin_slot(settings, store_, metrics_));
     }
     if (!config_.sinks.security_log.empty())
-        add_sink(std::make_shared<SecurityEventLog>(config_.sinks.security_log, config_.host.server_id,
-                                                    config_.sinks.report_threshold,
-                                                    config_.aggregation.review_threshold));
+        add_sink(std::make_shared<SecurityEventLog>(
+            config_.sinks.security_log, config_.host.server_id, config_.sinks.report_threshold,
+            config_.aggregation.review_threshold));
 }
 
 Host::~Host() {
@@ -69,12 +69,14 @@ void Host::register_players(const VerifiedBatch& batch) {
 void Host::aggregate(const std::vector<SignalRecord>& signals) {
     for (const auto& signal : signals) {
         ++counters_.signals;
-        for (auto& sink : sinks_) sink->on_signal(signal);
+        for (auto& sink : sinks_)
+            sink->on_signal(signal);
         if (auto raised = aggregator_.add(signal)) {
             auto assessment = aggregator_.assessment(signal.player);
-            spdlog::info("player {}/{}/{} reaches {}", signal.player.relay_id, signal.player.match_id,
-                         signal.player.player, to_string(*raised));
-            for (auto& sink : sinks_) sink->on_action(*assessment);
+            spdlog::info("player {}/{}/{} reaches {}", signal.player.relay_id,
+                         signal.player.match_id, signal.player.player, to_string(*raised));
+            for (auto& sink : sinks_)
+                sink->on_action(*assessment);
         }
     }
 }
@@ -95,7 +97,8 @@ void Host::close() {
         auto [relay, match] = open_matches_.begin()->first;
         end_match(relay, match);
     }
-    for (auto& sink : sinks_) sink->flush();
+    for (auto& sink : sinks_)
+        sink->flush();
 }
 
 std::vector<std::string> Host::plugin_errors() const {

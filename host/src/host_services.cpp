@@ -31,27 +31,41 @@ std::map<std::string, double> Metrics::snapshot() const {
 bool valid_metric_name(std::string_view name) {
     if (name.empty() || name.size() > 64) return false;
     for (char c : name)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.')) return false;
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.'))
+            return false;
     return true;
 }
 
 namespace {
 
-ServiceContext* context_of(arb_host* host) { return reinterpret_cast<ServiceContext*>(host); }
+ServiceContext* context_of(arb_host* host) {
+    return reinterpret_cast<ServiceContext*>(host);
+}
 
 std::string_view view(arb_string text) {
-    return text.data ? std::string_view(text.data, static_cast<size_t>(text.size)) : std::string_view();
+    return text.data ? std::string_view(text.data, static_cast<size_t>(text.size))
+                     : std::string_view();
 }
 
 void service_log(arb_host* host, uint32_t level, arb_string message) {
     if (!host) return;
     auto spd_level = spdlog::level::info;
     switch (level) {
-        case ARB_LOG_TRACE: spd_level = spdlog::level::trace; break;
-        case ARB_LOG_DEBUG: spd_level = spdlog::level::debug; break;
-        case ARB_LOG_INFO: spd_level = spdlog::level::info; break;
-        case ARB_LOG_WARN: spd_level = spdlog::level::warn; break;
-        default: spd_level = spdlog::level::err; break;
+        case ARB_LOG_TRACE:
+            spd_level = spdlog::level::trace;
+            break;
+        case ARB_LOG_DEBUG:
+            spd_level = spdlog::level::debug;
+            break;
+        case ARB_LOG_INFO:
+            spd_level = spdlog::level::info;
+            break;
+        case ARB_LOG_WARN:
+            spd_level = spdlog::level::warn;
+            break;
+        default:
+            spd_level = spdlog::level::err;
+            break;
     }
     spdlog::log(spd_level, "[plugin {}] {}", context_of(host)->plugin_name, view(message));
 }
@@ -65,8 +79,10 @@ void record_metric(arb_host* host, arb_string name, double value, bool set) {
     ServiceContext* context = context_of(host);
     std::string_view metric = view(name);
     if (!valid_metric_name(metric) || !std::isfinite(value)) {
-        spdlog::warn("[plugin {}] ignored metric '{}' = {}: a name is 1 to 64 of [a-z0-9_.] and a value is finite",
-                     context->plugin_name, metric, value);
+        spdlog::warn(
+            "[plugin {}] ignored metric '{}' = {}: a name is 1 to 64 of [a-z0-9_.] and a value is "
+            "finite",
+            context->plugin_name, metric, value);
         return;
     }
     if (!context->metrics) return;
@@ -74,14 +90,19 @@ void record_metric(arb_host* host, arb_string name, double value, bool set) {
     set ? context->metrics->set(full, value) : context->metrics->add(full, value);
 }
 
-void service_metric_add(arb_host* host, arb_string name, double value) { record_metric(host, name, value, false); }
-void service_metric_set(arb_host* host, arb_string name, double value) { record_metric(host, name, value, true); }
+void service_metric_add(arb_host* host, arb_string name, double value) {
+    record_metric(host, name, value, false);
+}
+void service_metric_set(arb_host* host, arb_string name, double value) {
+    record_metric(host, name, value, true);
+}
 
 }  // namespace
 
 const arb_host_services* host_services_table() {
     static const arb_host_services table = {
-        sizeof(arb_host_services), &service_log, &service_relay_time, &service_metric_add, &service_metric_set,
+        sizeof(arb_host_services), &service_log,        &service_relay_time,
+        &service_metric_add,       &service_metric_set,
     };
     return &table;
 }

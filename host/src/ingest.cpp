@@ -14,12 +14,15 @@ IngestResult ingest_batch(std::span<const uint8_t> bytes, uint64_t max_batch_byt
     if (bytes.size() > cap)
         return refuse("batch of " + std::to_string(bytes.size()) + " bytes exceeds the cap of " +
                       std::to_string(cap));
-    if (bytes.size() < 8) return refuse("batch of " + std::to_string(bytes.size()) + " bytes is too short");
+    if (bytes.size() < 8)
+        return refuse("batch of " + std::to_string(bytes.size()) + " bytes is too short");
     if (!flatbuffers::BufferHasIdentifier(bytes.data(), ARB_SCHEMA_FILE_IDENTIFIER))
-        return refuse("not an event batch: file identifier is not \"" ARB_SCHEMA_FILE_IDENTIFIER "\"");
+        return refuse("not an event batch: file identifier is not \"" ARB_SCHEMA_FILE_IDENTIFIER
+                      "\"");
     flatbuffers::Verifier verifier(bytes.data(), bytes.size());
     if (!verifier.VerifyBuffer<fb::EventBatch>(ARB_SCHEMA_FILE_IDENTIFIER))
-        return refuse("event batch fails FlatBuffers verification (damaged or not written with the schema)");
+        return refuse(
+            "event batch fails FlatBuffers verification (damaged or not written with the schema)");
 
     const auto* root = flatbuffers::GetRoot<fb::EventBatch>(bytes.data());
     if (root->schema_major() == 0) return refuse("event batch carries no schema version");
@@ -27,7 +30,8 @@ IngestResult ingest_batch(std::span<const uint8_t> bytes, uint64_t max_batch_byt
         return refuse("event batch has schema " + std::to_string(root->schema_major()) + "." +
                       std::to_string(root->schema_minor()) + ", this host reads schema " +
                       std::to_string(ARB_SCHEMA_VERSION_MAJOR) + ".x");
-    if (!root->relay_id() || root->relay_id()->size() == 0) return refuse("event batch has no relay_id");
+    if (!root->relay_id() || root->relay_id()->size() == 0)
+        return refuse("event batch has no relay_id");
 
     VerifiedBatch& batch = result.batch;
     batch.relay_id = root->relay_id()->str();
@@ -42,8 +46,9 @@ IngestResult ingest_batch(std::span<const uint8_t> bytes, uint64_t max_batch_byt
                 return refuse("event " + std::to_string(i) + " has no body");
             if (event->relay_time_us() < previous)
                 return refuse("event " + std::to_string(i) + " has relay time " +
-                              std::to_string(event->relay_time_us()) + " us, before the event before it (" +
-                              std::to_string(previous) + " us): events must be in relay-time order");
+                              std::to_string(event->relay_time_us()) +
+                              " us, before the event before it (" + std::to_string(previous) +
+                              " us): events must be in relay-time order");
             previous = event->relay_time_us();
             if (event->body_type() == fb::EventBody::MatchEnd) batch.ends_match = true;
         }

@@ -4,33 +4,45 @@
 #include <cstring>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 namespace arbiter::host {
 
 const char* status_name(arb_status status) {
     switch (status) {
-        case ARB_OK: return "ARB_OK";
-        case ARB_ERR_INVALID_ARGUMENT: return "ARB_ERR_INVALID_ARGUMENT";
-        case ARB_ERR_CONFIG: return "ARB_ERR_CONFIG";
-        case ARB_ERR_STATE: return "ARB_ERR_STATE";
-        case ARB_ERR_UNSUPPORTED: return "ARB_ERR_UNSUPPORTED";
-        case ARB_ERR_INTERNAL: return "ARB_ERR_INTERNAL";
-        case ARB_ERR_OUT_OF_MEMORY: return "ARB_ERR_OUT_OF_MEMORY";
-        case ARB_ERR_VERSION: return "ARB_ERR_VERSION";
-        default: return "an unknown status";
+        case ARB_OK:
+            return "ARB_OK";
+        case ARB_ERR_INVALID_ARGUMENT:
+            return "ARB_ERR_INVALID_ARGUMENT";
+        case ARB_ERR_CONFIG:
+            return "ARB_ERR_CONFIG";
+        case ARB_ERR_STATE:
+            return "ARB_ERR_STATE";
+        case ARB_ERR_UNSUPPORTED:
+            return "ARB_ERR_UNSUPPORTED";
+        case ARB_ERR_INTERNAL:
+            return "ARB_ERR_INTERNAL";
+        case ARB_ERR_OUT_OF_MEMORY:
+            return "ARB_ERR_OUT_OF_MEMORY";
+        case ARB_ERR_VERSION:
+            return "ARB_ERR_VERSION";
+        default:
+            return "an unknown status";
     }
 }
 
 std::string signal_problem(const arb_signal* signal) {
     if (!signal) return "the signal is NULL";
     if (signal->struct_size < sizeof(arb_signal))
-        return fmt::format("struct_size {} is smaller than ABI 1.0's {}", signal->struct_size, sizeof(arb_signal));
+        return fmt::format("struct_size {} is smaller than ABI 1.0's {}", signal->struct_size,
+                           sizeof(arb_signal));
     if (signal->player == 0) return "player is 0";
     if (!std::isfinite(signal->score)) return fmt::format("score is {}", signal->score);
-    if (signal->score < 0.0 || signal->score > 1.0) return fmt::format("score {} is outside [0, 1]", signal->score);
-    if (!std::isfinite(signal->confidence)) return fmt::format("confidence is {}", signal->confidence);
+    if (signal->score < 0.0 || signal->score > 1.0)
+        return fmt::format("score {} is outside [0, 1]", signal->score);
+    if (!std::isfinite(signal->confidence))
+        return fmt::format("confidence is {}", signal->confidence);
     if (signal->confidence < 0.0 || signal->confidence > 1.0)
         return fmt::format("confidence {} is outside [0, 1]", signal->confidence);
     if (!signal->code.data || signal->code.size == 0) return "code is empty";
@@ -41,7 +53,8 @@ std::string signal_problem(const arb_signal* signal) {
             return "code has a character outside [a-z0-9_.-]";
     }
     if (signal->evidence_json.size > 64 * 1024) return "evidence is larger than 64 KiB";
-    if (signal->evidence_json.size && !signal->evidence_json.data) return "evidence pointer is NULL";
+    if (signal->evidence_json.size && !signal->evidence_json.data)
+        return "evidence pointer is NULL";
     if (signal->evidence_json.size) {
         std::string_view text(signal->evidence_json.data, signal->evidence_json.size);
         auto parsed = nlohmann::json::parse(text, nullptr, false);
@@ -58,8 +71,9 @@ struct SinkAdapter {
     static arb_status emit(void* context, const arb_signal* signal) {
         auto* self = static_cast<SinkAdapter*>(context);
         try {
-            return self->instance->check_signal_and_keep(signal, *self->result) ? ARB_OK
-                                                                                : ARB_ERR_INVALID_ARGUMENT;
+            return self->instance->check_signal_and_keep(signal, *self->result)
+                       ? ARB_OK
+                       : ARB_ERR_INVALID_ARGUMENT;
         } catch (...) {
             return ARB_ERR_OUT_OF_MEMORY;  // nothing may unwind into the plugin
         }
@@ -71,9 +85,10 @@ bool PluginInstance::check_signal_and_keep(const arb_signal* signal, CallResult&
     if (!problem.empty()) {
         ++result.dropped;
         if (metrics_) metrics_->add("host.signals_dropped." + label(), 1);
-        std::string code = signal && signal->code.data
-                               ? std::string(signal->code.data, std::min<uint64_t>(signal->code.size, 128))
-                               : "";
+        std::string code =
+            signal && signal->code.data
+                ? std::string(signal->code.data, std::min<uint64_t>(signal->code.size, 128))
+                : "";
         spdlog::warn("plugin '{}': dropped a signal (code '{}', player {}): {}", label(), code,
                      signal ? signal->player : 0, problem);
         return false;
@@ -91,10 +106,12 @@ bool PluginInstance::check_signal_and_keep(const arb_signal* signal, CallResult&
     return true;
 }
 
-PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library, const PluginSettings& settings,
-                               std::span<const uint8_t> baseline, uint32_t shard_index, uint32_t shard_count,
-                               Metrics* metrics)
-    : library_(std::move(library)), context_(std::make_unique<ServiceContext>()), metrics_(metrics) {
+PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
+                               const PluginSettings& settings, std::span<const uint8_t> baseline,
+                               uint32_t shard_index, uint32_t shard_count, Metrics* metrics)
+    : library_(std::move(library)),
+      context_(std::make_unique<ServiceContext>()),
+      metrics_(metrics) {
     context_->plugin_name = library_->label();
     context_->metrics = metrics;
     arb_create_args args{};
@@ -123,13 +140,16 @@ PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library, const Plu
         if (colon != std::string::npos && detail.find(' ') > colon) {
             std::string key = detail.substr(0, colon);
             where = settings.locate(key).str();
-            detail = "plugins." + settings.name + ".config." + key + ": " + detail.substr(colon + 2);
+            detail =
+                "plugins." + settings.name + ".config." + key + ": " + detail.substr(colon + 2);
         }
-        throw PluginError(fmt::format("{}: plugin '{}' refused its config: {}", where, settings.name,
+        throw PluginError(fmt::format("{}: plugin '{}' refused its config: {}", where,
+                                      settings.name,
                                       detail.empty() ? "(no detail given)" : detail));
     }
-    throw PluginError(fmt::format("{}: plugin '{}': create failed with {}{}{}", where, settings.name,
-                                  status_name(status), detail.empty() ? "" : ": ", detail));
+    throw PluginError(fmt::format("{}: plugin '{}': create failed with {}{}{}", where,
+                                  settings.name, status_name(status), detail.empty() ? "" : ": ",
+                                  detail));
 }
 
 PluginInstance::~PluginInstance() {
@@ -146,7 +166,8 @@ CallResult PluginInstance::on_batch(const VerifiedBatch& batch) {
     context_->relay_time_us.store(batch.last_relay_time_us, std::memory_order_relaxed);
     SinkAdapter adapter{this, &result};
     arb_signal_sink sink{sizeof(arb_signal_sink), &adapter, &SinkAdapter::emit};
-    result.status = library_->api().on_batch(handle_, {batch.bytes.data(), batch.bytes.size()}, &sink);
+    result.status =
+        library_->api().on_batch(handle_, {batch.bytes.data(), batch.bytes.size()}, &sink);
     if (result.status != ARB_OK) result.error = last_error();
     return result;
 }
@@ -156,7 +177,8 @@ CallResult PluginInstance::on_match_end(const std::string& relay_id, uint64_t ma
     if (!library_->api().on_match_end) return result;
     SinkAdapter adapter{this, &result};
     arb_signal_sink sink{sizeof(arb_signal_sink), &adapter, &SinkAdapter::emit};
-    result.status = library_->api().on_match_end(handle_, {relay_id.data(), relay_id.size()}, match_id, &sink);
+    result.status =
+        library_->api().on_match_end(handle_, {relay_id.data(), relay_id.size()}, match_id, &sink);
     if (result.status != ARB_OK) result.error = last_error();
     return result;
 }

@@ -26,12 +26,15 @@ uint64_t fnv1a64(const std::vector<char>& bytes) {
     return hash;
 }
 
-std::string c_string(const char* text) { return text ? std::string(text) : std::string(); }
+std::string c_string(const char* text) {
+    return text ? std::string(text) : std::string();
+}
 
 bool valid_name(const std::string& name) {
     if (name.empty() || name.size() > 64) return false;
     for (char c : name)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+            return false;
     return true;
 }
 
@@ -46,8 +49,10 @@ struct CapabilitySlot {
 
 std::string describe_capabilities(uint64_t bits) {
     static const std::pair<uint64_t, const char*> names[] = {
-        {ARB_CAP_STATE, "state"},       {ARB_CAP_RECONFIGURE, "reconfigure"},
-        {ARB_CAP_MATCH_END, "match-end"}, {ARB_CAP_BASELINE, "baseline"},
+        {ARB_CAP_STATE, "state"},
+        {ARB_CAP_RECONFIGURE, "reconfigure"},
+        {ARB_CAP_MATCH_END, "match-end"},
+        {ARB_CAP_BASELINE, "baseline"},
         {ARB_CAP_SHARD_BY_MATCH, "shard-by-match"},
     };
     std::string text;
@@ -63,18 +68,22 @@ PluginStore::PluginStore(const std::string& dir) {
         std::vector<char> buffer(pattern.begin(), pattern.end());
         buffer.push_back('\0');
         if (!::mkdtemp(buffer.data()))
-            throw PluginError("cannot create a private plugin folder from " + pattern + ": " + std::strerror(errno));
+            throw PluginError("cannot create a private plugin folder from " + pattern + ": " +
+                              std::strerror(errno));
         dir_ = buffer.data();
         owned_ = true;
     } else {
         dir_ = dir;
         std::error_code error;
         std::filesystem::create_directories(dir_, error);
-        if (error) throw PluginError("cannot create the plugin work folder " + dir + ": " + error.message());
+        if (error)
+            throw PluginError("cannot create the plugin work folder " + dir + ": " +
+                              error.message());
     }
     // Only this user may read or replace the copies that get loaded.
     if (::chmod(dir_.c_str(), 0700) != 0)
-        throw PluginError("cannot make " + dir_.string() + " private (mode 0700): " + std::strerror(errno));
+        throw PluginError("cannot make " + dir_.string() +
+                          " private (mode 0700): " + std::strerror(errno));
 }
 
 PluginStore::~PluginStore() {
@@ -84,14 +93,16 @@ PluginStore::~PluginStore() {
     }
 }
 
-std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source, const std::string& label) {
+std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
+                                            const std::string& label) {
     std::ifstream in(source, std::ios::binary);
     if (!in)
-        throw PluginError(fmt::format("plugin '{}' ({}): cannot read the library: {}", label, source.string(),
-                                      std::strerror(errno)));
+        throw PluginError(fmt::format("plugin '{}' ({}): cannot read the library: {}", label,
+                                      source.string(), std::strerror(errno)));
     std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad())
-        throw PluginError(fmt::format("plugin '{}' ({}): cannot read the library", label, source.string()));
+        throw PluginError(
+            fmt::format("plugin '{}' ({}): cannot read the library", label, source.string()));
 
     uint64_t generation;
     {
@@ -106,20 +117,21 @@ std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
         out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
         out.close();
         if (!out)
-            throw PluginError(fmt::format("plugin '{}': cannot write its private copy {}: {}", label,
-                                          temporary.string(), std::strerror(errno)));
+            throw PluginError(fmt::format("plugin '{}': cannot write its private copy {}: {}",
+                                          label, temporary.string(), std::strerror(errno)));
     }
     ::chmod(temporary.c_str(), 0500);
     std::error_code error;
     std::filesystem::rename(temporary, final_path, error);
     if (error)
-        throw PluginError(fmt::format("plugin '{}': cannot rename its private copy into place: {}", label,
-                                      error.message()));
+        throw PluginError(fmt::format("plugin '{}': cannot rename its private copy into place: {}",
+                                      label, error.message()));
     return final_path;
 }
 
-std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& source, const std::string& label,
-                                                   PluginStore& store, Metrics* metrics) {
+std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& source,
+                                                   const std::string& label, PluginStore& store,
+                                                   Metrics* metrics) {
     std::shared_ptr<PluginLibrary> plugin(new PluginLibrary());
     plugin->label_ = label;
     plugin->source_ = source;
@@ -129,7 +141,7 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
     std::error_code exists_error;
     if (!std::filesystem::is_regular_file(source, exists_error))
         throw refuse(std::filesystem::exists(source, exists_error) ? "not a regular file"
-                                                                  : "file not found");
+                                                                   : "file not found");
     plugin->copy_ = store.add_copy(source, label);
 
     boost::dll::fs::error_code load_error;
@@ -147,7 +159,8 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
         throw refuse("not a loadable shared library: " + detail);
     }
     if (!plugin->library_.has(ARB_ENTRY_SYMBOL))
-        throw refuse("no entry symbol " ARB_ENTRY_SYMBOL " (not an Arbiter plugin, or built without ARBITER_PLUGIN)");
+        throw refuse("no entry symbol " ARB_ENTRY_SYMBOL
+                     " (not an Arbiter plugin, or built without ARBITER_PLUGIN)");
     auto& entry = plugin->library_.get<arb_status(arb_negotiation*)>(ARB_ENTRY_SYMBOL);
 
     plugin->library_context_.plugin_name = label;
@@ -164,14 +177,17 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
     id.abi_major = negotiation.plugin_abi_major;
     id.abi_minor = negotiation.plugin_abi_minor;
     if (id.abi_major != ARB_ABI_VERSION_MAJOR)
-        throw refuse(fmt::format("built for ABI {}.{}, this host speaks ABI {}.{}: the major versions differ",
-                                 id.abi_major, id.abi_minor, ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR));
+        throw refuse(fmt::format(
+            "built for ABI {}.{}, this host speaks ABI {}.{}: the major versions differ",
+            id.abi_major, id.abi_minor, ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR));
     if (id.abi_minor > ARB_ABI_VERSION_MINOR)
-        throw refuse(fmt::format("built for ABI {}.{}, newer than this host's ABI {}.{}: it needs a host of "
-                                 "ABI {}.{} or later",
-                                 id.abi_major, id.abi_minor, ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR,
-                                 id.abi_major, id.abi_minor));
-    if (status != ARB_OK) throw refuse(fmt::format("the entry function failed with status {}", status));
+        throw refuse(
+            fmt::format("built for ABI {}.{}, newer than this host's ABI {}.{}: it needs a host of "
+                        "ABI {}.{} or later",
+                        id.abi_major, id.abi_minor, ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR,
+                        id.abi_major, id.abi_minor));
+    if (status != ARB_OK)
+        throw refuse(fmt::format("the entry function failed with status {}", status));
 
     id.name = c_string(negotiation.name);
     id.version = c_string(negotiation.version);
@@ -184,9 +200,11 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
         throw refuse("its name '" + id.name + "' is not 1 to 64 of [a-z0-9_-]");
     if (id.version.empty()) throw refuse("it gives no version of its own");
     if (id.schema_major != ARB_SCHEMA_VERSION_MAJOR)
-        throw refuse(fmt::format("built for event schema {}.{}, this host sends schema {}.{}", id.schema_major,
-                                 id.schema_minor, ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR));
-    if (negotiation.model_class < ARB_CLASS_VALIDATION || negotiation.model_class > ARB_CLASS_STATISTICAL)
+        throw refuse(fmt::format("built for event schema {}.{}, this host sends schema {}.{}",
+                                 id.schema_major, id.schema_minor, ARB_SCHEMA_VERSION_MAJOR,
+                                 ARB_SCHEMA_VERSION_MINOR));
+    if (negotiation.model_class < ARB_CLASS_VALIDATION ||
+        negotiation.model_class > ARB_CLASS_STATISTICAL)
         throw refuse(fmt::format("unknown model class {}", negotiation.model_class));
     id.declared_class = static_cast<ModelClass>(negotiation.model_class);
 
@@ -194,17 +212,20 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
     if (!table) throw refuse("it returned no function table");
     constexpr uint64_t minimum = offsetof(arb_plugin_api, on_batch) + sizeof(table->on_batch);
     if (table->struct_size < minimum)
-        throw refuse(fmt::format("its function table has {} bytes, fewer than the {} of the required slots",
-                                 table->struct_size, minimum));
+        throw refuse(
+            fmt::format("its function table has {} bytes, fewer than the {} of the required slots",
+                        table->struct_size, minimum));
     // Never read past the size the plugin declared (ABI rule 3).
-    std::memcpy(&plugin->api_, table, std::min<uint64_t>(table->struct_size, sizeof(arb_plugin_api)));
+    std::memcpy(&plugin->api_, table,
+                std::min<uint64_t>(table->struct_size, sizeof(arb_plugin_api)));
     const arb_plugin_api& api = plugin->api_;
     if (!api.create || !api.destroy || !api.last_error || !api.on_batch)
         throw refuse("a required slot (create, destroy, last_error, on_batch) is NULL");
 
     if (id.capabilities & ~ARB_CAP_ALL_1_0)
         throw refuse(fmt::format("it declares capability bits {:#x} that ABI {}.{} does not define",
-                                 id.capabilities & ~ARB_CAP_ALL_1_0, ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR));
+                                 id.capabilities & ~ARB_CAP_ALL_1_0, ARB_ABI_VERSION_MAJOR,
+                                 ARB_ABI_VERSION_MINOR));
     const CapabilitySlot slots[] = {
         {ARB_CAP_STATE, "ARB_CAP_STATE", "save_state", api.save_state != nullptr},
         {ARB_CAP_STATE, "ARB_CAP_STATE", "restore_state", api.restore_state != nullptr},
@@ -216,11 +237,13 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
     for (const auto& slot : slots) {
         bool declared = (id.capabilities & slot.bit) != 0;
         if (declared && !slot.present)
-            throw refuse(fmt::format("capability bits disagree with the slots: {} is set but {} is NULL",
-                                     slot.bit_name, slot.slot_name));
+            throw refuse(
+                fmt::format("capability bits disagree with the slots: {} is set but {} is NULL",
+                            slot.bit_name, slot.slot_name));
         if (!declared && slot.present)
-            throw refuse(fmt::format("capability bits disagree with the slots: {} is set but {} is not",
-                                     slot.slot_name, slot.bit_name));
+            throw refuse(
+                fmt::format("capability bits disagree with the slots: {} is set but {} is not",
+                            slot.slot_name, slot.bit_name));
     }
     return plugin;
 }
@@ -231,9 +254,10 @@ PluginLibrary::~PluginLibrary() {
     // thread_local with a destructor) would hand its old statics to a later load.
     if (!copy_.empty()) {
         if (void* handle = ::dlopen(copy_.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
-            spdlog::warn("plugin '{}': {} is still resident after release (unique symbols or thread_local "
-                         "destructors keep it loaded; `arbiter check-plugin` names them)",
-                         label_, copy_.string());
+            spdlog::warn(
+                "plugin '{}': {} is still resident after release (unique symbols or thread_local "
+                "destructors keep it loaded; `arbiter check-plugin` names them)",
+                label_, copy_.string());
             ::dlclose(handle);
         }
         std::error_code ignored;

@@ -31,14 +31,16 @@ int severity_of(const SignalRecord& signal, double review_threshold) {
     return 1;
 }
 
-SecurityEventLog::SecurityEventLog(const std::string& path, std::string server_id, double report_threshold,
-                                   double review_threshold)
+SecurityEventLog::SecurityEventLog(const std::string& path, std::string server_id,
+                                   double report_threshold, double review_threshold)
     : path_(path),
       server_id_(std::move(server_id)),
       threshold_(report_threshold),
       review_threshold_(review_threshold) {
     out_.open(path, std::ios::app);
-    if (!out_) throw std::runtime_error(path + ": cannot open the security-event log: " + std::strerror(errno));
+    if (!out_)
+        throw std::runtime_error(path +
+                                 ": cannot open the security-event log: " + std::strerror(errno));
 }
 
 void SecurityEventLog::on_signal(const SignalRecord& signal) {
@@ -76,7 +78,8 @@ void SecurityEventLog::flush() {
 
 std::string assessment_json(const Assessment& assessment) {
     nlohmann::json classes = nlohmann::json::object();
-    for (const auto& [model_class, score] : assessment.class_scores) classes[to_string(model_class)] = score;
+    for (const auto& [model_class, score] : assessment.class_scores)
+        classes[to_string(model_class)] = score;
     nlohmann::json checks = nlohmann::json::array();
     for (const auto& signal : assessment.checks) {
         checks.push_back({
@@ -108,8 +111,8 @@ std::string assessment_json(const Assessment& assessment) {
 }
 
 void print_assessment_table(std::ostream& out, const std::vector<Assessment>& assessments) {
-    out << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5}  {}\n", "relay", "match", "player", "account",
-                       "action", "score", "top signals");
+    out << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5}  {}\n", "relay", "match", "player",
+                       "account", "action", "score", "top signals");
     for (const auto& a : assessments) {
         std::string top;
         for (size_t i = 0; i < a.checks.size() && i < 3; ++i) {
@@ -118,8 +121,9 @@ void print_assessment_table(std::ostream& out, const std::vector<Assessment>& as
                                s.tripwire ? " (trip-wire)" : "");
         }
         if (a.checks.size() > 3) top += fmt::format(", +{} more", a.checks.size() - 3);
-        out << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5.2f}  {}\n", a.player.relay_id, a.player.match_id,
-                           a.player.player, a.account_id.empty() ? "-" : a.account_id, to_string(a.action),
+        out << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5.2f}  {}\n", a.player.relay_id,
+                           a.player.match_id, a.player.player,
+                           a.account_id.empty() ? "-" : a.account_id, to_string(a.action),
                            a.combined_score, top.empty() ? "-" : top);
     }
 }

@@ -14,8 +14,8 @@ using arbiter::host::SignalRecord;
 
 const PlayerKey kPlayer{"relay", 1, 7};
 
-SignalRecord signal(const std::string& plugin, ModelClass model_class, const std::string& code, double score,
-                    double confidence = 1.0) {
+SignalRecord signal(const std::string& plugin, ModelClass model_class, const std::string& code,
+                    double score, double confidence = 1.0) {
     SignalRecord s;
     s.plugin = plugin;
     s.model_class = model_class;
@@ -27,7 +27,9 @@ SignalRecord signal(const std::string& plugin, ModelClass model_class, const std
     return s;
 }
 
-Action action_of(const Aggregator& aggregator) { return aggregator.assessment(kPlayer)->action; }
+Action action_of(const Aggregator& aggregator) {
+    return aggregator.assessment(kPlayer)->action;
+}
 
 TEST(Aggregator, KnownPlayerWithoutSignalsIsClear) {
     Aggregator aggregator({});
@@ -51,7 +53,8 @@ TEST(Aggregator, ScoreTimesConfidenceTimesWeight) {
 
 TEST(Aggregator, ValidationAtReviewReachesFlagForReviewAlone) {
     Aggregator aggregator({});
-    EXPECT_EQ(aggregator.add(signal("ref", ModelClass::validation, "movement.speed", 0.75)), Action::flag_for_review);
+    EXPECT_EQ(aggregator.add(signal("ref", ModelClass::validation, "movement.speed", 0.75)),
+              Action::flag_for_review);
 }
 
 TEST(Aggregator, WeakValidationIsMonitor) {
@@ -65,7 +68,8 @@ TEST(Aggregator, WeakValidationIsMonitor) {
 
 TEST(Aggregator, ACheckThatFiresAgainIsNotNewEvidence) {
     Aggregator aggregator({});
-    for (int i = 0; i < 10; ++i) aggregator.add(signal("ref", ModelClass::validation, "movement.speed", 0.5));
+    for (int i = 0; i < 10; ++i)
+        aggregator.add(signal("ref", ModelClass::validation, "movement.speed", 0.5));
     auto a = *aggregator.assessment(kPlayer);
     EXPECT_DOUBLE_EQ(a.class_scores.at(ModelClass::validation), 0.5);
     EXPECT_EQ(a.action, Action::monitor);
@@ -79,7 +83,8 @@ TEST(Aggregator, DistinctChecksOfAClassCombine) {
     auto a = *aggregator.assessment(kPlayer);
     EXPECT_DOUBLE_EQ(a.class_scores.at(ModelClass::validation), 0.75);  // 1 - 0.5 * 0.5
     EXPECT_EQ(a.action, Action::flag_for_review);
-    for (char c = 'c'; c < 'z'; ++c) aggregator.add(signal("ref", ModelClass::validation, std::string(1, c), 0.9));
+    for (char c = 'c'; c < 'z'; ++c)
+        aggregator.add(signal("ref", ModelClass::validation, std::string(1, c), 0.9));
     EXPECT_LE(aggregator.assessment(kPlayer)->class_scores.at(ModelClass::validation), 1.0);
 }
 
@@ -95,7 +100,8 @@ TEST(Aggregator, BehaviouralAloneStopsAtMonitor) {
 TEST(Aggregator, BehaviouralWithASecondClassReachesReview) {
     Aggregator aggregator({});
     aggregator.add(signal("kaladin", ModelClass::behavioural, "timing.cv", 0.9));
-    EXPECT_EQ(aggregator.add(signal("ref", ModelClass::validation, "movement.speed", 0.35)), Action::flag_for_review);
+    EXPECT_EQ(aggregator.add(signal("ref", ModelClass::validation, "movement.speed", 0.35)),
+              Action::flag_for_review);
 }
 
 TEST(Aggregator, APluginCannotAgreeWithItself) {
@@ -194,8 +200,10 @@ TEST(Aggregator, OrderOfSignalsDoesNotMatter) {
         signal("ref", ModelClass::validation, "teleport", 0.1),
     };
     Aggregator forward({}), backward({});
-    for (const auto& s : signals) forward.add(s);
-    for (auto it = signals.rbegin(); it != signals.rend(); ++it) backward.add(*it);
+    for (const auto& s : signals)
+        forward.add(s);
+    for (auto it = signals.rbegin(); it != signals.rend(); ++it)
+        backward.add(*it);
     auto a = *forward.assessment(kPlayer), b = *backward.assessment(kPlayer);
     EXPECT_EQ(a.action, b.action);
     EXPECT_EQ(a.class_scores, b.class_scores);

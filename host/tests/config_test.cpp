@@ -85,7 +85,8 @@ tripwires = true
     EXPECT_EQ(config.host.max_batch_bytes, 2048u);
     EXPECT_TRUE(config.aggregation.enforcement);
     EXPECT_FALSE(config.aggregation.validation_alone_reaches_review);
-    EXPECT_EQ(config.aggregation.second_class_required, std::vector<ModelClass>{ModelClass::behavioural});
+    EXPECT_EQ(config.aggregation.second_class_required,
+              std::vector<ModelClass>{ModelClass::behavioural});
     EXPECT_EQ(config.sinks.security_log, "/etc/arbiter/events.jsonl");
     ASSERT_EQ(config.plugins.size(), 2u);
     const auto& reference = config.plugins[0];
@@ -148,13 +149,17 @@ TEST(Config, SyntaxErrorGivesFileLineColumn) {
 TEST(Config, WrongTypeNamesKeyAndPosition) {
     auto problems = problems_of("[aggregation]\nreview_threshold = \"high\"\n");
     ASSERT_EQ(problems.size(), 1u);
-    EXPECT_EQ(problems[0],
-              "server_config.toml:2:20: aggregation.review_threshold: expected a number, got a string");
+    EXPECT_EQ(
+        problems[0],
+        "server_config.toml:2:20: aggregation.review_threshold: expected a number, got a string");
 }
 
 TEST(Config, OutOfRangeValuesAreRefused) {
-    auto problems = problems_of("[aggregation]\nmonitor_threshold = 1.5\n[plugins.a]\nlibrary = \"a\"\nweight = -1\n");
-    EXPECT_TRUE(mentions(problems, "server_config.toml:2:21: aggregation.monitor_threshold: expected a number from 0 to 1, got 1.5"));
+    auto problems = problems_of(
+        "[aggregation]\nmonitor_threshold = 1.5\n[plugins.a]\nlibrary = \"a\"\nweight = -1\n");
+    EXPECT_TRUE(mentions(problems,
+                         "server_config.toml:2:21: aggregation.monitor_threshold: expected a "
+                         "number from 0 to 1, got 1.5"));
     EXPECT_TRUE(mentions(problems, "plugins.a.weight: expected a number from 0 to 100, got -1"));
 }
 
@@ -173,7 +178,8 @@ wieght = 2
 }
 
 TEST(Config, EveryProblemIsReportedAtOnce) {
-    auto problems = problems_of("[aggregation]\nmonitor_threshold = 2\nreview_threshold = \"x\"\nenforcement = 1\n");
+    auto problems = problems_of(
+        "[aggregation]\nmonitor_threshold = 2\nreview_threshold = \"x\"\nenforcement = 1\n");
     EXPECT_EQ(problems.size(), 3u);
 }
 
@@ -183,8 +189,10 @@ TEST(Config, ThresholdsMustBeOrdered) {
 }
 
 TEST(Config, PluginProblems) {
-    EXPECT_TRUE(mentions(problems_of("[plugins.a]\nweight = 1\n"), "plugins.a: 'library' is required"));
-    EXPECT_TRUE(mentions(problems_of("[plugins]\na = 3\n"), "plugins.a: expected a table, got an integer"));
+    EXPECT_TRUE(
+        mentions(problems_of("[plugins.a]\nweight = 1\n"), "plugins.a: 'library' is required"));
+    EXPECT_TRUE(
+        mentions(problems_of("[plugins]\na = 3\n"), "plugins.a: expected a table, got an integer"));
     EXPECT_TRUE(mentions(problems_of("[plugins.Bad_Name]\nlibrary = \"x\"\n"), "lower-case"));
     EXPECT_TRUE(mentions(problems_of("[plugins.a]\nlibrary = \"a\"\nclass = \"psychic\"\n"),
                          "expected \"validation\", \"behavioural\" or \"statistical\""));
@@ -198,7 +206,8 @@ TEST(Config, MissingFileIsAClearError) {
         arbiter::host::load_config("/nonexistent/server_config.toml");
         FAIL();
     } catch (const ConfigError& error) {
-        EXPECT_NE(std::string(error.what()).find("/nonexistent/server_config.toml: cannot open the config file"),
+        EXPECT_NE(std::string(error.what())
+                      .find("/nonexistent/server_config.toml: cannot open the config file"),
                   std::string::npos);
     }
 }

@@ -29,16 +29,20 @@ std::vector<uint8_t> file_of(const std::vector<std::vector<uint8_t>>& payloads) 
     return file;
 }
 
-std::vector<uint8_t> payload(uint8_t fill, size_t size) { return std::vector<uint8_t>(size, fill); }
+std::vector<uint8_t> payload(uint8_t fill, size_t size) {
+    return std::vector<uint8_t>(size, fill);
+}
 
 std::vector<EventFileItem> read_all(EventFileReader& reader) {
     std::vector<EventFileItem> items;
-    while (auto item = reader.next()) items.push_back(*item);
+    while (auto item = reader.next())
+        items.push_back(*item);
     return items;
 }
 
 size_t record_offset(size_t index, size_t payload_size) {
-    return arbiter::host::kEventFileHeaderSize + index * (arbiter::host::kRecordHeaderSize + payload_size);
+    return arbiter::host::kEventFileHeaderSize +
+           index * (arbiter::host::kRecordHeaderSize + payload_size);
 }
 
 TEST(EventFile, Crc32IsTheStandardOne) {
@@ -52,7 +56,8 @@ TEST(EventFile, WriteThenReadRoundTrips) {
     EventFileReader reader(path);
     auto items = read_all(reader);
     ASSERT_EQ(items.size(), 3u);
-    for (const auto& item : items) EXPECT_EQ(item.kind, EventFileItem::Kind::record);
+    for (const auto& item : items)
+        EXPECT_EQ(item.kind, EventFileItem::Kind::record);
     EXPECT_EQ(items[0].payload.size(), 10u);
     EXPECT_EQ(items[1].payload.size(), 0u);
     EXPECT_EQ(items[2].payload[299], 3);
@@ -87,7 +92,8 @@ TEST(EventFile, DamagedLengthIsCaughtByTheHeaderChecksum) {
 
 TEST(EventFile, GarbageBetweenRecordsIsSkipped) {
     auto file = file_of({payload(1, 20)});
-    std::vector<uint8_t> garbage = {'A', 'R', 'B', 'x', 'A', 'R', 'B', 'R', 0, 0, 0, 0, 9, 9, 9, 9, 9, 9, 9};
+    std::vector<uint8_t> garbage = {'A', 'R', 'B', 'x', 'A', 'R', 'B', 'R', 0, 0,
+                                    0,   0,   9,   9,   9,   9,   9,   9,   9};
     file.insert(file.end(), garbage.begin(), garbage.end());
     auto last = record(payload(2, 20));
     file.insert(file.end(), last.begin(), last.end());
@@ -128,13 +134,16 @@ TEST(EventFile, OversizedRecordIsRefusedBeforeReading) {
 }
 
 TEST(EventFile, NotAnEventLogIsRefusedWithTheReason) {
-    std::vector<uint8_t> text = {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', ' ', 't', 'e', 'x', 't', '!'};
+    std::vector<uint8_t> text = {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r',
+                                 'l', 'd', ' ', 't', 'e', 'x', 't', '!'};
     EXPECT_THROW(
         {
             try {
                 EventFileReader reader(text, "notes.txt");
             } catch (const std::runtime_error& error) {
-                EXPECT_STREQ(error.what(), "notes.txt: not an Arbiter event log: it does not begin with \"ARBEVLOG\"");
+                EXPECT_STREQ(
+                    error.what(),
+                    "notes.txt: not an Arbiter event log: it does not begin with \"ARBEVLOG\"");
                 throw;
             }
         },

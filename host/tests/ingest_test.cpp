@@ -17,15 +17,17 @@ std::vector<uint8_t> good_batch() {
 }
 
 // A batch written by hand, to break rules the builder keeps.
-std::vector<uint8_t> custom_batch(uint16_t major, const char* relay, bool out_of_order, bool empty_body) {
+std::vector<uint8_t> custom_batch(uint16_t major, const char* relay, bool out_of_order,
+                                  bool empty_body) {
     flatbuffers::FlatBufferBuilder fbb;
     std::vector<flatbuffers::Offset<arbiter::fb::Event>> events;
     auto body = arbiter::fb::CreateLatencySample(fbb, 5).Union();
-    events.push_back(arbiter::fb::CreateEvent(fbb, out_of_order ? 50 : 5, 1, 1,
-                                              empty_body ? arbiter::fb::EventBody::NONE
-                                                         : arbiter::fb::EventBody::LatencySample,
-                                              empty_body ? 0 : body));
-    events.push_back(arbiter::fb::CreateEvent(fbb, 10, 1, 1, arbiter::fb::EventBody::LatencySample, body));
+    events.push_back(arbiter::fb::CreateEvent(
+        fbb, out_of_order ? 50 : 5, 1, 1,
+        empty_body ? arbiter::fb::EventBody::NONE : arbiter::fb::EventBody::LatencySample,
+        empty_body ? 0 : body));
+    events.push_back(
+        arbiter::fb::CreateEvent(fbb, 10, 1, 1, arbiter::fb::EventBody::LatencySample, body));
     auto relay_id = relay ? fbb.CreateString(relay) : 0;
     auto vector = fbb.CreateVector(events);
     arbiter::fb::EventBatchBuilder b(fbb);
@@ -64,7 +66,8 @@ TEST(Ingest, RefusesWhatIsNotABatch) {
     EXPECT_NE(ingest_batch(noise, 1 << 20).problem.find("file identifier"), std::string::npos);
     auto truncated = good_batch();
     truncated.resize(truncated.size() - 12);
-    EXPECT_NE(ingest_batch(truncated, 1 << 20).problem.find("fails FlatBuffers verification"), std::string::npos);
+    EXPECT_NE(ingest_batch(truncated, 1 << 20).problem.find("fails FlatBuffers verification"),
+              std::string::npos);
 }
 
 TEST(Ingest, RefusesAFlippedOffset) {
@@ -83,10 +86,13 @@ TEST(Ingest, SchemaVersionIsChecked) {
 }
 
 TEST(Ingest, RelayIdOrderAndBodiesAreChecked) {
-    EXPECT_EQ(ingest_batch(custom_batch(1, nullptr, false, false), 1 << 20).problem, "event batch has no relay_id");
+    EXPECT_EQ(ingest_batch(custom_batch(1, nullptr, false, false), 1 << 20).problem,
+              "event batch has no relay_id");
     EXPECT_EQ(ingest_batch(custom_batch(1, "r", true, false), 1 << 20).problem,
-              "event 1 has relay time 10 us, before the event before it (50 us): events must be in relay-time order");
-    EXPECT_EQ(ingest_batch(custom_batch(1, "r", false, true), 1 << 20).problem, "event 0 has no body");
+              "event 1 has relay time 10 us, before the event before it (50 us): events must be in "
+              "relay-time order");
+    EXPECT_EQ(ingest_batch(custom_batch(1, "r", false, true), 1 << 20).problem,
+              "event 0 has no body");
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ TEST(SecurityEventLog, WritesOneRecordPerSignalAboveTheThreshold) {
     std::filesystem::remove(path);
     {
         arbiter::host::SecurityEventLog log(path.string(), "host-1", 0.3, 0.7);
-        log.on_signal(make_signal(0.1));   // below the threshold
+        log.on_signal(make_signal(0.1));  // below the threshold
         log.on_signal(make_signal(0.8));
         log.on_signal(make_signal(0.1, true));  // a trip-wire is always logged
         log.flush();
@@ -44,7 +44,8 @@ TEST(SecurityEventLog, WritesOneRecordPerSignalAboveTheThreshold) {
     std::ifstream in(path);
     std::string line;
     std::vector<nlohmann::json> records;
-    while (std::getline(in, line)) records.push_back(nlohmann::json::parse(line));
+    while (std::getline(in, line))
+        records.push_back(nlohmann::json::parse(line));
     ASSERT_EQ(records.size(), 2u);
     const auto& r = records[0];
     EXPECT_EQ(r["event_id"], 1);
@@ -62,7 +63,8 @@ TEST(SecurityEventLog, WritesOneRecordPerSignalAboveTheThreshold) {
 }
 
 TEST(SecurityEventLog, UnwritablePathIsAClearError) {
-    EXPECT_THROW(arbiter::host::SecurityEventLog("/nonexistent-dir/log.jsonl", "h", 0.3, 0.7), std::runtime_error);
+    EXPECT_THROW(arbiter::host::SecurityEventLog("/nonexistent-dir/log.jsonl", "h", 0.3, 0.7),
+                 std::runtime_error);
 }
 
 TEST(AssessmentOutput, JsonCarriesEverySignalAndItsEvidence) {
@@ -97,7 +99,7 @@ TEST(HostServices, MetricNamesAreChecked) {
     const auto* services = arbiter::host::host_services_table();
     services->metric_add(context.handle(), {"hits", 4}, 2.0);
     services->metric_add(context.handle(), {"hits", 4}, 3.0);
-    services->metric_set(context.handle(), {"bad name", 8}, 1.0);  // ignored, logged
+    services->metric_set(context.handle(), {"bad name", 8}, 1.0);    // ignored, logged
     services->metric_add(context.handle(), {"x", 1}, std::nan(""));  // ignored, logged
     EXPECT_DOUBLE_EQ(metrics.get("p.hits"), 5.0);
     EXPECT_EQ(metrics.snapshot().size(), 1u);

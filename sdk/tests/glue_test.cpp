@@ -17,7 +17,7 @@ using arbiter::Signals;
 
 // Does what its config says, so that one class can show every path of the glue.
 class Scripted final : public arbiter::Analyzer {
-public:
+  public:
     static constexpr arbiter::PluginInfo info{.name = "scripted",
                                               .version = "1.2.3",
                                               .contact = "tests",
@@ -44,7 +44,8 @@ public:
                           .tripwire = behaviour_ == "tripwire"});
             host().count("seen");
         }
-        host().info("batch " + std::to_string(batch.sequence()) + " at " + std::to_string(host().relay_time_us()));
+        host().info("batch " + std::to_string(batch.sequence()) + " at " +
+                    std::to_string(host().relay_time_us()));
     }
 
     std::vector<uint8_t> save_state() {
@@ -58,14 +59,14 @@ public:
         in.finish();
     }
 
-private:
+  private:
     std::string behaviour_;
     double threshold_;
 };
 
 // The smallest analyzer: on_batch only.
 class Minimal final : public arbiter::Analyzer {
-public:
+  public:
     static constexpr arbiter::PluginInfo info{.name = "minimal",
                                               .version = "0.0.1",
                                               .contact = "tests",
@@ -82,7 +83,9 @@ std::vector<uint8_t> one_position(uint32_t player, int64_t t_us) {
     return builder.finish();
 }
 
-ConfigValue behaviour(const char* what) { return ConfigValue::table({{"behaviour", what}}); }
+ConfigValue behaviour(const char* what) {
+    return ConfigValue::table({{"behaviour", what}});
+}
 
 TEST(Glue, NegotiationFillsVersionsNamesAndCapabilities) {
     arbiter::testing::Harness<Scripted> harness;

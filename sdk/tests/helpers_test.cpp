@@ -14,13 +14,15 @@ using arbiter::ConfigTable;
 using arbiter::ConfigValue;
 
 std::vector<uint8_t> sample_config() {
-    return ConfigValue::table({
-                                  {"speed", 20},
-                                  {"name", "arena"},
-                                  {"strict", true},
-                                  {"tiers", ConfigValue::array({"gold", "silver"})},
-                                  {"weapons", ConfigValue::table({{"rifle", ConfigValue::table({{"range", 300.5}})}})},
-                              })
+    return ConfigValue::table(
+               {
+                   {"speed", 20},
+                   {"name", "arena"},
+                   {"strict", true},
+                   {"tiers", ConfigValue::array({"gold", "silver"})},
+                   {"weapons",
+                    ConfigValue::table({{"rifle", ConfigValue::table({{"range", 300.5}})}})},
+               })
         .to_flexbuffer();
 }
 
@@ -99,8 +101,8 @@ TEST(State, EveryDamageIsRefused) {
     arbiter::StateWriter out("TST1", 2);
     out.put<uint64_t>(1000);
     auto blob = out.finish();
-    EXPECT_THROW(arbiter::StateReader(blob, "OTHR", 2), arbiter::StateError);    // another plugin's
-    EXPECT_THROW(arbiter::StateReader(blob, "TST1", 1), arbiter::StateError);    // newer version
+    EXPECT_THROW(arbiter::StateReader(blob, "OTHR", 2), arbiter::StateError);  // another plugin's
+    EXPECT_THROW(arbiter::StateReader(blob, "TST1", 1), arbiter::StateError);  // newer version
     auto truncated = blob;
     truncated.pop_back();
     EXPECT_THROW(arbiter::StateReader(truncated, "TST1", 2), arbiter::StateError);
@@ -134,7 +136,8 @@ TEST(Evidence, WritesValidEscapedJson) {
                     .add("nested", arbiter::Evidence().add("k", "v"))
                     .str();
     EXPECT_EQ(text,
-              "{\"speed\":25.5,\"count\":3,\"ok\":false,\"name\":\"a\\\"b\\\\c\\n\",\"bad\":null,\"xs\":[1,2],"
+              "{\"speed\":25.5,\"count\":3,\"ok\":false,\"name\":\"a\\\"b\\\\c\\n\",\"bad\":null,"
+              "\"xs\":[1,2],"
               "\"nested\":{\"k\":\"v\"}}");
     EXPECT_EQ(arbiter::Evidence().str(), "{}");
 }
@@ -142,7 +145,9 @@ TEST(Evidence, WritesValidEscapedJson) {
 TEST(BatchBuilder, WritesVerifiableBatchesWithAdvancingSequence) {
     arbiter::BatchBuilder builder("relay-1", 99);
     builder.add(5, 1, 2, arbiter::build::Order{.kind = "dig", .repeat = true, .claimed_tick = 4});
-    builder.add(6, 1, 2, arbiter::build::MatchEnd{.reason = "done", .claimed_length_us = 1000, .ended_unix_us = 7});
+    builder.add(
+        6, 1, 2,
+        arbiter::build::MatchEnd{.reason = "done", .claimed_length_us = 1000, .ended_unix_us = 7});
     auto first = builder.finish();
     auto second = builder.finish();
     auto batch = arbiter::Batch::verified(first);
@@ -167,7 +172,8 @@ TEST(BatchBuilder, VerifiedRefusesDamage) {
     arbiter::BatchBuilder builder("relay-1", 1);
     builder.add(1, 1, 1, arbiter::build::Position{});
     auto bytes = builder.finish();
-    auto truncated = std::vector<uint8_t>(bytes.begin(), bytes.begin() + static_cast<long>(bytes.size() / 2));
+    auto truncated =
+        std::vector<uint8_t>(bytes.begin(), bytes.begin() + static_cast<long>(bytes.size() / 2));
     EXPECT_FALSE(arbiter::Batch::verified(truncated).has_value());
     std::vector<uint8_t> noise(64, 0xff);
     EXPECT_FALSE(arbiter::Batch::verified(noise).has_value());

@@ -110,7 +110,9 @@ typedef int32_t arb_status;
  * instance). */
 #define ARB_CAP_SHARD_BY_MATCH (1ull << 4)
 /* Every bit ABI 1.0 defines. The host refuses a plugin that sets any other. */
-#define ARB_CAP_ALL_1_0 (ARB_CAP_STATE | ARB_CAP_RECONFIGURE | ARB_CAP_MATCH_END | ARB_CAP_BASELINE | ARB_CAP_SHARD_BY_MATCH)
+#define ARB_CAP_ALL_1_0                                                           \
+    (ARB_CAP_STATE | ARB_CAP_RECONFIGURE | ARB_CAP_MATCH_END | ARB_CAP_BASELINE | \
+     ARB_CAP_SHARD_BY_MATCH)
 
 /* Log levels of arb_host_services.log. Added in 1.0. */
 #define ARB_LOG_TRACE 0

@@ -18,7 +18,7 @@
 namespace arbiter::host {
 
 class Aggregator {
-public:
+  public:
     explicit Aggregator(AggregationSettings settings);
 
     // Makes a player known (so it is assessed even with no signal), with its account id
@@ -36,7 +36,7 @@ public:
     void set_settings(AggregationSettings settings);
     const AggregationSettings& settings() const { return settings_; }
 
-private:
+  private:
     struct CheckKey {
         std::string plugin;
         std::string code;
@@ -44,7 +44,7 @@ private:
     };
     struct PlayerState {
         std::string account_id;
-        std::map<CheckKey, SignalRecord> best;   // strongest signal per check
+        std::map<CheckKey, SignalRecord> best;  // strongest signal per check
         Action latched = Action::clear;
         std::vector<std::string> latched_reasons;
         bool tripwire = false;

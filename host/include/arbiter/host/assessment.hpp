@@ -44,13 +44,13 @@ struct SignalRecord {
 
 struct Assessment {
     PlayerKey player;
-    std::string account_id;       // from the player's join, where known
+    std::string account_id;  // from the player's join, where known
     Action action = Action::clear;
     double combined_score = 0.0;  // 1 − Π(1 − class score), for display
     std::map<ModelClass, double> class_scores;
-    bool tripwire = false;        // an allowed trip-wire fired
-    std::vector<std::string> reasons;   // why the action, in words
-    std::vector<SignalRecord> checks;   // the strongest signal of each check, strongest first
+    bool tripwire = false;             // an allowed trip-wire fired
+    std::vector<std::string> reasons;  // why the action, in words
+    std::vector<SignalRecord> checks;  // the strongest signal of each check, strongest first
 };
 
 }  // namespace arbiter::host

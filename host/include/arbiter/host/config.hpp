@@ -27,11 +27,11 @@ struct SourcePosition {
 
 // One or more problems in a config file, each "file:line:column: what".
 class ConfigError : public std::runtime_error {
-public:
+  public:
     explicit ConfigError(std::vector<std::string> problems);
     const std::vector<std::string>& problems() const { return problems_; }
 
-private:
+  private:
     std::vector<std::string> problems_;
 };
 
@@ -45,14 +45,15 @@ struct AggregationSettings {
     // A validation score at or above review_threshold reaches FlagForReview alone.
     bool validation_alone_reaches_review = true;
     // Classes that reach FlagForReview only with a second class at Monitor or above.
-    std::vector<ModelClass> second_class_required = {ModelClass::behavioural, ModelClass::statistical};
+    std::vector<ModelClass> second_class_required = {ModelClass::behavioural,
+                                                     ModelClass::statistical};
     // A trip-wire from a plugin allowed to raise them reaches FlagForReview alone.
     bool tripwires_reach_review = true;
 };
 
 struct SinkSettings {
-    std::string security_log;      // path of the JSON Lines security-event log; "" = none
-    double report_threshold = 0.3; // a signal's weighted score needed to be logged
+    std::string security_log;       // path of the JSON Lines security-event log; "" = none
+    double report_threshold = 0.3;  // a signal's weighted score needed to be logged
 };
 
 struct HostSettings {
@@ -63,16 +64,16 @@ struct HostSettings {
 };
 
 struct PluginSettings {
-    std::string name;                    // the key under [plugins]
-    std::filesystem::path library;       // resolved path of the .so
-    bool bundled = false;                // library named a bundled plugin
+    std::string name;               // the key under [plugins]
+    std::filesystem::path library;  // resolved path of the .so
+    bool bundled = false;           // library named a bundled plugin
     bool enabled = true;
     std::optional<ModelClass> model_class;  // operator's override of the declared class
     double weight = 1.0;
-    bool tripwires = false;              // may raise trip-wires (default: bundled ones)
-    std::filesystem::path baseline;      // "" = none
-    std::vector<uint8_t> config;         // [plugins.NAME.config] as a FlexBuffers map
-    SourcePosition position;             // of [plugins.NAME]
+    bool tripwires = false;          // may raise trip-wires (default: bundled ones)
+    std::filesystem::path baseline;  // "" = none
+    std::vector<uint8_t> config;     // [plugins.NAME.config] as a FlexBuffers map
+    SourcePosition position;         // of [plugins.NAME]
     // Where each key of the plugin's own table stands, by dotted path, so that a
     // plugin's complaint about a key can point at the file, line and column.
     std::map<std::string, SourcePosition> config_positions;

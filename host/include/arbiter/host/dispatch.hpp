@@ -23,7 +23,7 @@ namespace arbiter::host {
 // One configured plugin: what the operator asked for and what the host made of it.
 struct PluginSlot {
     PluginSettings settings;
-    std::shared_ptr<PluginLibrary> library;           // null when the plugin was refused
+    std::shared_ptr<PluginLibrary> library;  // null when the plugin was refused
     std::unique_ptr<PluginInstance> instance;
     std::string error;                                // why it was refused
     ModelClass model_class = ModelClass::validation;  // the operator's, else the plugin's
@@ -35,7 +35,7 @@ struct PluginSlot {
 PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics);
 
 class Dispatcher {
-public:
+  public:
     explicit Dispatcher(Metrics& metrics) : metrics_(metrics) {}
 
     void add(PluginSlot slot) { slots_.push_back(std::move(slot)); }
@@ -44,11 +44,13 @@ public:
     // Every active plugin's signals for one batch.
     std::vector<SignalRecord> dispatch(const VerifiedBatch& batch);
     // Every active plugin's final signals for a match that ended.
-    std::vector<SignalRecord> end_match(const std::string& relay_id, uint64_t match_id, int64_t relay_time_us);
+    std::vector<SignalRecord> end_match(const std::string& relay_id, uint64_t match_id,
+                                        int64_t relay_time_us);
 
-private:
-    void collect(PluginSlot& slot, CallResult&& result, const std::string& relay_id, uint64_t match_id,
-                 int64_t relay_time_us, const char* call, std::vector<SignalRecord>& out);
+  private:
+    void collect(PluginSlot& slot, CallResult&& result, const std::string& relay_id,
+                 uint64_t match_id, int64_t relay_time_us, const char* call,
+                 std::vector<SignalRecord>& out);
 
     Metrics& metrics_;
     std::vector<PluginSlot> slots_;

@@ -32,7 +32,7 @@ uint32_t crc32(std::span<const uint8_t> bytes);
 std::vector<uint8_t> encode_record_header(std::span<const uint8_t> payload);
 
 class EventFileWriter {
-public:
+  public:
     // Creates (truncates) the file and writes its header; throws std::runtime_error.
     explicit EventFileWriter(const std::filesystem::path& path);
     void write(std::span<const uint8_t> batch);
@@ -40,31 +40,34 @@ public:
     void close();
     ~EventFileWriter();
 
-private:
+  private:
     std::filesystem::path path_;
     std::ofstream out_;
 };
 
 // Writes a whole file in one go.
-void write_event_file(const std::filesystem::path& path, const std::vector<std::vector<uint8_t>>& batches);
+void write_event_file(const std::filesystem::path& path,
+                      const std::vector<std::vector<uint8_t>>& batches);
 
 // One step of reading: either a record's payload, or a stretch of damage.
 struct EventFileItem {
     enum class Kind { record, damage };
     Kind kind = Kind::record;
-    uint64_t offset = 0;                // where the record or the damage begins
-    std::span<const uint8_t> payload;   // record: the batch bytes (valid while the reader lives)
-    uint64_t skipped = 0;               // damage: how many bytes were passed over
-    std::string problem;                // damage: what was wrong
+    uint64_t offset = 0;               // where the record or the damage begins
+    std::span<const uint8_t> payload;  // record: the batch bytes (valid while the reader lives)
+    uint64_t skipped = 0;              // damage: how many bytes were passed over
+    std::string problem;               // damage: what was wrong
 };
 
 class EventFileReader {
-public:
+  public:
     // Maps the file; throws std::runtime_error naming the file when it cannot be read
     // or does not begin with the event-log header.
-    explicit EventFileReader(const std::filesystem::path& path, uint32_t max_payload = kMaxRecordPayload);
+    explicit EventFileReader(const std::filesystem::path& path,
+                             uint32_t max_payload = kMaxRecordPayload);
     // Reads from memory instead (the bytes must outlive the reader).
-    EventFileReader(std::span<const uint8_t> bytes, std::string name, uint32_t max_payload = kMaxRecordPayload);
+    EventFileReader(std::span<const uint8_t> bytes, std::string name,
+                    uint32_t max_payload = kMaxRecordPayload);
     ~EventFileReader();
     EventFileReader(const EventFileReader&) = delete;
     EventFileReader& operator=(const EventFileReader&) = delete;
@@ -74,7 +77,7 @@ public:
     const std::string& name() const { return name_; }
     uint64_t size() const { return bytes_.size(); }
 
-private:
+  private:
     void check_header();
     // The offset of the next plausible record header at or after `from`, or the end.
     uint64_t resync(uint64_t from) const;

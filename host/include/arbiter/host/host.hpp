@@ -8,9 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
-#include <map>
 #include <span>
 #include <string>
 #include <utility>
@@ -36,7 +36,7 @@ struct HostCounters {
 };
 
 class Host {
-public:
+  public:
     // Loads every enabled plugin of the config. A plugin that cannot be loaded is
     // refused (see plugins()) and the host runs with the others. Throws only when the
     // host itself cannot start (its work folder, its security-event log).
@@ -56,7 +56,9 @@ public:
     void close();
 
     std::vector<Assessment> assessments() const { return aggregator_.assessments(); }
-    std::optional<Assessment> assessment(const PlayerKey& player) const { return aggregator_.assessment(player); }
+    std::optional<Assessment> assessment(const PlayerKey& player) const {
+        return aggregator_.assessment(player);
+    }
     const std::vector<PluginSlot>& plugins() const { return dispatcher_.slots(); }
     // The refusals among plugins(), one message each.
     std::vector<std::string> plugin_errors() const;
@@ -65,7 +67,7 @@ public:
     const ServerConfig& config() const { return config_; }
     void add_sink(std::shared_ptr<Sink> sink) { sinks_.push_back(std::move(sink)); }
 
-private:
+  private:
     void register_players(const VerifiedBatch& batch);
     void aggregate(const std::vector<SignalRecord>& signals);
 

@@ -14,13 +14,13 @@ namespace arbiter::host {
 
 // Counters and gauges, by name. Thread-safe.
 class Metrics {
-public:
+  public:
     void add(const std::string& name, double value);
     void set(const std::string& name, double value);
     double get(const std::string& name) const;
     std::map<std::string, double> snapshot() const;
 
-private:
+  private:
     mutable std::mutex mutex_;
     std::map<std::string, double> values_;
 };

@@ -21,15 +21,17 @@ struct VerifiedBatch {
     size_t event_count = 0;
     int64_t first_relay_time_us = 0;
     int64_t last_relay_time_us = 0;
-    bool ends_match = false;   // holds a MatchEnd event
+    bool ends_match = false;  // holds a MatchEnd event
 
-    const fb::EventBatch& root() const { return *flatbuffers::GetRoot<fb::EventBatch>(bytes.data()); }
+    const fb::EventBatch& root() const {
+        return *flatbuffers::GetRoot<fb::EventBatch>(bytes.data());
+    }
 };
 
 struct IngestResult {
     bool ok = false;
-    VerifiedBatch batch;   // when ok
-    std::string problem;   // when not: what was wrong
+    VerifiedBatch batch;  // when ok
+    std::string problem;  // when not: what was wrong
 };
 
 // Checks bytes from outside (a file, a socket, the embedding API).

@@ -30,16 +30,16 @@ struct RawSignal {
 // The outcome of one call into a plugin.
 struct CallResult {
     arb_status status = ARB_OK;
-    std::string error;             // status != ARB_OK: the plugin's last error
+    std::string error;  // status != ARB_OK: the plugin's last error
     std::vector<RawSignal> signals;
-    size_t dropped = 0;            // malformed signals the host refused
+    size_t dropped = 0;  // malformed signals the host refused
     bool ok() const { return status == ARB_OK; }
 };
 
 const char* status_name(arb_status status);
 
 class PluginInstance {
-public:
+  public:
     // Creates an instance; throws PluginError with the plugin's own reason, and, for a
     // config error, the file, line and column of the key it names.
     PluginInstance(std::shared_ptr<PluginLibrary> library, const PluginSettings& settings,
@@ -58,7 +58,7 @@ public:
     const PluginLibrary& library() const { return *library_; }
     const std::string& label() const { return library_->label(); }
 
-private:
+  private:
     std::string last_error();
     // Keeps a well-formed signal; drops, counts and logs any other. True when kept.
     bool check_signal_and_keep(const arb_signal* signal, CallResult& result);

@@ -18,7 +18,7 @@
 namespace arbiter::host {
 
 class PluginError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
@@ -39,7 +39,7 @@ std::string describe_capabilities(uint64_t bits);
 // The private folder that holds the copies of loaded plugins (mode 0700), and the
 // generation counter that names them.
 class PluginStore {
-public:
+  public:
     // dir "" makes a new folder under $TMPDIR, removed again on destruction.
     explicit PluginStore(const std::string& dir = "");
     ~PluginStore();
@@ -51,7 +51,7 @@ public:
     std::filesystem::path add_copy(const std::filesystem::path& source, const std::string& label);
     const std::filesystem::path& dir() const { return dir_; }
 
-private:
+  private:
     std::filesystem::path dir_;
     bool owned_ = false;
     std::mutex mutex_;
@@ -61,10 +61,11 @@ private:
 // One loaded copy of a plugin. Instances hold it by shared_ptr, so the library is
 // released only after its last instance is destroyed.
 class PluginLibrary {
-public:
+  public:
     // label names the plugin in messages (its key in server_config.toml).
-    static std::shared_ptr<PluginLibrary> load(const std::filesystem::path& source, const std::string& label,
-                                               PluginStore& store, Metrics* metrics);
+    static std::shared_ptr<PluginLibrary> load(const std::filesystem::path& source,
+                                               const std::string& label, PluginStore& store,
+                                               Metrics* metrics);
     ~PluginLibrary();
     PluginLibrary(const PluginLibrary&) = delete;
     PluginLibrary& operator=(const PluginLibrary&) = delete;
@@ -78,7 +79,7 @@ public:
     const std::filesystem::path& private_copy() const { return copy_; }
     const std::string& label() const { return label_; }
 
-private:
+  private:
     PluginLibrary() = default;
 
     std::string label_;

@@ -14,7 +14,7 @@
 namespace arbiter::host {
 
 class Sink {
-public:
+  public:
     virtual ~Sink() = default;
     // Every signal the host accepted, in the order it was reported.
     virtual void on_signal(const SignalRecord& signal) { (void)signal; }
@@ -27,7 +27,7 @@ public:
 // each signal whose weighted score reaches the reporting threshold, with the review
 // fields left empty for a human.
 class SecurityEventLog : public Sink {
-public:
+  public:
     // Opens the file for appending; throws std::runtime_error naming it.
     SecurityEventLog(const std::string& path, std::string server_id, double report_threshold,
                      double review_threshold);
@@ -35,7 +35,7 @@ public:
     void flush() override;
     uint64_t written() const { return next_id_ - 1; }
 
-private:
+  private:
     std::string path_;
     std::string server_id_;
     double threshold_;

@@ -61,12 +61,14 @@ struct PluginInfo {
 
 // The host's services for one instance: log, clock, metrics. Thread-safe.
 class Host {
-public:
+  public:
     Host() = default;
-    Host(arb_host* handle, const arb_host_services* services) : handle_(handle), services_(services) {}
+    Host(arb_host* handle, const arb_host_services* services)
+        : handle_(handle), services_(services) {}
 
     void log(LogLevel level, std::string_view message) const {
-        if (services_) services_->log(handle_, static_cast<uint32_t>(level), {message.data(), message.size()});
+        if (services_)
+            services_->log(handle_, static_cast<uint32_t>(level), {message.data(), message.size()});
     }
     void debug(std::string_view message) const { log(LogLevel::debug, message); }
     void info(std::string_view message) const { log(LogLevel::info, message); }
@@ -83,7 +85,7 @@ public:
         if (services_) services_->metric_set(handle_, {name.data(), name.size()}, value);
     }
 
-private:
+  private:
     arb_host* handle_ = nullptr;
     const arb_host_services* services_ = nullptr;
 };
@@ -91,14 +93,14 @@ private:
 // What an analyzer is created (or reconfigured) with.
 struct Context {
     Host host;
-    ConfigTable config;                  // the plugin's own table; borrowed for the call
-    std::span<const uint8_t> baseline;   // empty when none is configured; borrowed
+    ConfigTable config;                 // the plugin's own table; borrowed for the call
+    std::span<const uint8_t> baseline;  // empty when none is configured; borrowed
     uint32_t shard_index = 0;
     uint32_t shard_count = 1;
 };
 
 class Analyzer {
-public:
+  public:
     virtual ~Analyzer() = default;
     Analyzer(const Analyzer&) = delete;
     Analyzer& operator=(const Analyzer&) = delete;
@@ -106,11 +108,11 @@ public:
     // One batch of one match, in order. Report signals through `signals`.
     virtual void on_batch(const Batch& batch, Signals& signals) = 0;
 
-protected:
+  protected:
     explicit Analyzer(const Context& context) : host_(context.host) {}
     const Host& host() const { return host_; }
 
-private:
+  private:
     Host host_;
 };
 

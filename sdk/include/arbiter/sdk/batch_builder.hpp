@@ -102,7 +102,7 @@ struct Extension {
 }  // namespace build
 
 class BatchBuilder {
-public:
+  public:
     BatchBuilder(std::string relay_id, uint64_t match_id, uint64_t first_sequence = 0)
         : relay_id_(std::move(relay_id)), match_id_(match_id), sequence_(first_sequence) {}
 
@@ -185,7 +185,8 @@ public:
         return push(t_us, tick, player, fb::EventBody::KillClaim, b.Finish().Union());
     }
     BatchBuilder& add(int64_t t_us, uint64_t tick, uint32_t player, const build::Inventory& e) {
-        auto body = fb::CreateInventoryChange(fbb_, text(e.item_id), e.delta, e.count_after, text(e.source));
+        auto body = fb::CreateInventoryChange(fbb_, text(e.item_id), e.delta, e.count_after,
+                                              text(e.source));
         return push(t_us, tick, player, fb::EventBody::InventoryChange, body.Union());
     }
     BatchBuilder& add(int64_t t_us, uint64_t tick, uint32_t player, const build::Stat& e) {
@@ -222,14 +223,15 @@ public:
         b.add_sequence(sequence_);
         b.add_events(events);
         fbb_.Finish(b.Finish(), ARB_SCHEMA_FILE_IDENTIFIER);
-        std::vector<uint8_t> bytes(fbb_.GetBufferPointer(), fbb_.GetBufferPointer() + fbb_.GetSize());
+        std::vector<uint8_t> bytes(fbb_.GetBufferPointer(),
+                                   fbb_.GetBufferPointer() + fbb_.GetSize());
         fbb_.Clear();
         events_.clear();
         ++sequence_;
         return bytes;
     }
 
-private:
+  private:
     flatbuffers::Offset<flatbuffers::String> text(const std::string& value) {
         return value.empty() ? 0 : fbb_.CreateString(value);
     }

@@ -8,8 +8,8 @@
 #pragma once
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <set>
@@ -25,7 +25,7 @@ namespace arbiter {
 
 // A config value is wrong. what() is "key.path: problem", the form the host parses.
 class ConfigError : public std::runtime_error {
-public:
+  public:
     ConfigError(std::string key, std::string problem)
         : std::runtime_error(key.empty() ? problem : key + ": " + problem),
           key_(std::move(key)),
@@ -33,7 +33,7 @@ public:
     const std::string& key() const { return key_; }
     const std::string& problem() const { return problem_; }
 
-private:
+  private:
     std::string key_;
     std::string problem_;
 };
@@ -61,7 +61,7 @@ struct Range {
         return text;
     }
 
-private:
+  private:
     static std::string format(double value) {
         char buffer[32];
         std::snprintf(buffer, sizeof buffer, "%g", value);
@@ -70,7 +70,7 @@ private:
 };
 
 class ConfigTable {
-public:
+  public:
     // Verifies the bytes and reads them as a map; size 0 reads as an empty table.
     static ConfigTable parse(std::span<const uint8_t> bytes) {
         auto tracker = std::make_shared<Tracker>();
@@ -92,7 +92,8 @@ public:
         if (!value.IsNumeric()) throw wrong_type(key, range.describe(), value);
         double number = value.AsDouble();
         if (!range.contains(number))
-            throw ConfigError(path(key), "expected " + range.describe() + ", got " + value.ToString());
+            throw ConfigError(path(key),
+                              "expected " + range.describe() + ", got " + value.ToString());
         return number;
     }
 
@@ -146,8 +147,8 @@ public:
             if (!vector[i].IsNumeric()) throw ConfigError(item, "expected a number");
             double number = vector[i].AsDouble();
             if (!range.contains(number))
-                throw ConfigError(item, "expected " + range.describe() + ", got " +
-                                            vector[i].ToString());
+                throw ConfigError(item,
+                                  "expected " + range.describe() + ", got " + vector[i].ToString());
             out.push_back(number);
         }
         return out;
@@ -167,7 +168,8 @@ public:
     std::vector<std::string> keys() const {
         std::vector<std::string> out;
         auto keys = map_.Keys();
-        for (size_t i = 0; i < keys.size(); ++i) out.push_back(keys[i].AsKey());
+        for (size_t i = 0; i < keys.size(); ++i)
+            out.push_back(keys[i].AsKey());
         return out;
     }
 
@@ -189,7 +191,7 @@ public:
         }
     }
 
-private:
+  private:
     struct Tracker {
         std::set<std::string> read;
         std::set<std::string> tables;

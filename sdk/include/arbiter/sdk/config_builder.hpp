@@ -16,7 +16,7 @@
 namespace arbiter {
 
 class ConfigValue {
-public:
+  public:
     using Array = std::vector<ConfigValue>;
     using Table = std::vector<std::pair<std::string, ConfigValue>>;
 
@@ -43,18 +43,20 @@ public:
         return builder.GetBuffer();
     }
 
-private:
+  private:
     void write(flexbuffers::Builder& builder, const char* key) const {
         std::visit(
             [&](const auto& value) {
                 using T = std::decay_t<decltype(value)>;
                 if constexpr (std::is_same_v<T, Table>) {
                     auto start = key ? builder.StartMap(key) : builder.StartMap();
-                    for (const auto& [name, member] : value) member.write(builder, name.c_str());
+                    for (const auto& [name, member] : value)
+                        member.write(builder, name.c_str());
                     builder.EndMap(start);
                 } else if constexpr (std::is_same_v<T, Array>) {
                     auto start = key ? builder.StartVector(key) : builder.StartVector();
-                    for (const auto& item : value) item.write(builder, nullptr);
+                    for (const auto& item : value)
+                        item.write(builder, nullptr);
                     builder.EndVector(start, false, false);
                 } else if (key) {
                     write_scalar_keyed(builder, key, value);
@@ -65,10 +67,18 @@ private:
             value_);
     }
 
-    static void write_scalar_keyed(flexbuffers::Builder& b, const char* key, const std::string& v) { b.String(key, v); }
-    static void write_scalar_keyed(flexbuffers::Builder& b, const char* key, bool v) { b.Bool(key, v); }
-    static void write_scalar_keyed(flexbuffers::Builder& b, const char* key, int64_t v) { b.Int(key, v); }
-    static void write_scalar_keyed(flexbuffers::Builder& b, const char* key, double v) { b.Double(key, v); }
+    static void write_scalar_keyed(flexbuffers::Builder& b, const char* key, const std::string& v) {
+        b.String(key, v);
+    }
+    static void write_scalar_keyed(flexbuffers::Builder& b, const char* key, bool v) {
+        b.Bool(key, v);
+    }
+    static void write_scalar_keyed(flexbuffers::Builder& b, const char* key, int64_t v) {
+        b.Int(key, v);
+    }
+    static void write_scalar_keyed(flexbuffers::Builder& b, const char* key, double v) {
+        b.Double(key, v);
+    }
     static void write_scalar(flexbuffers::Builder& b, const std::string& v) { b.String(v); }
     static void write_scalar(flexbuffers::Builder& b, bool v) { b.Bool(v); }
     static void write_scalar(flexbuffers::Builder& b, int64_t v) { b.Int(v); }

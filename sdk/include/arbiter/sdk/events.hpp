@@ -44,15 +44,16 @@ struct MatchKeyHash {
 
 // The events of a batch, as a range of const fb::Event*.
 class EventRange {
-public:
+  public:
     using Vector = flatbuffers::Vector<flatbuffers::Offset<fb::Event>>;
 
     class iterator {
-    public:
+      public:
         using value_type = const fb::Event*;
         using difference_type = std::ptrdiff_t;
         iterator() = default;
-        iterator(const Vector* vector, flatbuffers::uoffset_t index) : vector_(vector), index_(index) {}
+        iterator(const Vector* vector, flatbuffers::uoffset_t index)
+            : vector_(vector), index_(index) {}
         const fb::Event* operator*() const { return vector_->Get(index_); }
         iterator& operator++() {
             ++index_;
@@ -65,7 +66,7 @@ public:
         }
         bool operator==(const iterator& other) const { return index_ == other.index_; }
 
-    private:
+      private:
         const Vector* vector_ = nullptr;
         flatbuffers::uoffset_t index_ = 0;
     };
@@ -79,12 +80,12 @@ public:
         return vector_->Get(static_cast<flatbuffers::uoffset_t>(index));
     }
 
-private:
+  private:
     const Vector* vector_;
 };
 
 class Batch {
-public:
+  public:
     // Views bytes the host has verified (on_batch); no check is made here.
     static Batch trusted(std::span<const uint8_t> bytes) {
         return Batch(flatbuffers::GetRoot<fb::EventBatch>(bytes.data()), bytes);
@@ -106,8 +107,9 @@ public:
     MatchKey match() const { return {std::string(relay_id()), match_id()}; }
     EventRange events() const { return EventRange(root_->events()); }
 
-private:
-    Batch(const fb::EventBatch* root, std::span<const uint8_t> bytes) : root_(root), bytes_(bytes) {}
+  private:
+    Batch(const fb::EventBatch* root, std::span<const uint8_t> bytes)
+        : root_(root), bytes_(bytes) {}
     const fb::EventBatch* root_;
     std::span<const uint8_t> bytes_;
 };

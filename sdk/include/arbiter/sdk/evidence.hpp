@@ -17,7 +17,7 @@
 namespace arbiter {
 
 class Evidence {
-public:
+  public:
     Evidence() = default;
 
     template <std::floating_point F>
@@ -28,8 +28,7 @@ public:
     }
 
     template <std::integral I>
-        requires(!std::same_as<I, bool>)
-    Evidence& add(std::string_view key, I value) {
+    requires(!std::same_as<I, bool>) Evidence& add(std::string_view key, I value) {
         begin_member(key);
         body_ += std::to_string(value);
         return *this;
@@ -60,8 +59,8 @@ public:
 
     // An array of numbers, e.g. positions or intervals.
     template <class T>
-        requires std::is_arithmetic_v<T>
-    Evidence& add(std::string_view key, std::span<const T> values) {
+    requires std::is_arithmetic_v<T> Evidence& add(std::string_view key,
+                                                   std::span<const T> values) {
         begin_member(key);
         body_ += '[';
         for (size_t i = 0; i < values.size(); ++i) {
@@ -91,7 +90,7 @@ public:
     std::string str() const { return "{" + body_ + "}"; }
     bool empty() const { return body_.empty(); }
 
-private:
+  private:
     void begin_member(std::string_view key) {
         if (!body_.empty()) body_ += ',';
         append_string(key);
@@ -114,11 +113,21 @@ private:
         body_ += '"';
         for (char c : text) {
             switch (c) {
-                case '"': body_ += "\\\""; break;
-                case '\\': body_ += "\\\\"; break;
-                case '\n': body_ += "\\n"; break;
-                case '\r': body_ += "\\r"; break;
-                case '\t': body_ += "\\t"; break;
+                case '"':
+                    body_ += "\\\"";
+                    break;
+                case '\\':
+                    body_ += "\\\\";
+                    break;
+                case '\n':
+                    body_ += "\\n";
+                    break;
+                case '\r':
+                    body_ += "\\r";
+                    break;
+                case '\t':
+                    body_ += "\\t";
+                    break;
                 default:
                     if (static_cast<unsigned char>(c) < 0x20) {
                         char escaped[8];

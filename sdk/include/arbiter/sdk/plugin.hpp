@@ -20,17 +20,29 @@
 namespace arbiter::detail {
 
 template <class T>
-concept HasMatchEnd = requires(T& t, const MatchKey& key, Signals& signals) { t.on_match_end(key, signals); };
+concept HasMatchEnd = requires(T& t, const MatchKey& key, Signals& signals) {
+    t.on_match_end(key, signals);
+};
 template <class T>
-concept HasConfigure = requires(T& t, const Context& context) { t.configure(context); };
+concept HasConfigure = requires(T& t, const Context& context) {
+    t.configure(context);
+};
 template <class T>
-concept HasSaveState = requires(T& t) { { t.save_state() } -> std::convertible_to<std::vector<uint8_t>>; };
+concept HasSaveState = requires(T& t) {
+    { t.save_state() } -> std::convertible_to<std::vector<uint8_t>>;
+};
 template <class T>
-concept HasRestoreState = requires(T& t, std::span<const uint8_t> blob) { t.restore_state(blob); };
+concept HasRestoreState = requires(T& t, std::span<const uint8_t> blob) {
+    t.restore_state(blob);
+};
 template <class T>
-concept HasBaselineBegin = requires(T& t) { t.baseline_begin(); };
+concept HasBaselineBegin = requires(T& t) {
+    t.baseline_begin();
+};
 template <class T>
-concept HasBaselineEnd = requires(T& t) { { t.baseline_end() } -> std::convertible_to<std::vector<uint8_t>>; };
+concept HasBaselineEnd = requires(T& t) {
+    { t.baseline_end() } -> std::convertible_to<std::vector<uint8_t>>;
+};
 
 // Everything a C handle points at: the analyzer, and what the C slots must keep alive
 // between calls (the last error, the last blob returned).
@@ -77,7 +89,8 @@ arb_status guarded(Instance<T>* instance, Body&& body) noexcept {
 inline Context make_context(const arb_create_args* args) {
     Context context;
     context.host = Host(args->host, args->services);
-    context.config = ConfigTable::parse({args->config.data, static_cast<size_t>(args->config.size)});
+    context.config =
+        ConfigTable::parse({args->config.data, static_cast<size_t>(args->config.size)});
     context.baseline = {args->baseline.data, static_cast<size_t>(args->baseline.size)};
     context.shard_index = args->shard_index;
     context.shard_count = args->shard_count ? args->shard_count : 1;
@@ -142,7 +155,8 @@ struct Glue {
         return instance->analyzer.get();
     }
 
-    static arb_status on_batch(arb_instance* handle, arb_bytes batch, const arb_signal_sink* sink) noexcept {
+    static arb_status on_batch(arb_instance* handle, arb_bytes batch,
+                               const arb_signal_sink* sink) noexcept {
         if (!handle) return ARB_ERR_INVALID_ARGUMENT;
         auto* instance = unwrap<T>(handle);
         if (!sink || !sink->emit || !batch.data) {
@@ -153,7 +167,8 @@ struct Glue {
             T* analyzer = ready(instance);
             if (!analyzer) throw std::logic_error(instance->last_error);
             Signals signals(sink);
-            analyzer->on_batch(Batch::trusted({batch.data, static_cast<size_t>(batch.size)}), signals);
+            analyzer->on_batch(Batch::trusted({batch.data, static_cast<size_t>(batch.size)}),
+                               signals);
         });
     }
 
@@ -275,10 +290,10 @@ arb_status negotiate(arb_negotiation* negotiation) noexcept {
 }  // namespace arbiter::detail
 
 // Exports the plugin's entry symbol for AnalyzerClass. Use once per plugin library.
-#define ARBITER_PLUGIN(AnalyzerClass)                                                      \
-    extern "C" __attribute__((visibility("default"))) arb_status arbiter_plugin_entry(     \
-        arb_negotiation* negotiation) {                                                    \
-        return ::arbiter::detail::negotiate<AnalyzerClass>(negotiation);                   \
-    }                                                                                      \
-    static_assert(std::is_same_v<decltype(&arbiter_plugin_entry), arb_entry_fn>,           \
+#define ARBITER_PLUGIN(AnalyzerClass)                                                  \
+    extern "C" __attribute__((visibility("default"))) arb_status arbiter_plugin_entry( \
+        arb_negotiation* negotiation) {                                                \
+        return ::arbiter::detail::negotiate<AnalyzerClass>(negotiation);               \
+    }                                                                                  \
+    static_assert(std::is_same_v<decltype(&arbiter_plugin_entry), arb_entry_fn>,       \
                   "arbiter_plugin_entry has the type of arb_entry_fn")

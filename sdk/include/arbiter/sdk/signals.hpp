@@ -25,7 +25,7 @@ struct Signal {
 
 // The host's signal sink for the call in hand (on_batch, on_match_end).
 class Signals {
-public:
+  public:
     explicit Signals(const arb_signal_sink* sink) : sink_(sink) {}
 
     // Returns false when the host dropped the signal as malformed (it logs why).
@@ -45,7 +45,7 @@ public:
 
     size_t emitted() const { return emitted_; }
 
-private:
+  private:
     const arb_signal_sink* sink_;
     size_t emitted_ = 0;
 };

@@ -25,7 +25,7 @@
 namespace arbiter {
 
 class StateError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
@@ -42,17 +42,15 @@ inline constexpr size_t kStateHeaderSize = 4 + 4 + 4 + 8 + 8;
 }  // namespace detail
 
 class StateWriter {
-public:
+  public:
     // tag: four characters that name the plugin's state format, e.g. "REF1".
     StateWriter(std::string_view tag, uint32_t version) : tag_(tag), version_(version) {
         if (tag_.size() != 4) throw std::invalid_argument("a state tag has four characters");
     }
 
     template <class T>
-        requires std::is_arithmetic_v<T>
-    void put(T value) {
-        append_raw(&value, sizeof(T));
-    }
+    requires std::is_arithmetic_v<T>
+    void put(T value) { append_raw(&value, sizeof(T)); }
 
     void put_string(std::string_view text) {
         put<uint64_t>(text.size());
@@ -77,7 +75,7 @@ public:
         return blob;
     }
 
-private:
+  private:
     void append_raw(const void* data, size_t size) {
         if (size == 0) return;
         size_t at = payload_.size();
@@ -99,7 +97,7 @@ private:
 };
 
 class StateReader {
-public:
+  public:
     // Checks the seal. max_version: the newest version this plugin can read.
     StateReader(std::span<const uint8_t> blob, std::string_view tag, uint32_t max_version) {
         if (blob.size() < detail::kStateHeaderSize)
@@ -130,8 +128,7 @@ public:
     uint32_t version() const { return version_; }
 
     template <class T>
-        requires std::is_arithmetic_v<T>
-    T get() {
+    requires std::is_arithmetic_v<T> T get() {
         need(sizeof(T));
         T value;
         std::memcpy(&value, payload_.data() + offset_, sizeof(T));
@@ -173,7 +170,7 @@ public:
                              " unread bytes");
     }
 
-private:
+  private:
     void need(uint64_t size) const {
         if (size > payload_.size() - offset_)
             throw StateError("state blob ends early (wanted " + std::to_string(size) +

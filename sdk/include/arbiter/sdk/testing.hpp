@@ -45,18 +45,19 @@ struct LogLine {
 
 // The harness's stand-in for the host's services.
 class TestHost {
-public:
+  public:
     int64_t relay_time_us = 0;
     std::vector<LogLine> logs;
     std::map<std::string, double> metrics;
 
     arb_host* handle() { return reinterpret_cast<arb_host*>(this); }
     static const arb_host_services* services() {
-        static const arb_host_services table = {sizeof(arb_host_services), &log, &clock, &add, &set};
+        static const arb_host_services table = {sizeof(arb_host_services), &log, &clock, &add,
+                                                &set};
         return &table;
     }
 
-private:
+  private:
     static TestHost& self(arb_host* host) { return *reinterpret_cast<TestHost*>(host); }
     static void log(arb_host* host, uint32_t level, arb_string message) {
         self(host).logs.push_back({level, std::string(message.data, message.size)});
@@ -72,7 +73,7 @@ private:
 
 template <class T>
 class Harness {
-public:
+  public:
     explicit Harness(const ConfigValue& config = ConfigValue::table({}),
                      std::vector<uint8_t> baseline = {})
         : config_(config.to_flexbuffer()), baseline_(std::move(baseline)) {
@@ -107,8 +108,10 @@ public:
     // Runs one batch (verified first, as the host would) and returns its signals.
     std::vector<RecordedSignal> feed(std::span<const uint8_t> batch) {
         auto view = Batch::verified(batch);
-        if (!view) throw std::invalid_argument("the harness was given bytes that are not an EventBatch");
-        if (!view->events().empty()) host_.relay_time_us = (*view->events()[view->events().size() - 1]).relay_time_us();
+        if (!view)
+            throw std::invalid_argument("the harness was given bytes that are not an EventBatch");
+        if (!view->events().empty())
+            host_.relay_time_us = (*view->events()[view->events().size() - 1]).relay_time_us();
         return collect([&](const arb_signal_sink* sink) {
             return api_->on_batch(instance_, {batch.data(), batch.size()}, sink);
         });
@@ -117,7 +120,8 @@ public:
     std::vector<RecordedSignal> end_match(const std::string& relay_id, uint64_t match_id) {
         if (!api_->on_match_end) return {};
         return collect([&](const arb_signal_sink* sink) {
-            return api_->on_match_end(instance_, {relay_id.data(), relay_id.size()}, match_id, sink);
+            return api_->on_match_end(instance_, {relay_id.data(), relay_id.size()}, match_id,
+                                      sink);
         });
     }
 
@@ -129,7 +133,8 @@ public:
     // The state blob, or nullopt (see error()).
     std::optional<std::vector<uint8_t>> save_state() {
         arb_bytes out{};
-        if (!api_->save_state || record(api_->save_state(instance_, &out)) != ARB_OK) return std::nullopt;
+        if (!api_->save_state || record(api_->save_state(instance_, &out)) != ARB_OK)
+            return std::nullopt;
         return std::vector<uint8_t>(out.data, out.data + out.size);
     }
 
@@ -150,10 +155,11 @@ public:
     }
 
     bool any_signal_for(uint32_t player) const {
-        return std::any_of(all_.begin(), all_.end(), [&](const auto& s) { return s.player == player; });
+        return std::any_of(all_.begin(), all_.end(),
+                           [&](const auto& s) { return s.player == player; });
     }
 
-private:
+  private:
     const arb_create_args* args() {
         args_ = {};
         args_.struct_size = sizeof args_;
@@ -179,37 +185,38 @@ private:
             Harness* self;
             std::vector<RecordedSignal> signals;
         } state{this, {}};
-        arb_signal_sink sink{sizeof(arb_signal_sink), &state, [](void* context, const arb_signal* s) -> arb_status {
-                                 auto* sink_state = static_cast<Sink*>(context);
-                                 RecordedSignal r;
-                                 r.player = s->player;
-                                 r.code.assign(s->code.data, s->code.size);
-                                 r.score = s->score;
-                                 r.confidence = s->confidence;
-                                 r.tripwire = (s->flags & ARB_SIGNAL_TRIPWIRE) != 0;
-                                 r.evidence.assign(s->evidence_json.data, s->evidence_json.size);
-                                 r.relay_time_us = sink_state->self->host_.relay_time_us;
-                                 bool valid = std::isfinite(s->score) && std::isfinite(s->confidence) &&
-                                              s->score >= 0 && s->score <= 1 && s->confidence >= 0 &&
-                                              s->confidence <= 1 && s->player != 0 && !r.code.empty();
-                                 if (!valid) {
-                                     sink_state->self->dropped_++;
-                                     return ARB_ERR_INVALID_ARGUMENT;
-                                 }
-                                 sink_state->signals.push_back(r);
-                                 return ARB_OK;
-                             }};
+        arb_signal_sink sink{
+            sizeof(arb_signal_sink), &state, [](void* context, const arb_signal* s) -> arb_status {
+                auto* sink_state = static_cast<Sink*>(context);
+                RecordedSignal r;
+                r.player = s->player;
+                r.code.assign(s->code.data, s->code.size);
+                r.score = s->score;
+                r.confidence = s->confidence;
+                r.tripwire = (s->flags & ARB_SIGNAL_TRIPWIRE) != 0;
+                r.evidence.assign(s->evidence_json.data, s->evidence_json.size);
+                r.relay_time_us = sink_state->self->host_.relay_time_us;
+                bool valid = std::isfinite(s->score) && std::isfinite(s->confidence) &&
+                             s->score >= 0 && s->score <= 1 && s->confidence >= 0 &&
+                             s->confidence <= 1 && s->player != 0 && !r.code.empty();
+                if (!valid) {
+                    sink_state->self->dropped_++;
+                    return ARB_ERR_INVALID_ARGUMENT;
+                }
+                sink_state->signals.push_back(r);
+                return ARB_OK;
+            }};
         record(call(&sink));
         all_.insert(all_.end(), state.signals.begin(), state.signals.end());
         return state.signals;
     }
 
-public:
+  public:
     // Signals the harness refused as the host would (non-finite or out-of-range
     // numbers, player 0, empty code).
     size_t dropped() const { return dropped_; }
 
-private:
+  private:
     TestHost host_;
     std::vector<uint8_t> config_;
     std::vector<uint8_t> baseline_;
