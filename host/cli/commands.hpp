@@ -16,6 +16,7 @@ inline constexpr int kExitPartial = 3;
 
 int run_replay(const std::vector<std::string>& args);
 int run_plugins(const std::vector<std::string>& args);
+int run_check_plugin(const std::vector<std::string>& args);
 
 // Sets up logging to stderr at a level ("info", "warn", ...).
 void setup_logging(const std::string& level);

@@ -20,6 +20,9 @@ void print_usage(std::FILE* out) {
                  "      prints one assessment per player (a table, or JSON Lines with --json).\n"
                  "  arbiter plugins CONFIG\n"
                  "      Loads each configured plugin and shows its name, versions and capabilities.\n"
+                 "  arbiter check-plugin LIB [--config CONFIG] [--events FILE]\n"
+                 "      Checks a plugin library before it is dropped in: exports, versions,\n"
+                 "      capabilities, creation with its config, a run of the sample match, unloading.\n"
                  "  arbiter help | --help\n"
                  "\n"
                  "Exit status: 0 success; 1 usage error; 2 the config or an input cannot be read;\n"
@@ -43,6 +46,7 @@ int main(int argc, char** argv) {
     }
     if (command == "replay") return arbiter::cli::run_replay(args);
     if (command == "plugins") return arbiter::cli::run_plugins(args);
+    if (command == "check-plugin") return arbiter::cli::run_check_plugin(args);
     std::fprintf(stderr, "arbiter: unknown command '%s'\n\n", command.c_str());
     print_usage(stderr);
     return 1;

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "arbiter/host/elf_symbols.hpp"
 #include <spdlog/spdlog.h>
 
 namespace arbiter::host {
@@ -253,12 +255,11 @@ PluginLibrary::~PluginLibrary() {
     // ABI rule 14: a library that stays mapped after release (GNU unique symbols, a
     // thread_local with a destructor) would hand its old statics to a later load.
     if (!copy_.empty()) {
-        if (void* handle = ::dlopen(copy_.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+        if (library_still_resident(copy_)) {
             spdlog::warn(
                 "plugin '{}': {} is still resident after release (unique symbols or thread_local "
                 "destructors keep it loaded; `arbiter check-plugin` names them)",
                 label_, copy_.string());
-            ::dlclose(handle);
         }
         std::error_code ignored;
         std::filesystem::remove(copy_, ignored);

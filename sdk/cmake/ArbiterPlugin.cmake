@@ -15,7 +15,7 @@ function(arbiter_add_plugin target)
     set(ARG_OUTPUT_NAME ${target})
   endif()
   add_library(${target} MODULE ${ARG_SOURCES})
-  target_link_libraries(${target} PRIVATE arbiter::sdk)
+  target_link_libraries(${target} PRIVATE ArbiterSDK::sdk)
   set_target_properties(${target} PROPERTIES
     PREFIX ""
     OUTPUT_NAME "arbiter-${ARG_OUTPUT_NAME}"

@@ -27,7 +27,7 @@ public:
     static constexpr PluginInfo info{
         .name = "reference",
         .version = "0.1.0",
-        .contact = "https://github.com/arbiter-anticheat/arbiter",
+        .contact = "the Arbiter project (see its README)",
         .description = "validation checks: movement speed over relay-time windows, teleports",
         .model_class = ModelClass::validation,
         .shard_by_match = true,

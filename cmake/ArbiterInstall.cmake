@@ -1,0 +1,15 @@
+# The installed SDK: `find_package(ArbiterSDK)` gives ArbiterSDK::sdk (what a plugin
+# builds against), ArbiterSDK::host (the host library: embedding and PluginHarness) and
+# arbiter_add_plugin(); a pkg-config file serves builds without CMake.
+include(CMakePackageConfigHelpers)
+
+install(EXPORT ArbiterSDKTargets NAMESPACE ArbiterSDK:: DESTINATION lib/cmake/ArbiterSDK)
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/ArbiterSDKConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/ArbiterSDKConfig.cmake INSTALL_DESTINATION lib/cmake/ArbiterSDK)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/ArbiterSDKConfigVersion.cmake
+  COMPATIBILITY SameMajorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/ArbiterSDKConfig.cmake ${CMAKE_BINARY_DIR}/ArbiterSDKConfigVersion.cmake
+  DESTINATION lib/cmake/ArbiterSDK)
+
+configure_file(${CMAKE_CURRENT_LIST_DIR}/arbiter-sdk.pc.in ${CMAKE_BINARY_DIR}/arbiter-sdk.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/arbiter-sdk.pc DESTINATION lib/pkgconfig)
