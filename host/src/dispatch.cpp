@@ -8,9 +8,7 @@
 
 namespace arbiter::host {
 
-namespace {
-
-std::vector<uint8_t> read_baseline(const PluginSettings& settings) {
+std::vector<uint8_t> read_plugin_baseline(const PluginSettings& settings) {
     if (settings.baseline.empty()) return {};
     std::ifstream in(settings.baseline, std::ios::binary);
     if (!in)
@@ -20,6 +18,8 @@ std::vector<uint8_t> read_baseline(const PluginSettings& settings) {
     return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
                                 std::istreambuf_iterator<char>());
 }
+
+namespace {
 
 // Logs the first few failures of a plugin, then every power of two, so that a plugin
 // failing on every batch cannot flood the log.
@@ -36,7 +36,7 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
     try {
         auto library = PluginLibrary::load(settings.library, settings.name, store, &metrics);
         slot.model_class = settings.model_class.value_or(library->identity().declared_class);
-        auto baseline = read_baseline(settings);
+        auto baseline = read_plugin_baseline(settings);
         slot.instance =
             std::make_unique<PluginInstance>(library, settings, baseline, 0, 1, &metrics);
         slot.library = std::move(library);
@@ -52,6 +52,12 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
         spdlog::error("{}", slot.error);
     }
     return slot;
+}
+
+PluginSlot* Dispatcher::find(const std::string& name) {
+    for (auto& slot : slots_)
+        if (slot.settings.name == name) return &slot;
+    return nullptr;
 }
 
 void Dispatcher::collect(PluginSlot& slot, CallResult&& result, const std::string& relay_id,

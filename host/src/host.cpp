@@ -19,10 +19,15 @@ Host::Host(ServerConfig config)
         }
         dispatcher_.add(load_plugin_slot(settings, store_, metrics_));
     }
-    if (!config_.sinks.security_log.empty())
-        add_sink(std::make_shared<SecurityEventLog>(
-            config_.sinks.security_log, config_.host.server_id, config_.sinks.report_threshold,
-            config_.aggregation.review_threshold));
+    open_sinks();
+}
+
+void Host::open_sinks() {
+    if (config_.sinks.security_log.empty()) return;
+    security_log_ = std::make_shared<SecurityEventLog>(
+        config_.sinks.security_log, config_.host.server_id, config_.sinks.report_threshold,
+        config_.aggregation.review_threshold);
+    add_sink(security_log_);
 }
 
 Host::~Host() {

@@ -106,6 +106,18 @@ bool PluginInstance::check_signal_and_keep(const arb_signal* signal, CallResult&
     return true;
 }
 
+std::string describe_config_refusal(const PluginSettings& settings, const std::string& detail) {
+    std::string where = settings.position.str();
+    std::string what = detail.empty() ? "(no detail given)" : detail;
+    auto colon = detail.find(": ");
+    if (colon != std::string::npos && detail.find(' ') > colon) {
+        std::string key = detail.substr(0, colon);
+        where = settings.locate(key).str();
+        what = "plugins." + settings.name + ".config." + key + ": " + detail.substr(colon + 2);
+    }
+    return fmt::format("{}: plugin '{}' refused its config: {}", where, settings.name, what);
+}
+
 PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
                                const PluginSettings& settings, std::span<const uint8_t> baseline,
                                uint32_t shard_index, uint32_t shard_count, Metrics* metrics)
@@ -133,21 +145,8 @@ PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
     if (created) library_->api().destroy(created);
     if (status == ARB_OK) status = ARB_ERR_INTERNAL;  // OK without an instance
 
-    std::string where = settings.position.str();
-    if (status == ARB_ERR_CONFIG) {
-        // The SDK's convention: "key.path: problem". Point at the key in the file.
-        auto colon = detail.find(": ");
-        if (colon != std::string::npos && detail.find(' ') > colon) {
-            std::string key = detail.substr(0, colon);
-            where = settings.locate(key).str();
-            detail =
-                "plugins." + settings.name + ".config." + key + ": " + detail.substr(colon + 2);
-        }
-        throw PluginError(fmt::format("{}: plugin '{}' refused its config: {}", where,
-                                      settings.name,
-                                      detail.empty() ? "(no detail given)" : detail));
-    }
-    throw PluginError(fmt::format("{}: plugin '{}': create failed with {}{}{}", where,
+    if (status == ARB_ERR_CONFIG) throw PluginError(describe_config_refusal(settings, detail));
+    throw PluginError(fmt::format("{}: plugin '{}': create failed with {}{}{}", settings.position.str(),
                                   settings.name, status_name(status), detail.empty() ? "" : ": ",
                                   detail));
 }
@@ -199,6 +198,26 @@ std::optional<std::vector<uint8_t>> PluginInstance::save_state(std::string& erro
         return std::nullopt;
     }
     return std::vector<uint8_t>(out.data, out.data + out.size);
+}
+
+CallResult PluginInstance::configure(const PluginSettings& settings, std::span<const uint8_t> baseline) {
+    CallResult result;
+    if (!library_->api().configure) {
+        result.status = ARB_ERR_UNSUPPORTED;
+        result.error = "the plugin cannot take a new config without a reload (no ARB_CAP_RECONFIGURE)";
+        return result;
+    }
+    arb_create_args args{};
+    args.struct_size = sizeof args;
+    args.host = context_->handle();
+    args.services = host_services_table();
+    args.config = {settings.config.data(), settings.config.size()};
+    args.baseline = {baseline.data(), baseline.size()};
+    args.shard_index = 0;
+    args.shard_count = 1;
+    result.status = library_->api().configure(handle_, &args);
+    if (result.status != ARB_OK) result.error = last_error();
+    return result;
 }
 
 CallResult PluginInstance::restore_state(std::span<const uint8_t> blob) {

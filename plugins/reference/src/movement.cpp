@@ -50,7 +50,8 @@ std::optional<WindowMeasure> measure_window(const Track& track, const MovementLi
 }
 
 double excess_score(double value, double limit) {
-    if (!(limit > 0) || value <= limit) return 0.0;
+    // Negated so that a NaN value scores 0 too: a score must stay in [0, 1].
+    if (!(limit > 0) || !(value > limit)) return 0.0;
     return std::clamp(1.0 - std::exp(-5.0 * (value / limit - 1.0)), 0.0, 1.0);
 }
 

@@ -31,6 +31,9 @@ struct PluginSlot {
     bool active() const { return instance != nullptr; }
 };
 
+// The baseline file a plugin's settings name, or nothing; throws PluginError.
+std::vector<uint8_t> read_plugin_baseline(const PluginSettings& settings);
+
 // Loads a configured plugin, creating its instance; a refusal fills slot.error.
 PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics);
 
@@ -40,6 +43,11 @@ class Dispatcher {
 
     void add(PluginSlot slot) { slots_.push_back(std::move(slot)); }
     const std::vector<PluginSlot>& slots() const { return slots_; }
+    // The slot of a plugin by its key in the config, or null.
+    PluginSlot* find(const std::string& name);
+    // Hands every slot over (to rebuild them for a new config) and takes them back.
+    std::vector<PluginSlot> take_slots() { return std::move(slots_); }
+    void set_slots(std::vector<PluginSlot> slots) { slots_ = std::move(slots); }
 
     // Every active plugin's signals for one batch.
     std::vector<SignalRecord> dispatch(const VerifiedBatch& batch);

@@ -23,6 +23,7 @@
 #include "arbiter/host/host_services.hpp"
 #include "arbiter/host/ingest.hpp"
 #include "arbiter/host/plugin_library.hpp"
+#include "arbiter/host/reload.hpp"
 #include "arbiter/host/sinks.hpp"
 
 namespace arbiter::host {
@@ -55,6 +56,18 @@ class Host {
     // The stream is over: ends every open match and flushes the sinks.
     void close();
 
+    // Hot reload (ABI-RULES.md rules 12 to 14), between two batches: the plugin's file is
+    // copied and loaded afresh, negotiated and created; the old instance saves its state,
+    // the new one restores it and takes over; then the old one is destroyed and its
+    // library released. If anything fails, the old generation stays and the report says
+    // why. Call it from the thread that pushes batches. (reload.cpp)
+    ReloadReport reload_plugin(const std::string& name);
+    // Applies a changed server_config.toml the same way: aggregation and sinks at once; a
+    // plugin added, removed, reweighted, reconfigured (through configure when it has the
+    // capability, else by a reload with its state) or pointed at a new library. Plugins
+    // whose change fails keep running as they were. One report per plugin touched.
+    std::vector<ReloadReport> apply_config(ServerConfig config);
+
     std::vector<Assessment> assessments() const { return aggregator_.assessments(); }
     std::optional<Assessment> assessment(const PlayerKey& player) const {
         return aggregator_.assessment(player);
@@ -69,6 +82,9 @@ class Host {
 
   private:
     void register_players(const VerifiedBatch& batch);
+    // Puts a freshly loaded slot in place of the old one, carrying state across.
+    ReloadReport swap_in(PluginSlot& slot, PluginSlot&& fresh);
+    void open_sinks();
     void aggregate(const std::vector<SignalRecord>& signals);
 
     ServerConfig config_;
@@ -77,6 +93,7 @@ class Host {
     Dispatcher dispatcher_;
     Aggregator aggregator_;
     std::vector<std::shared_ptr<Sink>> sinks_;
+    std::shared_ptr<SecurityEventLog> security_log_;
     // Matches that have had batches and no end yet, with the relay time of their last.
     std::map<std::pair<std::string, uint64_t>, int64_t> open_matches_;
     HostCounters counters_;

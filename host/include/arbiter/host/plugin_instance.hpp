@@ -54,6 +54,8 @@ class PluginInstance {
     // State across reload; nullopt with `error` set when the plugin cannot save.
     std::optional<std::vector<uint8_t>> save_state(std::string& error);
     CallResult restore_state(std::span<const uint8_t> blob);
+    // A new config without a reload (ARB_CAP_RECONFIGURE); all or nothing.
+    CallResult configure(const PluginSettings& settings, std::span<const uint8_t> baseline);
 
     const PluginLibrary& library() const { return *library_; }
     const std::string& label() const { return library_->label(); }
@@ -70,6 +72,10 @@ class PluginInstance {
 
     friend struct SinkAdapter;
 };
+
+// A plugin's refusal of its config, as the operator should read it: the SDK's "key.path:
+// problem" becomes "file:line:column: plugins.NAME.config.key.path: problem".
+std::string describe_config_refusal(const PluginSettings& settings, const std::string& detail);
 
 // Checks a signal against the contract of arb_signal; returns the problem, or "".
 std::string signal_problem(const arb_signal* signal);

@@ -54,14 +54,17 @@ struct Range {
         return value <= max;
     }
 
-    std::string describe() const {
-        std::string text = "a finite number";
+    std::string describe() const { return "a finite number" + bounds(); }
+
+    // " >= 0 and <= 1", or "" when unbounded.
+    std::string bounds() const {
+        std::string text;
         if (std::isfinite(min)) text += (min_exclusive ? " > " : " >= ") + format(min);
         if (std::isfinite(max)) text += (std::isfinite(min) ? " and <= " : " <= ") + format(max);
         return text;
     }
 
-  private:
+private:
     static std::string format(double value) {
         char buffer[32];
         std::snprintf(buffer, sizeof buffer, "%g", value);
@@ -103,7 +106,7 @@ class ConfigTable {
         if (!value.IsIntOrUint()) throw wrong_type(key, "an integer", value);
         int64_t number = value.AsInt64();
         if (!range.contains(static_cast<double>(number)))
-            throw ConfigError(path(key), "expected an integer, " + range.describe() + ", got " +
+            throw ConfigError(path(key), "expected an integer" + range.bounds() + ", got " +
                                              value.ToString());
         return number;
     }

@@ -1,0 +1,23 @@
+// What a hot reload or a config change did to one plugin, for logs, `arbiter ctl` and
+// tests.
+#pragma once
+
+#include <string>
+
+namespace arbiter::host {
+
+struct ReloadReport {
+    std::string plugin;          // the plugin's key in the config
+    std::string change;          // "reload", "added", "removed", "reconfigured", "settings"
+    bool ok = false;
+    std::string error;           // why it was refused; the old generation keeps running
+    std::string from_version;    // the plugin's own versions, before and after
+    std::string to_version;
+    std::string state;           // what happened to the plugin's state
+    double pause_us = 0.0;       // how long the stream was held for the swap
+    bool old_library_left = true;  // the old copy left memory after release
+
+    std::string describe() const;
+};
+
+}  // namespace arbiter::host

@@ -1,0 +1,217 @@
+// Hot reload and live reconfiguration of the host (ABI-RULES.md rules 12 to 14).
+//
+// Everything slow (copying the file, loading, negotiating, creating) happens before the
+// swap; the swap itself is the old instance saving its state and the new one restoring
+// it, and is the only time the stream is held. Destroying the old instance and releasing
+// its library come after.
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "arbiter/host/elf_symbols.hpp"
+#include "arbiter/host/host.hpp"
+
+namespace arbiter::host {
+
+std::string ReloadReport::describe() const {
+    if (!ok)
+        return fmt::format("plugin '{}': {} refused, the running generation stays: {}", plugin, change, error);
+    if (change == "reload")
+        return fmt::format("plugin '{}': reloaded {} -> {}; state {}; stream paused {:.0f} us{}", plugin,
+                           from_version.empty() ? "(none)" : from_version, to_version, state, pause_us,
+                           old_library_left ? "" : "; WARNING: the old library is still in memory");
+    if (change == "added") return fmt::format("plugin '{}': added, version {}", plugin, to_version);
+    if (change == "removed") return fmt::format("plugin '{}': removed (was version {})", plugin, from_version);
+    if (change == "reconfigured")
+        return fmt::format("plugin '{}': took its new config without a reload (version {})", plugin, to_version);
+    if (plugin == "(sinks)") return "sinks: the security-event log now follows the new [sinks] settings";
+    return fmt::format("plugin '{}': new weight, class or trip-wire setting applied", plugin);
+}
+
+ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh) {
+    ReloadReport report;
+    report.plugin = slot.settings.name;
+    report.change = "reload";
+    report.from_version = slot.active() ? slot.library->identity().version : "";
+    if (!fresh.active()) {
+        report.error = fresh.error;
+        return report;
+    }
+    report.to_version = fresh.library->identity().version;
+    const std::filesystem::path old_copy = slot.library ? slot.library->private_copy() : "";
+
+    const auto start = std::chrono::steady_clock::now();
+    if (!slot.active()) {
+        report.state = "started fresh (there was no running instance)";
+    } else if (!slot.library->has(ARB_CAP_STATE)) {
+        report.state = "started fresh (the old version keeps no state: no ARB_CAP_STATE)";
+    } else if (!fresh.library->has(ARB_CAP_STATE)) {
+        report.state = "started fresh (the new version keeps no state: no ARB_CAP_STATE)";
+    } else {
+        std::string error;
+        if (auto blob = slot.instance->save_state(error)) {
+            auto restored = fresh.instance->restore_state(*blob);
+            report.state = restored.ok() ? fmt::format("carried ({} bytes)", blob->size())
+                                         : fmt::format("started fresh (the new version refused the old "
+                                                       "state with {}: {})",
+                                                       status_name(restored.status), restored.error);
+        } else {
+            report.state = "started fresh (the old instance could not save its state: " + error + ")";
+        }
+    }
+    std::swap(slot, fresh);
+    report.pause_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+
+    // Off the event path: the old generation goes, and must leave memory.
+    fresh.instance.reset();
+    fresh.library.reset();
+    report.old_library_left = old_copy.empty() || !library_still_resident(old_copy);
+    report.ok = true;
+    metrics_.add("host.reloads", 1);
+    metrics_.set("host.reload_pause_us." + report.plugin, report.pause_us);
+    return report;
+}
+
+ReloadReport Host::reload_plugin(const std::string& name) {
+    PluginSlot* slot = dispatcher_.find(name);
+    if (!slot) {
+        ReloadReport report;
+        report.plugin = name;
+        report.change = "reload";
+        report.error = "no plugin '" + name + "' is configured";
+        return report;
+    }
+    ReloadReport report = swap_in(*slot, load_plugin_slot(slot->settings, store_, metrics_));
+    report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
+    return report;
+}
+
+std::vector<ReloadReport> Host::apply_config(ServerConfig next) {
+    std::vector<ReloadReport> reports;
+    aggregator_.set_settings(next.aggregation);
+
+    const bool sinks_changed = next.sinks.security_log != config_.sinks.security_log ||
+                               next.sinks.report_threshold != config_.sinks.report_threshold ||
+                               next.host.server_id != config_.host.server_id ||
+                               next.aggregation.review_threshold != config_.aggregation.review_threshold;
+    if (next.host.work_dir != config_.host.work_dir)
+        spdlog::warn("host.work_dir changed: it takes effect at the next start, not on a reload");
+    next.host.work_dir = config_.host.work_dir;
+
+    std::vector<PluginSlot> old_slots = dispatcher_.take_slots();
+    std::vector<PluginSlot> slots;
+    auto take_old = [&](const std::string& name) -> std::optional<PluginSlot> {
+        auto it = std::find_if(old_slots.begin(), old_slots.end(),
+                               [&](const PluginSlot& s) { return s.settings.name == name; });
+        if (it == old_slots.end()) return std::nullopt;
+        PluginSlot slot = std::move(*it);
+        old_slots.erase(it);
+        return slot;
+    };
+
+    for (const PluginSettings& settings : next.plugins) {
+        ReloadReport report;
+        report.plugin = settings.name;
+        std::optional<PluginSlot> old = take_old(settings.name);
+        if (!settings.enabled) {
+            if (old) old_slots.push_back(std::move(*old));  // removed below
+            continue;
+        }
+        if (!old) {
+            PluginSlot fresh = load_plugin_slot(settings, store_, metrics_);
+            report.change = "added";
+            report.ok = fresh.active();
+            report.error = fresh.error;
+            if (fresh.active()) report.to_version = fresh.library->identity().version;
+            slots.push_back(std::move(fresh));
+            reports.push_back(report);
+            continue;
+        }
+        PluginSlot slot = std::move(*old);
+        const bool same_library = slot.settings.library == settings.library;
+        const bool same_table = slot.settings.config == settings.config && slot.settings.baseline == settings.baseline;
+        if (slot.active() && same_library && same_table) {
+            const bool changed = slot.settings.weight != settings.weight ||
+                                 slot.settings.model_class != settings.model_class ||
+                                 slot.settings.tripwires != settings.tripwires;
+            slot.settings = settings;
+            slot.model_class = settings.model_class.value_or(slot.library->identity().declared_class);
+            if (changed) {
+                report.change = "settings";
+                report.ok = true;
+                reports.push_back(report);
+            }
+        } else if (slot.active() && same_library && slot.library->has(ARB_CAP_RECONFIGURE)) {
+            report.change = "reconfigured";
+            report.to_version = slot.library->identity().version;
+            try {
+                auto result = slot.instance->configure(settings, read_plugin_baseline(settings));
+                report.ok = result.ok();
+                if (result.status == ARB_ERR_CONFIG)
+                    report.error = describe_config_refusal(settings, result.error);
+                else if (!result.ok())
+                    report.error = fmt::format("{}: plugin '{}': configure failed with {}: {}",
+                                               settings.position.str(), settings.name, status_name(result.status),
+                                               result.error);
+            } catch (const PluginError& error) {
+                report.error = error.what();
+            }
+            if (report.ok) {
+                slot.settings = settings;
+                slot.model_class = settings.model_class.value_or(slot.library->identity().declared_class);
+            }
+            reports.push_back(report);
+        } else {
+            report = swap_in(slot, load_plugin_slot(settings, store_, metrics_));
+            reports.push_back(report);
+        }
+        slots.push_back(std::move(slot));
+    }
+    for (PluginSlot& gone : old_slots) {
+        ReloadReport report;
+        report.plugin = gone.settings.name;
+        report.change = "removed";
+        report.ok = true;
+        if (gone.active()) report.from_version = gone.library->identity().version;
+        reports.push_back(report);
+    }
+    old_slots.clear();  // destroys the removed plugins' instances and releases their libraries
+    dispatcher_.set_slots(std::move(slots));
+
+    if (sinks_changed) {
+        // Open the new log before letting go of the old one: a path that cannot be
+        // written leaves the old log in place.
+        std::shared_ptr<SecurityEventLog> replacement;
+        ReloadReport report;
+        report.plugin = "(sinks)";
+        report.change = "settings";
+        report.ok = true;
+        try {
+            if (!next.sinks.security_log.empty())
+                replacement = std::make_shared<SecurityEventLog>(next.sinks.security_log, next.host.server_id,
+                                                                 next.sinks.report_threshold,
+                                                                 next.aggregation.review_threshold);
+        } catch (const std::exception& error) {
+            report.ok = false;
+            report.error = error.what();
+            next.sinks = config_.sinks;
+        }
+        if (report.ok) {
+            if (security_log_) {
+                security_log_->flush();
+                sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), security_log_), sinks_.end());
+            }
+            security_log_ = replacement;
+            if (security_log_) add_sink(security_log_);
+        }
+        reports.push_back(report);
+    }
+    config_ = std::move(next);
+    for (const auto& report : reports)
+        report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
+    return reports;
+}
+
+}  // namespace arbiter::host

@@ -1,0 +1,205 @@
+// Hot reload and config changes on a running host: state carried across, a v1 → v2 → v1
+// swap loading v1 afresh, broken versions refused with the old one still running, and
+// each kind of config change applied.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include <arbiter/sdk/batch_builder.hpp>
+
+#include "arbiter/host/host.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using arbiter::host::Host;
+using arbiter::host::ReloadReport;
+
+class Reload : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("arbiter-reload-test-" + std::to_string(::getpid()) + "-" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        deploy(COUNTER_V1);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    // Replaces the watched file the way deploy tools do: a new file renamed over it.
+    void deploy(const fs::path& library) {
+        fs::copy_file(library, dir_ / "incoming.tmp", fs::copy_options::overwrite_existing);
+        fs::rename(dir_ / "incoming.tmp", plugin_path());
+    }
+    void deploy_text(const std::string& text) {
+        std::ofstream(dir_ / "incoming.tmp") << text;
+        fs::rename(dir_ / "incoming.tmp", plugin_path());
+    }
+    fs::path plugin_path() const { return dir_ / "arbiter-counter.so"; }
+
+    arbiter::host::ServerConfig config(int report_at, double weight = 1.0, const std::string& extra = "") {
+        std::string text = "[plugins.counter]\nlibrary = \"" + plugin_path().string() +
+                           "\"\nweight = " + std::to_string(weight) + "\n[plugins.counter.config]\nreport_at = " +
+                           std::to_string(report_at) + "\n" + extra;
+        return arbiter::host::parse_config(text, "server_config.toml", dir_);
+    }
+
+    // One position update of a player as its own batch.
+    std::vector<uint8_t> update(uint32_t player) {
+        time_us_ += 1;
+        builder_.add(time_us_, static_cast<uint64_t>(time_us_ / 50'000), player,
+                     arbiter::build::Position{.position = {0, 0, 0}});
+        return builder_.finish();
+    }
+
+    // The evidence of the counter's signal for a player, or "".
+    static std::string evidence_of(const Host& host, uint32_t player) {
+        auto assessment = host.assessment({"relay", 1, player});
+        if (!assessment) return "";
+        for (const auto& check : assessment->checks)
+            if (check.code == "test.count") return check.evidence_json;
+        return "";
+    }
+
+    fs::path dir_;
+    arbiter::BatchBuilder builder_{"relay", 1};
+    int64_t time_us_ = 0;
+};
+
+TEST_F(Reload, HistoryCarriesAcrossAReloadAndNoEventIsLostOrSeenTwice) {
+    Host host(config(100));
+    ASSERT_TRUE(host.plugin_errors().empty());
+    for (int i = 0; i < 60; ++i) host.push(update(1));
+
+    deploy(COUNTER_V2);
+    ReloadReport report = host.reload_plugin("counter");
+    ASSERT_TRUE(report.ok) << report.error;
+    EXPECT_EQ(report.from_version, "1.0.0");
+    EXPECT_EQ(report.to_version, "2.0.0");
+    EXPECT_EQ(report.state.rfind("carried", 0), 0u) << report.state;
+    EXPECT_TRUE(report.old_library_left);
+    EXPECT_GE(report.pause_us, 0.0);
+
+    for (int i = 0; i < 39; ++i) host.push(update(1));
+    EXPECT_EQ(evidence_of(host, 1), "");  // 99 updates: not yet
+    host.push(update(1));                 // the 100th, seen once, by version 2
+    EXPECT_NE(evidence_of(host, 1).find("\"seen\":100"), std::string::npos) << evidence_of(host, 1);
+    EXPECT_NE(evidence_of(host, 1).find("\"version\":\"2.0.0\""), std::string::npos);
+}
+
+TEST_F(Reload, SwappingBackToAnEarlierVersionLoadsItAfresh) {
+    Host host(config(3));
+    host.push(update(1));
+    deploy(COUNTER_V2);
+    ASSERT_TRUE(host.reload_plugin("counter").ok);
+    host.push(update(1));
+    deploy(COUNTER_V1);
+    auto back = host.reload_plugin("counter");
+    ASSERT_TRUE(back.ok) << back.error;
+    EXPECT_EQ(back.to_version, "1.0.0");
+    host.push(update(1));
+    // Had the first v1 library still been in memory, its instance count would be 2.
+    EXPECT_NE(evidence_of(host, 1).find("\"instances_created_by_this_library\":1"), std::string::npos)
+        << evidence_of(host, 1);
+    EXPECT_NE(evidence_of(host, 1).find("\"version\":\"1.0.0\""), std::string::npos);
+}
+
+TEST_F(Reload, ABrokenVersionIsRefusedAndTheOldOneKeepsRunning) {
+    Host host(config(4));
+    host.push(update(1));
+    host.push(update(1));
+    deploy_text("this is not a shared library");
+    ReloadReport report = host.reload_plugin("counter");
+    EXPECT_FALSE(report.ok);
+    EXPECT_NE(report.error.find("not a loadable shared library"), std::string::npos) << report.error;
+    EXPECT_NE(report.describe().find("the running generation stays"), std::string::npos);
+    host.push(update(1));
+    host.push(update(1));
+    EXPECT_NE(evidence_of(host, 1).find("\"seen\":4"), std::string::npos);
+
+    fs::remove(plugin_path());
+    report = host.reload_plugin("counter");
+    EXPECT_FALSE(report.ok);
+    EXPECT_NE(report.error.find("file not found"), std::string::npos) << report.error;
+    EXPECT_FALSE(host.reload_plugin("no-such-plugin").ok);
+}
+
+TEST_F(Reload, ANewPluginConfigIsAppliedWithoutAReload) {
+    Host host(config(100));
+    host.push(update(1));
+    host.push(update(1));
+    auto reports = host.apply_config(config(3));
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_EQ(reports[0].change, "reconfigured");
+    EXPECT_TRUE(reports[0].ok) << reports[0].error;
+    host.push(update(1));
+    EXPECT_NE(evidence_of(host, 1).find("\"seen\":3"), std::string::npos);
+}
+
+TEST_F(Reload, AConfigThePluginRefusesLeavesTheOldOneInForce) {
+    Host host(config(3));
+    auto reports = host.apply_config(config(0));
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_FALSE(reports[0].ok);
+    EXPECT_NE(reports[0].error.find("report_at"), std::string::npos) << reports[0].error;
+    for (int i = 0; i < 3; ++i) host.push(update(1));
+    EXPECT_NE(evidence_of(host, 1).find("\"seen\":3"), std::string::npos);
+}
+
+TEST_F(Reload, WeightsAndAddedAndRemovedPlugins) {
+    Host host(config(2));
+    auto reweighted = host.apply_config(config(2, 0.5));
+    ASSERT_EQ(reweighted.size(), 1u);
+    EXPECT_EQ(reweighted[0].change, "settings");
+    host.push(update(1));
+    host.push(update(1));
+    auto assessment = host.assessment({"relay", 1, 1});
+    ASSERT_TRUE(assessment.has_value());
+    EXPECT_DOUBLE_EQ(assessment->checks.at(0).weight, 0.5);
+
+    auto added = host.apply_config(config(2, 0.5,
+                                          "[plugins.second]\nlibrary = \"" + std::string(COUNTER_V2) +
+                                              "\"\n[plugins.second.config]\nreport_at = 1\n"));
+    ASSERT_EQ(added.size(), 1u);
+    EXPECT_EQ(added[0].change, "added");
+    EXPECT_TRUE(added[0].ok);
+    EXPECT_EQ(host.plugins().size(), 2u);
+
+    auto removed = host.apply_config(config(2, 0.5));
+    ASSERT_EQ(removed.size(), 1u);
+    EXPECT_EQ(removed[0].change, "removed");
+    EXPECT_EQ(host.plugins().size(), 1u);
+}
+
+TEST_F(Reload, PointingAPluginAtAnotherLibraryReloadsItWithItsState) {
+    Host host(config(3));
+    host.push(update(1));
+    host.push(update(1));
+    auto text = "[plugins.counter]\nlibrary = \"" + std::string(COUNTER_V2) + "\"\n[plugins.counter.config]\nreport_at = 3\n";
+    auto reports = host.apply_config(arbiter::host::parse_config(text, "server_config.toml", dir_));
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_EQ(reports[0].change, "reload");
+    EXPECT_TRUE(reports[0].ok) << reports[0].error;
+    host.push(update(1));
+    EXPECT_NE(evidence_of(host, 1).find("\"version\":\"2.0.0\""), std::string::npos);
+}
+
+TEST_F(Reload, AnUnwritableSecurityLogLeavesTheOldOneInPlace) {
+    Host host(config(3, 1.0, "[sinks]\nsecurity_log = \"" + (dir_ / "log.jsonl").string() + "\"\n"));
+    auto next = config(3);
+    next.sinks.security_log = "/nonexistent-dir/log.jsonl";
+    auto reports = host.apply_config(std::move(next));
+    ASSERT_FALSE(reports.empty());
+    EXPECT_FALSE(reports.back().ok);
+    EXPECT_NE(reports.back().error.find("/nonexistent-dir/log.jsonl"), std::string::npos);
+    for (int i = 0; i < 3; ++i) host.push(update(1));
+    host.close();
+    std::ifstream log(dir_ / "log.jsonl");
+    std::string line;
+    EXPECT_TRUE(static_cast<bool>(std::getline(log, line)));
+}
+
+}  // namespace
