@@ -29,7 +29,11 @@ std::optional<ReplayOptions> parse(const std::vector<std::string>& args) {
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--json") {
             options.json = true;
-        } else if (args[i] == "--log-level" && i + 1 < args.size()) {
+        } else if (args[i] == "--log-level") {
+            if (i + 1 == args.size()) {
+                std::fprintf(stderr, "arbiter replay: --log-level needs a value (trace, debug, info, warn, error, off)\n");
+                return std::nullopt;
+            }
             options.log_level = args[++i];
         } else if (args[i].starts_with("--")) {
             std::fprintf(stderr, "arbiter replay: unknown option %s\n", args[i].c_str());

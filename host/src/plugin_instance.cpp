@@ -9,28 +9,6 @@
 
 namespace arbiter::host {
 
-const char* status_name(arb_status status) {
-    switch (status) {
-        case ARB_OK:
-            return "ARB_OK";
-        case ARB_ERR_INVALID_ARGUMENT:
-            return "ARB_ERR_INVALID_ARGUMENT";
-        case ARB_ERR_CONFIG:
-            return "ARB_ERR_CONFIG";
-        case ARB_ERR_STATE:
-            return "ARB_ERR_STATE";
-        case ARB_ERR_UNSUPPORTED:
-            return "ARB_ERR_UNSUPPORTED";
-        case ARB_ERR_INTERNAL:
-            return "ARB_ERR_INTERNAL";
-        case ARB_ERR_OUT_OF_MEMORY:
-            return "ARB_ERR_OUT_OF_MEMORY";
-        case ARB_ERR_VERSION:
-            return "ARB_ERR_VERSION";
-        default:
-            return "an unknown status";
-    }
-}
 
 std::string signal_problem(const arb_signal* signal) {
     if (!signal) return "the signal is NULL";
@@ -107,15 +85,23 @@ bool PluginInstance::check_signal_and_keep(const arb_signal* signal, CallResult&
 }
 
 std::string describe_config_refusal(const PluginSettings& settings, const std::string& detail) {
-    std::string where = settings.position.str();
-    std::string what = detail.empty() ? "(no detail given)" : detail;
-    auto colon = detail.find(": ");
-    if (colon != std::string::npos && detail.find(' ') > colon) {
-        std::string key = detail.substr(0, colon);
-        where = settings.locate(key).str();
-        what = "plugins." + settings.name + ".config." + key + ": " + detail.substr(colon + 2);
+    // The SDK's form is "key.path: problem", and a quoted TOML key may hold spaces or
+    // even ": ". Prefer the longest prefix before a ": " that names a key of the table.
+    std::string key;
+    for (auto colon = detail.find(": "); colon != std::string::npos; colon = detail.find(": ", colon + 1)) {
+        std::string candidate = detail.substr(0, colon);
+        if (settings.config_positions.count(candidate)) key = candidate;
     }
-    return fmt::format("{}: plugin '{}' refused its config: {}", where, settings.name, what);
+    // A key the table does not have (one the plugin requires, say): take the first word.
+    if (key.empty()) {
+        auto colon = detail.find(": ");
+        if (colon != std::string::npos && detail.find(' ') > colon) key = detail.substr(0, colon);
+    }
+    if (key.empty())
+        return fmt::format("{}: plugin '{}' refused its config: {}", settings.position.str(), settings.name,
+                           detail.empty() ? "(no detail given)" : detail);
+    return fmt::format("{}: plugin '{}' refused its config: plugins.{}.config.{}: {}", settings.locate(key).str(),
+                       settings.name, settings.name, key, detail.substr(key.size() + 2));
 }
 
 PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
@@ -143,11 +129,15 @@ PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
     }
     std::string detail = created ? std::string(library_->api().last_error(created)) : std::string();
     if (created) library_->api().destroy(created);
-    if (status == ARB_OK) status = ARB_ERR_INTERNAL;  // OK without an instance
+    if (status == ARB_OK) {
+        throw PluginError(fmt::format("{}: plugin '{}' ({}): create returned ARB_OK but no instance",
+                                      settings.position.str(), settings.name, settings.library.string()));
+    }
 
     if (status == ARB_ERR_CONFIG) throw PluginError(describe_config_refusal(settings, detail));
-    throw PluginError(fmt::format("{}: plugin '{}': create failed with {}{}{}", settings.position.str(),
-                                  settings.name, status_name(status), detail.empty() ? "" : ": ",
+    throw PluginError(fmt::format("{}: plugin '{}' ({}): create failed with {}{}{}", settings.position.str(),
+                                  settings.name, settings.library.string(), status_name(status),
+                                  detail.empty() ? "" : ": ",
                                   detail));
 }
 

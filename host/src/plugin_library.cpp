@@ -49,6 +49,29 @@ struct CapabilitySlot {
 
 }  // namespace
 
+const char* status_name(arb_status status) {
+    switch (status) {
+        case ARB_OK:
+            return "ARB_OK";
+        case ARB_ERR_INVALID_ARGUMENT:
+            return "ARB_ERR_INVALID_ARGUMENT";
+        case ARB_ERR_CONFIG:
+            return "ARB_ERR_CONFIG";
+        case ARB_ERR_STATE:
+            return "ARB_ERR_STATE";
+        case ARB_ERR_UNSUPPORTED:
+            return "ARB_ERR_UNSUPPORTED";
+        case ARB_ERR_INTERNAL:
+            return "ARB_ERR_INTERNAL";
+        case ARB_ERR_OUT_OF_MEMORY:
+            return "ARB_ERR_OUT_OF_MEMORY";
+        case ARB_ERR_VERSION:
+            return "ARB_ERR_VERSION";
+        default:
+            return "an unknown status";
+    }
+}
+
 std::string describe_capabilities(uint64_t bits) {
     static const std::pair<uint64_t, const char*> names[] = {
         {ARB_CAP_STATE, "state"},
@@ -64,35 +87,37 @@ std::string describe_capabilities(uint64_t bits) {
 }
 
 PluginStore::PluginStore(const std::string& dir) {
-    if (dir.empty()) {
+    // Every store makes a folder of its own, inside the configured work folder if there
+    // is one: two hosts sharing a work folder must never name a copy alike, or the second
+    // would get the first one's library (and its statics) from dlopen, and the first
+    // would delete the second's file on release.
+    std::filesystem::path parent = dir;
+    if (parent.empty()) {
         const char* tmp = std::getenv("TMPDIR");
-        std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/arbiter-XXXXXX";
-        std::vector<char> buffer(pattern.begin(), pattern.end());
-        buffer.push_back('\0');
-        if (!::mkdtemp(buffer.data()))
-            throw PluginError("cannot create a private plugin folder from " + pattern + ": " +
-                              std::strerror(errno));
-        dir_ = buffer.data();
-        owned_ = true;
+        parent = tmp && *tmp ? tmp : "/tmp";
     } else {
-        dir_ = dir;
         std::error_code error;
-        std::filesystem::create_directories(dir_, error);
+        std::filesystem::create_directories(parent, error);
         if (error)
-            throw PluginError("cannot create the plugin work folder " + dir + ": " +
-                              error.message());
+            throw PluginError("cannot create the plugin work folder " + dir + ": " + error.message());
+        // Whoever may write the work folder may rename our private folder inside it.
+        if (::chmod(parent.c_str(), 0700) != 0)
+            throw PluginError("cannot make the plugin work folder " + dir + " private (mode 0700): " +
+                              std::strerror(errno));
     }
-    // Only this user may read or replace the copies that get loaded.
-    if (::chmod(dir_.c_str(), 0700) != 0)
-        throw PluginError("cannot make " + dir_.string() +
-                          " private (mode 0700): " + std::strerror(errno));
+    std::string pattern = (parent / "arbiter-XXXXXX").string();
+    std::vector<char> buffer(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    // mkdtemp makes the folder with mode 0700: only this user may read or replace the
+    // copies that get loaded.
+    if (!::mkdtemp(buffer.data()))
+        throw PluginError("cannot create a private plugin folder from " + pattern + ": " + std::strerror(errno));
+    dir_ = buffer.data();
 }
 
 PluginStore::~PluginStore() {
-    if (owned_) {
-        std::error_code ignored;
-        std::filesystem::remove_all(dir_, ignored);
-    }
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
 }
 
 std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
@@ -158,6 +183,10 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
             detail = text;
         }
         std::filesystem::remove(plugin->copy_, exists_error);
+        // dlerror() names the private copy; the operator knows the file by its own name.
+        for (auto at = detail.find(plugin->copy_.string()); at != std::string::npos;
+             at = detail.find(plugin->copy_.string(), at + source.string().size()))
+            detail.replace(at, plugin->copy_.string().size(), source.string());
         throw refuse("not a loadable shared library: " + detail);
     }
     if (!plugin->library_.has(ARB_ENTRY_SYMBOL))
@@ -189,7 +218,7 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
                         id.abi_major, id.abi_minor, ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR,
                         id.abi_major, id.abi_minor));
     if (status != ARB_OK)
-        throw refuse(fmt::format("the entry function failed with status {}", status));
+        throw refuse(fmt::format("the entry function failed with {}", status_name(status)));
 
     id.name = c_string(negotiation.name);
     id.version = c_string(negotiation.version);
@@ -244,7 +273,7 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
                             slot.bit_name, slot.slot_name));
         if (!declared && slot.present)
             throw refuse(
-                fmt::format("capability bits disagree with the slots: {} is set but {} is not",
+                fmt::format("capability bits disagree with the slots: {} is implemented but {} is not declared",
                             slot.slot_name, slot.bit_name));
     }
     return plugin;

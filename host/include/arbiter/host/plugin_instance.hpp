@@ -36,7 +36,6 @@ struct CallResult {
     bool ok() const { return status == ARB_OK; }
 };
 
-const char* status_name(arb_status status);
 
 class PluginInstance {
   public:

@@ -35,12 +35,15 @@ struct PluginIdentity {
 };
 
 std::string describe_capabilities(uint64_t bits);
+// "ARB_ERR_CONFIG" and so on.
+const char* status_name(arb_status status);
 
 // The private folder that holds the copies of loaded plugins (mode 0700), and the
 // generation counter that names them.
 class PluginStore {
   public:
-    // dir "" makes a new folder under $TMPDIR, removed again on destruction.
+    // Makes a new private folder (mode 0700) under dir, or under $TMPDIR when dir is "";
+    // it is removed again on destruction.
     explicit PluginStore(const std::string& dir = "");
     ~PluginStore();
     PluginStore(const PluginStore&) = delete;
@@ -53,7 +56,6 @@ class PluginStore {
 
   private:
     std::filesystem::path dir_;
-    bool owned_ = false;
     std::mutex mutex_;
     uint64_t generation_ = 0;
 };

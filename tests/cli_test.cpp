@@ -1,0 +1,217 @@
+// The `arbiter` executable end to end, as an operator runs it, and the sample
+// generator against the committed sample.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/cli.hpp"
+#include "support/temp_dir.hpp"
+
+namespace arbiter::test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kArbiter = ARBITER_EXE;
+const std::string kSamples = SAMPLES_DIR;
+const std::string kSampleConfig = kSamples + "/server_config.toml";
+const std::string kSampleMatch = kSamples + "/sample-match.arbev";
+
+// player -> action, from the table `arbiter replay` prints.
+std::map<int, std::string> actions_in_table(const std::string& out) {
+    std::map<int, std::string> actions;
+    auto lines = lines_of(out);
+    for (size_t i = 1; i < lines.size(); ++i) {
+        auto words = words_of(lines[i]);
+        if (words.size() >= 5) actions[std::stoi(words[2])] = words[4];
+    }
+    return actions;
+}
+
+TEST(Cli, ReplayOfTheSampleFlagsTheTwoCheatersAndClearsTheRest) {
+    TempDir dir;
+    auto result = run_command({kArbiter, "replay", kSampleConfig, kSampleMatch}, dir.path());
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+
+    auto lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 7u) << result.out;
+    EXPECT_EQ(words_of(lines[0]), (std::vector<std::string>{"relay", "match", "player", "account",
+                                                            "action", "score", "top", "signals"}));
+    std::map<int, std::string> expected = {{1, "Clear"},         {2, "Clear"},
+                                           {3, "Clear"},         {4, "Clear"},
+                                           {5, "FlagForReview"}, {6, "FlagForReview"}};
+    EXPECT_EQ(actions_in_table(result.out), expected) << result.out;
+    EXPECT_THAT(lines[5], HasSubstr("mallory"));
+    EXPECT_THAT(lines[5], HasSubstr("reference:movement.speed"));
+    EXPECT_THAT(lines[6], HasSubstr("trent"));
+    EXPECT_THAT(lines[6], HasSubstr("reference:movement.teleport"));
+    EXPECT_THAT(result.err,
+                HasSubstr("replayed 1201 batches (8744 events) from 1 file(s): 0 damaged"));
+}
+
+TEST(Cli, ReplayWithJsonPrintsOneObjectPerLine) {
+    TempDir dir;
+    auto result =
+        run_command({kArbiter, "replay", kSampleConfig, kSampleMatch, "--json"}, dir.path());
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    auto lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 6u) << result.out;
+    std::map<int, std::string> actions;
+    for (const auto& line : lines) {
+        auto object = nlohmann::json::parse(line, nullptr, false);
+        ASSERT_FALSE(object.is_discarded()) << "not JSON: " << line;
+        ASSERT_TRUE(object.is_object()) << line;
+        actions[object.at("player").get<int>()] = object.at("action").get<std::string>();
+        EXPECT_EQ(object.at("relay_id"), "sample-relay");
+        ASSERT_TRUE(object.at("signals").is_array());
+        for (const auto& signal : object.at("signals"))
+            EXPECT_TRUE(signal.at("evidence").is_object());
+    }
+    std::map<int, std::string> expected = {{1, "Clear"},         {2, "Clear"},
+                                           {3, "Clear"},         {4, "Clear"},
+                                           {5, "FlagForReview"}, {6, "FlagForReview"}};
+    EXPECT_EQ(actions, expected);
+}
+
+TEST(Cli, PluginsListsTheReferencePluginWithItsVersions) {
+    TempDir dir;
+    auto result = run_command({kArbiter, "plugins", kSampleConfig}, dir.path());
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    auto lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 2u) << result.out;
+    auto header = words_of(lines[0]);
+    auto row = words_of(lines[1]);
+    ASSERT_EQ(header.size(), 8u);
+    ASSERT_EQ(row.size(), 8u) << lines[1];
+    std::map<std::string, std::string> fields;
+    for (size_t i = 0; i < header.size(); ++i)
+        fields[header[i]] = row[i];
+    EXPECT_EQ(fields["key"], "reference");
+    EXPECT_EQ(fields["plugin"], "reference");
+    EXPECT_EQ(fields["abi"], "1.0");
+    EXPECT_EQ(fields["schema"], "1.0");
+    EXPECT_EQ(fields["class"], "validation");
+    EXPECT_THAT(fields["library"], HasSubstr("arbiter-reference.so"));
+}
+
+TEST(Cli, PluginsShowsARefusedPluginAndExitsWith3) {
+    TempDir dir;
+    write_text(dir / "server_config.toml",
+               "[plugins.reference]\nlibrary = \"reference\"\n\n[plugins.ghost]\nlibrary = "
+               "\"./ghost.so\"\n");
+    auto result =
+        run_command({kArbiter, "plugins", (dir / "server_config.toml").string()}, dir.path());
+    EXPECT_EQ(result.exit_status, 3);
+    EXPECT_THAT(result.out, HasSubstr("ghost        REFUSED: plugin 'ghost' (" +
+                                      (dir / "ghost.so").string() + "): file not found"));
+    EXPECT_THAT(result.out, HasSubstr("reference    reference"));
+}
+
+TEST(Cli, AConfigSyntaxErrorExitsWith2AndPointsAtIt) {
+    TempDir dir;
+    // Line 3: the string is never closed; the parser meets the line feed at column 18.
+    write_text(dir / "server_config.toml",
+               "[host]\nserver_id = \"x\"\nlog_level = \"warn\n\n[plugins.reference]\nlibrary = "
+               "\"reference\"\n");
+    const std::string config = (dir / "server_config.toml").string();
+    auto result = run_command({kArbiter, "replay", config, kSampleMatch}, dir.path());
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_THAT(result.err, HasSubstr(config + ":3:18: "));
+    EXPECT_EQ(result.out, "") << "nothing is assessed with a config that cannot be read";
+
+    // A table header never closed: line 1, at the line feed after "[host".
+    write_text(dir / "server_config.toml", "[host\nserver_id = \"x\"\n");
+    result = run_command({kArbiter, "plugins", config}, dir.path());
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_THAT(result.err, HasSubstr(config + ":1:6: "));
+}
+
+TEST(Cli, AnUnknownKeyIsReportedWithItsPosition) {
+    TempDir dir;
+    write_text(
+        dir / "server_config.toml",
+        "[plugins.reference]\nlibrary = \"reference\"\n\n[aggregation]\nmonitor_threshold = 0.3\n"
+        "review_treshold = 0.7\n");
+    const std::string config = (dir / "server_config.toml").string();
+    auto result = run_command({kArbiter, "replay", config, kSampleMatch}, dir.path());
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_THAT(result.err, HasSubstr(config + ":6:1: unknown key 'aggregation.review_treshold'"));
+}
+
+TEST(Cli, AnUnknownKeyInAPluginsOwnTableIsReportedWithItsPosition) {
+    TempDir dir;
+    write_text(
+        dir / "server_config.toml",
+        "[plugins.reference]\nlibrary = \"reference\"\n\n[plugins.reference.config.movement]\n"
+        "max_speed = 20.0\nmax_sped = 20.0\n");
+    const std::string config = (dir / "server_config.toml").string();
+    auto result = run_command({kArbiter, "replay", config, kSampleMatch}, dir.path());
+    // The plugin refused its config; the replay ran without it, and says so.
+    EXPECT_EQ(result.exit_status, 3);
+    EXPECT_THAT(result.err,
+                HasSubstr(config + ":6:1: plugin 'reference' refused its config: "
+                                   "plugins.reference.config.movement.max_sped: unknown key"));
+}
+
+TEST(Cli, ReplayOfADamagedFileNamesTheOffsetAndExitsWith3) {
+    TempDir dir;
+    auto bytes = read_bytes(kSampleMatch);
+    bytes.resize(bytes.size() - 5);
+    write_bytes(dir / "cut.arbev", bytes);
+    auto result =
+        run_command({kArbiter, "replay", kSampleConfig, (dir / "cut.arbev").string()}, dir.path());
+    EXPECT_EQ(result.exit_status, 3);
+    EXPECT_THAT(result.err, HasSubstr((dir / "cut.arbev").string() + ": offset "));
+    EXPECT_THAT(result.err, HasSubstr("truncated record"));
+    // The rest was read, and the verdict stands.
+    std::map<int, std::string> expected = {{1, "Clear"},         {2, "Clear"},
+                                           {3, "Clear"},         {4, "Clear"},
+                                           {5, "FlagForReview"}, {6, "FlagForReview"}};
+    EXPECT_EQ(actions_in_table(result.out), expected) << result.out;
+}
+
+TEST(Cli, ReplayOfAMissingFileExitsWith2) {
+    TempDir dir;
+    const std::string missing = (dir / "nowhere.arbev").string();
+    auto result = run_command({kArbiter, "replay", kSampleConfig, missing}, dir.path());
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_THAT(result.err,
+                HasSubstr(missing + ": cannot open the event file: No such file or directory"));
+}
+
+TEST(Cli, ReplayOfOneMissingFileBesideAGoodOneExitsWith3) {
+    TempDir dir;
+    const std::string missing = (dir / "nowhere.arbev").string();
+    auto result =
+        run_command({kArbiter, "replay", kSampleConfig, missing, kSampleMatch}, dir.path());
+    EXPECT_EQ(result.exit_status, 3);
+    EXPECT_EQ(actions_in_table(result.out)[6], "FlagForReview");
+}
+
+TEST(Cli, UsageErrorsExitWith1) {
+    TempDir dir;
+    EXPECT_EQ(run_command({kArbiter}, dir.path()).exit_status, 1);
+    EXPECT_EQ(run_command({kArbiter, "replay", kSampleConfig}, dir.path()).exit_status, 1);
+    EXPECT_EQ(run_command({kArbiter, "replay", kSampleConfig, kSampleMatch, "--jsn"}, dir.path())
+                  .exit_status,
+              1);
+    EXPECT_EQ(run_command({kArbiter, "frobnicate"}, dir.path()).exit_status, 1);
+}
+
+TEST(Cli, TheRegeneratedSampleIsByteIdenticalToTheCommittedOne) {
+    TempDir dir;
+    const auto regenerated = dir / "sample-match.arbev";
+    auto result = run_command({MAKE_SAMPLE_EXE, regenerated.string()}, dir.path());
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_TRUE(read_bytes(regenerated) == read_bytes(kSampleMatch))
+        << "samples/sample-match.arbev is not what samples/make_sample_match.cpp writes; "
+           "regenerate it";
+}
+
+}  // namespace
+}  // namespace arbiter::test

@@ -1,0 +1,32 @@
+// The good test plugin: a predictable signal for every position update of player 1
+// (code "test.echo", score 0.9, confidence 1), so a test can show that this plugin
+// goes on working beside a broken one, batch after batch.
+#include <arbiter/sdk.hpp>
+
+namespace {
+
+class Echo final : public arbiter::Analyzer {
+  public:
+    static constexpr arbiter::PluginInfo info{.name = "test-echo",
+                                              .version = "1.0.0",
+                                              .contact = "tests@arbiter.invalid",
+                                              .description = "echoes player 1's position updates",
+                                              .model_class = arbiter::ModelClass::validation};
+
+    explicit Echo(const arbiter::Context& context) : Analyzer(context) {}
+
+    void on_batch(const arbiter::Batch& batch, arbiter::Signals& signals) override {
+        for (const arbiter::fb::Event* event : batch.events()) {
+            if (event->player() != 1 || !event->body_as_PositionUpdate()) continue;
+            signals.emit({.player = 1,
+                          .code = "test.echo",
+                          .score = 0.9,
+                          .confidence = 1.0,
+                          .evidence = arbiter::Evidence().add("sequence", batch.sequence())});
+        }
+    }
+};
+
+}  // namespace
+
+ARBITER_PLUGIN(Echo);
