@@ -1,0 +1,121 @@
+// Saving and restoring the analyzer's state for a hot reload: every budget, the lag
+// estimate and the overdraw windows, so that a reload in the middle of a match changes
+// nothing.
+#include <cmath>
+#include <deque>
+#include <stdexcept>
+#include <string>
+
+#include "lagpool_analyzer.hpp"
+
+namespace arbiter::lagpool {
+
+namespace {
+constexpr const char* kStateTag = "LGP1";
+constexpr uint32_t kStateVersion = 1;
+
+double finite(StateReader& in, const char* what) {
+    const double value = in.get<double>();
+    if (!std::isfinite(value)) throw StateError(std::string("state blob has a non-finite ") + what);
+    return value;
+}
+}  // namespace
+
+std::vector<uint8_t> LagpoolAnalyzer::save_state() {
+    // Maps keep their keys sorted, so the same state always makes the same blob.
+    StateWriter out(kStateTag, kStateVersion);
+    out.put<uint64_t>(matches_.size());
+    for (const auto& [key, match] : matches_) {
+        out.put_string(key.relay_id);
+        out.put<uint64_t>(key.match_id);
+        out.put<double>(match.lag.value_s());
+        out.put<int64_t>(match.lag.at_us());
+        out.put<uint64_t>(match.players.size());
+        for (const auto& [id, player] : match.players) {
+            out.put<uint32_t>(id);
+            out.put<uint8_t>(player.position ? 1 : 0);
+            const Vec3 position = player.position.value_or(Vec3{});
+            out.put<double>(position.x);
+            out.put<double>(position.y);
+            out.put<double>(position.z);
+            out.put<uint64_t>(player.kinds.size());
+            for (const auto& [name, kind] : player.kinds) {
+                out.put_string(name);
+                out.put<double>(kind.budget.capacity());
+                out.put<double>(kind.budget.spent());
+                out.put<int64_t>(kind.updated_us);
+                out.put<int64_t>(kind.reset_us);
+                out.put<uint8_t>(kind.reported ? 1 : 0);
+                out.put<double>(kind.reported.value_or(0.0));
+                out.put<uint64_t>(kind.overdraws.items().size());
+                for (const Overdraw& o : kind.overdraws.items()) {
+                    out.put<int64_t>(o.t_us);
+                    out.put<double>(o.cost_s);
+                    out.put<double>(o.available_s);
+                    out.put<double>(o.capacity_s);
+                }
+            }
+        }
+    }
+    return out.finish();
+}
+
+void LagpoolAnalyzer::restore_state(std::span<const uint8_t> blob) {
+    StateReader in(blob, kStateTag, kStateVersion);
+    std::map<MatchKey, MatchState> matches;
+    const uint64_t match_count = in.get_count(8 + 8 + 8 + 8 + 8);
+    for (uint64_t m = 0; m < match_count; ++m) {
+        MatchKey key;
+        key.relay_id = in.get_string();
+        key.match_id = in.get<uint64_t>();
+        MatchState& match = matches[key];
+        const double lag_s = finite(in, "lag estimate");
+        const int64_t lag_at_us = in.get<int64_t>();
+        if (lag_s < 0) throw StateError("state blob has a negative lag estimate");
+        match.lag = ServerLag(lag_s, lag_at_us);
+        const uint64_t player_count = in.get_count(4 + 1 + 24 + 8);
+        for (uint64_t p = 0; p < player_count; ++p) {
+            PlayerState& player = match.players[in.get<uint32_t>()];
+            const bool has_position = in.get<uint8_t>() != 0;
+            Vec3 position;
+            position.x = finite(in, "position");
+            position.y = finite(in, "position");
+            position.z = finite(in, "position");
+            if (has_position) player.position = position;
+            const uint64_t kind_count = in.get_count(8 + 8 + 8 + 8 + 8 + 1 + 8 + 8);
+            for (uint64_t k = 0; k < kind_count; ++k) {
+                std::string name = in.get_string();
+                KindState& kind = player.kinds[name];
+                const double capacity = finite(in, "budget capacity");
+                const double spent = finite(in, "budget spent");
+                try {
+                    kind.budget = Budget::restored(capacity, spent);
+                } catch (const std::invalid_argument& error) {
+                    throw StateError(std::string("state blob has a bad budget: ") + error.what());
+                }
+                kind.updated_us = in.get<int64_t>();
+                kind.reset_us = in.get<int64_t>();
+                const bool reported = in.get<uint8_t>() != 0;
+                const double reported_score = finite(in, "reported score");
+                if (reported) kind.reported = reported_score;
+                const uint64_t overdraw_count = in.get_count(8 + 24);
+                std::deque<Overdraw> items;
+                for (uint64_t i = 0; i < overdraw_count; ++i) {
+                    Overdraw o;
+                    o.t_us = in.get<int64_t>();
+                    o.cost_s = finite(in, "overdraw cost");
+                    o.available_s = finite(in, "overdraw budget");
+                    o.capacity_s = finite(in, "overdraw capacity");
+                    if (!items.empty() && o.t_us < items.back().t_us)
+                        throw StateError("state blob has overdraws out of relay-time order");
+                    items.push_back(o);
+                }
+                kind.overdraws.restore(std::move(items));
+            }
+        }
+    }
+    in.finish();
+    matches_ = std::move(matches);  // only a blob read whole replaces the state
+}
+
+}  // namespace arbiter::lagpool
