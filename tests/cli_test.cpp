@@ -78,25 +78,28 @@ TEST(Cli, ReplayWithJsonPrintsOneObjectPerLine) {
     EXPECT_EQ(actions, expected);
 }
 
-TEST(Cli, PluginsListsTheReferencePluginWithItsVersions) {
+TEST(Cli, PluginsListsEveryBundledPluginWithItsVersions) {
     TempDir dir;
     auto result = run_command({kArbiter, "plugins", kSampleConfig}, dir.path());
     EXPECT_EQ(result.exit_status, 0) << result.err;
     auto lines = lines_of(result.out);
-    ASSERT_EQ(lines.size(), 2u) << result.out;
+    ASSERT_EQ(lines.size(), 3u) << result.out;  // the header, reference, lagpool
     auto header = words_of(lines[0]);
-    auto row = words_of(lines[1]);
     ASSERT_EQ(header.size(), 8u);
-    ASSERT_EQ(row.size(), 8u) << lines[1];
-    std::map<std::string, std::string> fields;
-    for (size_t i = 0; i < header.size(); ++i)
-        fields[header[i]] = row[i];
-    EXPECT_EQ(fields["key"], "reference");
-    EXPECT_EQ(fields["plugin"], "reference");
-    EXPECT_EQ(fields["abi"], "1.0");
-    EXPECT_EQ(fields["schema"], "1.0");
-    EXPECT_EQ(fields["class"], "validation");
-    EXPECT_THAT(fields["library"], HasSubstr("arbiter-reference.so"));
+    for (size_t line = 1; line < lines.size(); ++line) {
+        auto row = words_of(lines[line]);
+        ASSERT_EQ(row.size(), 8u) << lines[line];
+        std::map<std::string, std::string> fields;
+        for (size_t i = 0; i < header.size(); ++i)
+            fields[header[i]] = row[i];
+        const std::string name = line == 1 ? "reference" : "lagpool";
+        EXPECT_EQ(fields["key"], name);
+        EXPECT_EQ(fields["plugin"], name);
+        EXPECT_EQ(fields["abi"], "1.0");
+        EXPECT_EQ(fields["schema"], "1.0");
+        EXPECT_EQ(fields["class"], "validation");
+        EXPECT_THAT(fields["library"], HasSubstr("arbiter-" + name + ".so"));
+    }
 }
 
 TEST(Cli, PluginsShowsARefusedPluginAndExitsWith3) {
