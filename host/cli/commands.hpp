@@ -17,6 +17,10 @@ inline constexpr int kExitPartial = 3;
 int run_replay(const std::vector<std::string>& args);
 int run_plugins(const std::vector<std::string>& args);
 int run_check_plugin(const std::vector<std::string>& args);
+// Recorded matches for everyone (tools/, docs/recorded-matches.md).
+int run_simulate(const std::vector<std::string>& args);
+int run_import(const std::vector<std::string>& args);
+int run_evaluate(const std::vector<std::string>& args);
 
 // Sets up logging to stderr at a level ("info", "warn", ...).
 void setup_logging(const std::string& level);

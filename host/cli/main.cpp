@@ -23,6 +23,17 @@ void print_usage(std::FILE* out) {
                  "  arbiter check-plugin LIB [--config CONFIG] [--events FILE]\n"
                  "      Checks a plugin library before it is dropped in: exports, versions,\n"
                  "      capabilities, creation with its config, a run of the sample match, unloading.\n"
+                 "  arbiter simulate OUT.arbev --players PROFILE=COUNT,... [--seed N] [--duration-s S]\n"
+                 "          [--tick-rate HZ] [--truth FILE] [--batch-events N] [--relay ID] [--match ID]\n"
+                 "      Writes a synthetic match (honest players and cheaters of any profile) and the\n"
+                 "      truth of every player beside it; same seed, same bytes. --list-profiles.\n"
+                 "  arbiter import IN.csv|IN.jsonl OUT.arbev [--format csv|jsonl] [--on-error stop|skip]\n"
+                 "          [--tick-rate HZ] [--labels OUT.truth.json]\n"
+                 "      Turns input traces (source, game, player, t_seconds, action_kind, ...) into an\n"
+                 "      event file, one match per (source, game); a bad row is reported by its line.\n"
+                 "  arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--json]\n"
+                 "      Runs labelled matches through the configured plugins and prints, per profile,\n"
+                 "      the actions reached, the recall at FlagForReview and the false-positive rate.\n"
                  "  arbiter help | --help\n"
                  "\n"
                  "Exit status: 0 success; 1 usage error; 2 the config or an input cannot be read;\n"
@@ -46,6 +57,9 @@ int main(int argc, char** argv) {
     }
     if (command == "replay") return arbiter::cli::run_replay(args);
     if (command == "plugins") return arbiter::cli::run_plugins(args);
+    if (command == "simulate") return arbiter::cli::run_simulate(args);
+    if (command == "import") return arbiter::cli::run_import(args);
+    if (command == "evaluate") return arbiter::cli::run_evaluate(args);
     if (command == "check-plugin") return arbiter::cli::run_check_plugin(args);
     std::fprintf(stderr, "arbiter: unknown command '%s'\n\n", command.c_str());
     print_usage(stderr);

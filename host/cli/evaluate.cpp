@@ -1,0 +1,114 @@
+// `arbiter evaluate CONFIG MATCH.arbev...`: labelled matches through the configured
+// plugins, scored per profile against their truth files.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arbiter/host/host.hpp"
+#include "arbiter/tools/evaluate.hpp"
+#include "commands.hpp"
+
+namespace arbiter::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--json] [--log-level LEVEL]\n"
+    "       (without --truth, each MATCH.arbev's truth is MATCH.truth.json beside it)\n";
+
+struct EvaluateCommand {
+    std::string config;
+    std::vector<std::filesystem::path> matches, truths;
+    bool json = false;
+    std::optional<std::string> log_level;
+};
+
+std::optional<EvaluateCommand> parse(const std::vector<std::string>& args) {
+    EvaluateCommand command;
+    std::vector<std::string> positional;
+    auto fail = [](const std::string& what) {
+        std::fprintf(stderr, "arbiter evaluate: %s\n%s", what.c_str(), kUsage);
+        return std::nullopt;
+    };
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (arg == "--json") {
+            command.json = true;
+        } else if (arg == "--truth" || arg == "--log-level") {
+            if (i + 1 >= args.size()) return fail(arg + " needs a value");
+            if (arg == "--truth") {
+                command.truths.emplace_back(args[++i]);
+            } else {
+                command.log_level = args[++i];
+            }
+        } else if (arg.starts_with("--")) {
+            return fail("unknown option " + arg);
+        } else {
+            positional.push_back(arg);
+        }
+    }
+    if (positional.size() < 2) return fail("a config and at least one match file, please");
+    command.config = positional.front();
+    command.matches.assign(positional.begin() + 1, positional.end());
+    return command;
+}
+
+}  // namespace
+
+int run_evaluate(const std::vector<std::string>& args) {
+    auto command = parse(args);
+    if (!command) return kExitUsage;
+
+    tools::Truth truth;
+    try {
+        truth = tools::load_truths(command->matches, command->truths);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter evaluate: %s\n", error.what());
+        return kExitInput;
+    }
+
+    auto config = load_config_or_report(command->config);
+    if (!config) return kExitInput;
+    setup_logging(command->log_level.value_or(config->host.log_level));
+    std::unique_ptr<host::Host> host;
+    try {
+        host = std::make_unique<host::Host>(std::move(*config));
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter evaluate: cannot start the host: %s\n", error.what());
+        return kExitInput;
+    }
+    const bool plugins_refused = !host->plugin_errors().empty();
+    for (const auto& problem : host->plugin_errors())
+        std::fprintf(stderr, "%s\n", problem.c_str());
+
+    tools::EvaluationReport report = tools::evaluate(*host, command->matches, truth);
+    for (const auto& problem : report.problems)
+        std::fprintf(stderr, "%s\n", problem.c_str());
+    if (command->json) {
+        std::cout << tools::report_json(report) << '\n';
+    } else {
+        tools::print_report(std::cout, report);
+    }
+    std::cout.flush();
+    std::fprintf(stderr,
+                 "evaluated %llu batches (%llu events) from %llu file(s): %llu damaged "
+                 "stretch(es), %llu refused "
+                 "batch(es); %llu unlabelled player(s), %llu labelled player(s) never seen\n",
+                 static_cast<unsigned long long>(report.batches),
+                 static_cast<unsigned long long>(report.events),
+                 static_cast<unsigned long long>(report.files),
+                 static_cast<unsigned long long>(report.damaged),
+                 static_cast<unsigned long long>(report.refused),
+                 static_cast<unsigned long long>(report.unlabelled),
+                 static_cast<unsigned long long>(report.missing));
+    if (report.unreadable_files == report.files) return kExitInput;
+    if (report.unreadable_files || report.damaged || report.refused || report.unlabelled ||
+        report.missing || plugins_refused)
+        return kExitPartial;
+    return kExitOk;
+}
+
+}  // namespace arbiter::cli

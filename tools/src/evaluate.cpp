@@ -1,0 +1,233 @@
+#include "arbiter/tools/evaluate.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "arbiter/host/event_file.hpp"
+#include "arbiter/tools/match_writer.hpp"
+#include "arbiter/tools/profiles.hpp"
+
+namespace arbiter::tools {
+
+namespace {
+
+// At most this many problems are listed per file; the rest are counted.
+constexpr uint64_t kProblemsShownPerFile = 20;
+
+std::string format(const char* pattern, auto... values) {
+    char text[512];
+    std::snprintf(text, sizeof text, pattern, values...);
+    return text;
+}
+
+std::string percent(double share) {
+    return format("%.1f%%", share * 100.0);
+}
+
+void read_file(const std::filesystem::path& path, host::Host& host, EvaluationReport& report) {
+    ++report.files;
+    const std::string name = path.string();
+    std::unique_ptr<host::EventFileReader> reader;
+    try {
+        const uint64_t cap =
+            std::min<uint64_t>(host.config().host.max_batch_bytes, host::kMaxRecordPayload);
+        reader = std::make_unique<host::EventFileReader>(path, static_cast<uint32_t>(cap));
+    } catch (const std::exception& error) {
+        ++report.unreadable_files;
+        report.problems.push_back(error.what());
+        return;
+    }
+    uint64_t problems = 0;
+    auto note = [&](std::string what) {
+        if (++problems <= kProblemsShownPerFile) report.problems.push_back(std::move(what));
+    };
+    while (auto item = reader->next()) {
+        if (item->kind == host::EventFileItem::Kind::damage) {
+            ++report.damaged;
+            note(format("%s: offset %llu: %s", name.c_str(),
+                        static_cast<unsigned long long>(item->offset), item->problem.c_str()));
+            continue;
+        }
+        if (auto refused = host.push(item->payload)) {
+            ++report.refused;
+            note(format("%s: offset %llu: batch refused: %s", name.c_str(),
+                        static_cast<unsigned long long>(item->offset), refused->c_str()));
+        }
+    }
+    if (problems > kProblemsShownPerFile)
+        report.problems.push_back(
+            format("%s: %llu more problem(s) not shown", name.c_str(),
+                   static_cast<unsigned long long>(problems - kProblemsShownPerFile)));
+}
+
+void add(ProfileResult& result, host::Action action) {
+    ++result.players;
+    ++result.actions[static_cast<size_t>(action)];
+}
+
+nlohmann::ordered_json result_json(const ProfileResult& r) {
+    nlohmann::ordered_json j;
+    j["profile"] = r.profile;
+    j["cheater"] = r.cheater;
+    j["players"] = r.players;
+    nlohmann::ordered_json actions;
+    for (auto action : {host::Action::clear, host::Action::monitor, host::Action::flag_for_review,
+                        host::Action::shadow_restrict})
+        actions[host::to_string(action)] = r.actions[static_cast<size_t>(action)];
+    j["actions"] = std::move(actions);
+    if (r.cheater) {
+        j["recall_at_flag"] = r.share_at_least(host::Action::flag_for_review);
+    } else {
+        j["false_positive_rate_at_flag"] = r.share_at_least(host::Action::flag_for_review);
+        j["false_positive_rate_at_monitor"] = r.share_at_least(host::Action::monitor);
+    }
+    return j;
+}
+
+}  // namespace
+
+uint64_t ProfileResult::at_least(host::Action action) const {
+    uint64_t n = 0;
+    for (size_t i = static_cast<size_t>(action); i < actions.size(); ++i)
+        n += actions[i];
+    return n;
+}
+
+double ProfileResult::share_at_least(host::Action action) const {
+    return players == 0 ? 0.0
+                        : static_cast<double>(at_least(action)) / static_cast<double>(players);
+}
+
+Truth load_truths(const std::vector<std::filesystem::path>& match_files,
+                  const std::vector<std::filesystem::path>& truth_files) {
+    std::vector<std::filesystem::path> files = truth_files;
+    if (files.empty())
+        for (const auto& match : match_files)
+            files.push_back(default_truth_path(match));
+    Truth all;
+    std::map<std::pair<std::string, uint64_t>, std::string> labelled_in;
+    for (const auto& file : files) {
+        Truth truth = read_truth(file);
+        for (TruthMatch& match : truth.matches) {
+            auto [it, added] =
+                labelled_in.emplace(std::pair{match.relay_id, match.match_id}, file.string());
+            if (!added)
+                throw TruthError(file.string() + ": match " + match.relay_id + "/" +
+                                 std::to_string(match.match_id) + " is labelled in " + it->second +
+                                 " too (simulate with --match ID, or import with "
+                                 "--relay ID, to keep matches apart)");
+            all.matches.push_back(std::move(match));
+        }
+    }
+    return all;
+}
+
+EvaluationReport evaluate(host::Host& host, const std::vector<std::filesystem::path>& match_files,
+                          const Truth& truth) {
+    EvaluationReport report;
+    for (const auto& file : match_files)
+        read_file(file, host, report);
+    host.close();
+    report.batches = host.counters().batches;
+    report.events = host.counters().events;
+
+    struct Label {
+        const TruthPlayer* player;
+        bool seen = false;
+    };
+    std::map<host::PlayerKey, Label> labels;
+    for (const TruthMatch& match : truth.matches)
+        for (const TruthPlayer& player : match.players)
+            labels.emplace(host::PlayerKey{match.relay_id, match.match_id, player.player},
+                           Label{&player});
+
+    std::map<std::string, ProfileResult> by_profile;
+    auto count = [&](const TruthPlayer& player, host::Action action) {
+        auto [it, added] =
+            by_profile.emplace(player.profile, ProfileResult{player.profile, player.cheater});
+        add(it->second, action);
+        add(player.cheater ? report.all_cheaters : report.all_honest, action);
+    };
+    for (const host::Assessment& assessment : host.assessments()) {
+        auto it = labels.find(assessment.player);
+        if (it == labels.end()) {
+            ++report.unlabelled;
+            continue;
+        }
+        it->second.seen = true;
+        count(*it->second.player, assessment.action);
+    }
+    for (const auto& [key, label] : labels) {
+        if (label.seen) continue;
+        ++report.missing;
+        count(*label.player, host::Action::clear);
+    }
+
+    // Honest first, then the simulator's order, then any other label alphabetically.
+    for (const ProfileInfo& info : profiles()) {
+        auto it = by_profile.find(info.name);
+        if (it == by_profile.end()) continue;
+        report.profiles.push_back(std::move(it->second));
+        by_profile.erase(it);
+    }
+    for (auto& [name, result] : by_profile)
+        report.profiles.push_back(std::move(result));
+    return report;
+}
+
+void print_report(std::ostream& out, const EvaluationReport& report) {
+    size_t width = 12;
+    for (const auto& r : report.profiles)
+        width = std::max(width, r.profile.size());
+    const int w = static_cast<int>(width);
+    out << format("%-*s %8s %7s %8s %8s %9s %12s %9s %12s\n", w, "profile", "players", "clear",
+                  "monitor", "flag", "restrict", "recall@flag", "fp@flag", "fp@monitor+");
+    auto row = [&](const ProfileResult& r) {
+        const std::string recall =
+            r.cheater ? percent(r.share_at_least(host::Action::flag_for_review)) : "-";
+        const std::string fp_flag =
+            r.cheater ? "-" : percent(r.share_at_least(host::Action::flag_for_review));
+        const std::string fp_monitor =
+            r.cheater ? "-" : percent(r.share_at_least(host::Action::monitor));
+        out << format("%-*s %8llu %7llu %8llu %8llu %9llu %12s %9s %12s\n", w, r.profile.c_str(),
+                      static_cast<unsigned long long>(r.players),
+                      static_cast<unsigned long long>(r.actions[0]),
+                      static_cast<unsigned long long>(r.actions[1]),
+                      static_cast<unsigned long long>(r.actions[2]),
+                      static_cast<unsigned long long>(r.actions[3]), recall.c_str(),
+                      fp_flag.c_str(), fp_monitor.c_str());
+    };
+    for (const auto& r : report.profiles)
+        row(r);
+    if (report.all_cheaters.players) row(report.all_cheaters);
+    if (report.all_honest.players) row(report.all_honest);
+}
+
+std::string report_json(const EvaluationReport& report) {
+    nlohmann::ordered_json root;
+    nlohmann::ordered_json profiles = nlohmann::ordered_json::array();
+    for (const auto& r : report.profiles)
+        profiles.push_back(result_json(r));
+    root["profiles"] = std::move(profiles);
+    root["all_cheaters"] = result_json(report.all_cheaters);
+    root["all_honest"] = result_json(report.all_honest);
+    nlohmann::ordered_json input;
+    input["files"] = report.files;
+    input["unreadable_files"] = report.unreadable_files;
+    input["batches"] = report.batches;
+    input["events"] = report.events;
+    input["damaged"] = report.damaged;
+    input["refused"] = report.refused;
+    input["unlabelled_players"] = report.unlabelled;
+    input["missing_players"] = report.missing;
+    input["problems"] = report.problems;
+    root["input"] = std::move(input);
+    return root.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace arbiter::tools
