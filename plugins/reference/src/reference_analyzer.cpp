@@ -7,15 +7,21 @@ namespace arbiter::reference {
 
 namespace {
 constexpr const char* kStateTag = "REF1";
-constexpr uint32_t kStateVersion = 1;
+// Version 2 added the held signals; version 1 blobs are still read.
+constexpr uint32_t kStateVersion = 2;
 // A check reports again only when its score rises by at least this much.
 constexpr double kReportStep = 0.05;
 
-Vec3 to_vec(const fb::Vec3* v) { return v ? Vec3{v->x(), v->y(), v->z()} : Vec3{}; }
+Vec3 to_vec(const fb::Vec3* v) {
+    return v ? Vec3{v->x(), v->y(), v->z()} : Vec3{};
+}
 
 Evidence position_evidence(const Sample& sample) {
-    return Evidence().add("t_us", sample.t_us).add("x", sample.position.x).add("y", sample.position.y).add(
-        "z", sample.position.z);
+    return Evidence()
+        .add("t_us", sample.t_us)
+        .add("x", sample.position.x)
+        .add("y", sample.position.y)
+        .add("z", sample.position.z);
 }
 }  // namespace
 
@@ -26,9 +32,12 @@ ReferenceSettings ReferenceSettings::parse(const ConfigTable& config) {
     m.max_speed = movement.number("max_speed", m.max_speed, Range::positive());
     m.tolerance = movement.number("tolerance", m.tolerance, Range::between(1.0, 10.0));
     m.window_s = movement.number("window_s", m.window_s, Range::between(0.1, 60.0));
-    m.max_lag_allowance_s = movement.number("max_lag_allowance_s", m.max_lag_allowance_s, Range::between(0.0, 10.0));
-    m.teleport_distance = movement.number("teleport_distance", m.teleport_distance, Range::positive());
+    m.max_lag_allowance_s =
+        movement.number("max_lag_allowance_s", m.max_lag_allowance_s, Range::between(0.0, 10.0));
+    m.teleport_distance =
+        movement.number("teleport_distance", m.teleport_distance, Range::positive());
     m.min_samples = movement.integer("min_samples", m.min_samples, Range::between(1, 1000));
+    m.burst_gap_s = movement.number("burst_gap_s", m.burst_gap_s, Range{0.0, 0.05, true});
     config.reject_unknown_keys();
     return s;
 }
@@ -48,16 +57,21 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
         if (id == 0) continue;
         switch (event->body_type()) {
             case fb::EventBody::PositionUpdate:
-                on_position(id, players[id], event->relay_time_us(), *event->body_as_PositionUpdate(), signals);
+                on_position(id, players[id], event->relay_time_us(),
+                            *event->body_as_PositionUpdate(), signals);
                 break;
             case fb::EventBody::LatencySample: {
                 Player& player = players[id];
-                player.track.rtts.push_back({event->relay_time_us(), event->body_as_LatencySample()->rtt_us()});
+                player.track.rtts.push_back(
+                    {event->relay_time_us(), event->body_as_LatencySample()->rtt_us()});
                 forget_old(player, event->relay_time_us());
                 break;
             }
             case fb::EventBody::PlayerLeave:
-                players.erase(id);
+                if (auto it = players.find(id); it != players.end()) {
+                    report_held(id, it->second, signals);
+                    players.erase(it);
+                }
                 break;
             default:
                 break;
@@ -83,7 +97,7 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
         const Sample& previous = track.samples.back();
         double jump = distance(previous.position, sample.position);
         if (jump > limits.teleport_distance) {
-            report(player_id, player,
+            report(player,
                    {.player = player_id,
                     .code = "movement.teleport",
                     .score = 1.0,
@@ -102,12 +116,12 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
 
     auto window = measure_window(track, limits);
     if (!window) return;
-    const double confidence =
-        std::min(1.0, static_cast<double>(window->samples) / static_cast<double>(limits.min_samples));
+    const double confidence = std::min(
+        1.0, static_cast<double>(window->samples) / static_cast<double>(limits.min_samples));
 
     const double speed_limit = limits.max_speed * limits.tolerance;
     if (double score = excess_score(window->speed, speed_limit); score > 0) {
-        report(player_id, player,
+        report(player,
                {.player = player_id,
                 .code = "movement.speed",
                 .score = score,
@@ -129,7 +143,7 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
     // A window's displacement that even twice the top speed cannot cover.
     const double reach = limits.max_speed * 2.0 * (window->elapsed_s + window->allowance_s);
     if (window->distance_m > reach) {
-        report(player_id, player,
+        report(player,
                {.player = player_id,
                 .code = "movement.teleport",
                 .score = 1.0,
@@ -146,29 +160,63 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
     }
 }
 
-void ReferenceAnalyzer::report(uint32_t, Player& player, Signal signal, Signals& signals) {
+void ReferenceAnalyzer::report(Player& player, Signal signal, Signals& signals) {
+    const std::string code(signal.code);
     const double weighted = signal.score * signal.confidence;
-    auto [it, first] = player.reported.emplace(std::string(signal.code), weighted);
-    if (!first) {
-        if (weighted < it->second + kReportStep) return;
-        it->second = weighted;
+    auto reported = player.reported.find(code);
+    // The epsilon keeps a rise of exactly one step (0.90 to 0.95) a rise in floating point.
+    if (reported != player.reported.end() && weighted < reported->second + kReportStep - 1e-9) {
+        if (weighted <= reported->second) return;
+        auto held = player.held.find(code);
+        if (held == player.held.end() || weighted > held->second.score * held->second.confidence)
+            player.held[code] = {signal.score, signal.confidence, signal.evidence};
+        return;
     }
+    player.reported[code] = weighted;
+    player.held.erase(code);
     signals.emit(signal);
-    host().count("signals." + std::string(signal.code));
+    host().count("signals." + code);
+}
+
+void ReferenceAnalyzer::report_held(uint32_t player_id, Player& player, Signals& signals) {
+    for (auto& [code, held] : player.held) {
+        signals.emit({.player = player_id,
+                      .code = code,
+                      .score = held.score,
+                      .confidence = held.confidence,
+                      .evidence = held.evidence});
+        player.reported[code] = held.score * held.confidence;
+        host().count("signals." + code);
+    }
+    player.held.clear();
 }
 
 void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
     const MovementLimits& limits = settings_.movement;
     // Keep a window, the longest lag allowance, and a second of slack.
-    const int64_t keep_us = static_cast<int64_t>((limits.window_s + limits.max_lag_allowance_s + 1.0) * 1e6) + 1'000'000;
+    const int64_t keep_us =
+        static_cast<int64_t>((limits.window_s + limits.max_lag_allowance_s + 1.0) * 1e6) +
+        1'000'000;
     auto& samples = player.track.samples;
     // Keep one sample older than the horizon: it may be the start of a window.
-    while (samples.size() > 2 && samples[1].t_us < now_us - keep_us) samples.pop_front();
+    while (samples.size() > 2 && samples[1].t_us < now_us - keep_us)
+        samples.pop_front();
     auto& rtts = player.track.rtts;
-    while (!rtts.empty() && rtts.front().t_us < now_us - keep_us) rtts.pop_front();
+    while (!rtts.empty() && rtts.front().t_us < now_us - keep_us)
+        rtts.pop_front();
 }
 
-void ReferenceAnalyzer::on_match_end(const MatchKey& match, Signals&) { matches_.erase(match); }
+void ReferenceAnalyzer::on_match_end(const MatchKey& match, Signals& signals) {
+    auto it = matches_.find(match);
+    if (it == matches_.end()) return;
+    // Sorted, so that the order of the final signals does not depend on hashing.
+    std::map<uint32_t, Player*> players;
+    for (auto& [id, player] : it->second)
+        players[id] = &player;
+    for (auto& [id, player] : players)
+        report_held(id, *player, signals);
+    matches_.erase(it);
+}
 
 std::vector<uint8_t> ReferenceAnalyzer::save_state() {
     StateWriter out(kStateTag, kStateVersion);
@@ -178,7 +226,8 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
         out.put<uint64_t>(key.match_id);
         // Sorted by player id, so that the same state always makes the same blob.
         std::vector<uint32_t> ids;
-        for (const auto& [id, player] : players) ids.push_back(id);
+        for (const auto& [id, player] : players)
+            ids.push_back(id);
         std::sort(ids.begin(), ids.end());
         out.put<uint64_t>(ids.size());
         for (uint32_t id : ids) {
@@ -200,6 +249,13 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
             for (const auto& [code, score] : player.reported) {
                 out.put_string(code);
                 out.put<double>(score);
+            }
+            out.put<uint64_t>(player.held.size());
+            for (const auto& [code, held] : player.held) {
+                out.put_string(code);
+                out.put<double>(held.score);
+                out.put<double>(held.confidence);
+                out.put_string(held.evidence.str());
             }
         }
     }
@@ -236,6 +292,14 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
             for (uint64_t i = 0; i < reported; ++i) {
                 std::string code = in.get_string();
                 player.reported[code] = in.get<double>();
+            }
+            if (in.version() < 2) continue;
+            for (uint64_t held = in.get_count(40); held > 0; --held) {
+                std::string code = in.get_string();
+                Held& h = player.held[code];
+                h.score = in.get<double>();
+                h.confidence = in.get<double>();
+                h.evidence = Evidence::from_str(in.get_string());
             }
         }
     }

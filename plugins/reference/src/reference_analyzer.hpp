@@ -23,7 +23,7 @@ struct ReferenceSettings {
 };
 
 class ReferenceAnalyzer final : public Analyzer {
-public:
+  public:
     static constexpr PluginInfo info{
         .name = "reference",
         .version = "0.1.0",
@@ -41,18 +41,28 @@ public:
     std::vector<uint8_t> save_state();
     void restore_state(std::span<const uint8_t> blob);
 
-private:
+  private:
+    // The strongest signal of a check not yet reported.
+    struct Held {
+        double score = 0;
+        double confidence = 0;
+        Evidence evidence;
+    };
     struct Player {
         Track track;
-        // The highest score reported per check: a check reports again only when its
-        // score rises, so a sustained cheat does not flood the host.
+        // The highest weighted score reported per check: a check reports again only when
+        // its score rises by a step, so a sustained cheat does not flood the host...
         std::map<std::string, double> reported;
+        // ...and a rise smaller than the step is held, and reported when the player
+        // leaves or the match ends, so that the host still gets each check's maximum.
+        std::map<std::string, Held> held;
     };
     using Players = std::unordered_map<uint32_t, Player>;
 
-    void on_position(uint32_t player_id, Player& player, int64_t t_us, const fb::PositionUpdate& update,
-                     Signals& signals);
-    void report(uint32_t player_id, Player& player, Signal signal, Signals& signals);
+    void on_position(uint32_t player_id, Player& player, int64_t t_us,
+                     const fb::PositionUpdate& update, Signals& signals);
+    void report(Player& player, Signal signal, Signals& signals);
+    void report_held(uint32_t player_id, Player& player, Signals& signals);
     void forget_old(Player& player, int64_t now_us) const;
 
     ReferenceSettings settings_;

@@ -1,6 +1,7 @@
 // The analyzer through the harness, one cheating or honest profile per test: honest players
 // (lag included) raise nothing, cheaters raise the check that fits, with readable evidence.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -66,6 +67,93 @@ TEST(HonestPlayers, RunnerThroughALagSpikeAndItsBurst) {
     EXPECT_TRUE(signals.empty()) << describe(signals);
 }
 
+struct SpikeCase {
+    std::string name;
+    double speed_mps;
+    double silence_s;
+    int64_t spacing_us;  // between the updates of the burst
+};
+
+void PrintTo(const SpikeCase& c, std::ostream* os) {
+    *os << c.name;
+}
+
+class RunnerThroughALongLagSpike : public ::testing::TestWithParam<SpikeCase> {};
+
+TEST_P(RunnerThroughALongLagSpike, RaisesNothing) {
+    // Longer silences than the 2 s allowance cap: nothing heard after 4.0 s, then every
+    // update sent meanwhile (true positions) in one burst, and the relay's measure of the
+    // spike. The window starts from the burst's last update, not from its old positions.
+    const SpikeCase& c = GetParam();
+    const auto updates =
+        test::lag_spike(Mover().run(c.speed_mps, 14.0).updates(), 4.0, c.silence_s, c.spacing_us);
+    // Every update sent in the silence arrives within 25 ms of its end.
+    const int64_t until = test::us(4.0 + c.silence_s);
+    long held_back = 0;
+    for (const auto& u : updates) {
+        if (u.received_us == u.sent_us) continue;
+        ++held_back;
+        ASSERT_TRUE(u.received_us >= until && u.received_us < until + test::us(0.025));
+    }
+    ASSERT_EQ(held_back, std::lround(c.silence_s / 0.05))
+        << "the match does not have the shape of a lag spike";
+
+    MatchScript script;
+    script.add(kPlayer, updates).latencies(kPlayer, 0.5, 14.0, 60'000);
+    script.latency(kPlayer, 4.0 + c.silence_s + 0.05,
+                   static_cast<uint32_t>(test::us(c.silence_s + 0.1)));
+    const Signals signals = test::run_match_to_end(script).all();
+    EXPECT_TRUE(test::only(signals, kPlayer, "movement.speed").empty()) << describe(signals);
+    EXPECT_TRUE(test::only(signals, kPlayer, "movement.teleport").empty()) << describe(signals);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Spikes, RunnerThroughALongLagSpike,
+    ::testing::Values(SpikeCase{"SeventeenThrough2500ms", 17.0, 2.5, 50},
+                      SpikeCase{"SeventeenThrough3s", 17.0, 3.0, 50},
+                      SpikeCase{"SeventeenThrough4s", 17.0, 4.0, 50},
+                      SpikeCase{"NineteenAndAHalfThrough2500ms", 19.5, 2.5, 50},
+                      SpikeCase{"NineteenAndAHalfThrough3s", 19.5, 3.0, 50},
+                      SpikeCase{"NineteenAndAHalfThrough4s", 19.5, 4.0, 50},
+                      // The same bursts spread over 15 to 24 ms.
+                      SpikeCase{"SeventeenThrough4sSlowerBurst", 17.0, 4.0, 300},
+                      SpikeCase{"NineteenAndAHalfThrough2500msSlowerBurst", 19.5, 2.5, 300},
+                      SpikeCase{"NineteenAndAHalfThrough4sSlowerBurst", 19.5, 4.0, 300}),
+    [](const auto& row) { return row.param.name; });
+
+// Two honest players that an earlier burst rule (a quarter of the median gap, with no
+// bound on how far the start moved) made look fast. DETECTION.md: "Lag is not cheating".
+
+TEST(HonestPlayers, RunnerThroughALagSpikeWhoseBurstDrainsOverMilliseconds) {
+    // The held-back updates of a 3 or 4 s spike drain 1.5 ms apart (90 or 120 ms in all).
+    // They are most of the track's gaps, so the typical interval becomes 1.5 ms, the burst
+    // spacing max(1 ms, 1.5 ms / 4) = 1 ms, and 1.5 ms apart is no longer a burst: windows
+    // start at the old positions of its first updates (19.5 m/s through 4 s: 32.2 m/s, 0.90).
+    for (const double silence_s : {3.0, 4.0}) {
+        const auto updates =
+            test::lag_spike(Mover().run(19.5, 14.0).updates(), 4.0, silence_s, 1'500);
+        const Signals signals = test::run_match_to_end(MatchScript().add(kPlayer, updates)).all();
+        EXPECT_TRUE(signals.empty()) << silence_s << " s of silence\n" << describe(signals);
+    }
+}
+
+TEST(HonestPlayers, RunnerWhoseUpdateRateRises) {
+    // 12 s at 2 updates a second, then 20 Hz with 20 ms of receive jitter, and the longest
+    // lag allowance the config accepts (10 s, which keeps 14 s of track). The 500 ms gaps
+    // stay the median, so every 50 ms gap counts as a burst and the start moves up to the
+    // update before the end: a one-update window (38 ms, 25.7 m/s, score 0.57).
+    std::vector<test::Update> updates;
+    for (int i = 0; i <= 24; ++i)
+        updates.push_back({test::us(0.5 * i), test::us(0.5 * i), {1.0 * i, 0, 0}, false});
+    const auto run = test::jitter(Mover({24, 0, 0}, 12.0).run(19.5, 4.0).updates(), 20'000);
+    updates.insert(updates.end(), run.begin() + 1, run.end());
+    const Signals signals =
+        test::run_match_to_end(MatchScript().add(kPlayer, updates),
+                               test::movement_config({{"max_lag_allowance_s", 10.0}}))
+            .all();
+    EXPECT_TRUE(signals.empty()) << describe(signals);
+}
+
 TEST(HonestPlayers, RunnerThroughPacketLoss) {
     // 15 % of the updates between 2 and 18 s never arrive, two in a row now and then.
     const auto all = Mover().run(19.5, 20.0).updates();
@@ -124,22 +212,125 @@ void PrintTo(const SpeedCase& c, std::ostream* os) {
 class SpeedAroundTheLimit : public ::testing::TestWithParam<SpeedCase> {};
 
 TEST_P(SpeedAroundTheLimit, ScoresWithTheExcess) {
+    // Steady 20 Hz updates are no lag: the speed is measured against the limit of 22 m/s
+    // as it is. With the end of the match, the highest score is the true one.
     const SpeedCase& c = GetParam();
     const Signals speed =
-        test::only(run_one(Mover().run(5.0, 2.0).run(c.speed_mps, 8.0)), kPlayer, "movement.speed");
+        test::only(test::run_match_to_end(
+                       MatchScript().add(kPlayer, Mover().run(5.0, 2.0).run(c.speed_mps, 8.0)))
+                       .all(),
+                   kPlayer, "movement.speed");
     const double score = test::max_score(speed);
     if (c.max_score == 0.0) {
         EXPECT_TRUE(speed.empty()) << describe(speed);
     } else {
         EXPECT_GT(score, c.min_score);
         EXPECT_LT(score, c.max_score);
+        // Positions travel as floats: a few micrometres off.
+        EXPECT_NEAR(score, excess_score(c.speed_mps, 22.0), 1e-3);
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(Speeds, SpeedAroundTheLimit,
                          ::testing::Values(SpeedCase{"JustUnder", 21.5, 0.0, 0.0},
-                                           SpeedCase{"ALittleOver", 26.0, 0.0, 0.7},
+                                           SpeedCase{"AHairUnder", 21.9, 0.0, 0.0},
+                                           SpeedCase{"AHairOver", 22.1, 0.0, 0.05},
+                                           SpeedCase{"JustOver", 22.5, 0.05, 0.15},
+                                           SpeedCase{"ALittleOver", 26.0, 0.5, 0.7},
                                            SpeedCase{"FarOver", 40.0, 0.9, 1.0 + 1e-12}),
+                         [](const auto& row) { return row.param.name; });
+
+// ---------------------------------------------------------------- steady 20 Hz
+
+struct SteadyCase {
+    std::string name;
+    Mover mover;
+    double speed_mps;       // of the strongest window over the limit; 0 if none is
+    int64_t first_from_us;  // where the first window over the limit starts
+};
+
+void PrintTo(const SteadyCase& c, std::ostream* os) {
+    *os << c.name;
+}
+
+class SteadyTwentyHertz : public ::testing::TestWithParam<SteadyCase> {};
+
+TEST_P(SteadyTwentyHertz, AllowsNoLagInAnyWindow) {
+    // The 50 ms between updates is not lag: the first window of a track and every later
+    // one are measured alike, with no allowance, so a run just over the limit is reported
+    // wherever it starts.
+    const SteadyCase& c = GetParam();
+    const Signals speed =
+        test::only(test::run_match_to_end(MatchScript().add(kPlayer, c.mover)).all(), kPlayer,
+                   "movement.speed");
+    if (c.speed_mps == 0.0) {
+        EXPECT_TRUE(speed.empty()) << describe(speed);
+        return;
+    }
+    ASSERT_FALSE(speed.empty());
+    const std::string& first = speed.front().evidence;
+    EXPECT_NE(first.find("\"from\":{\"t_us\":" + std::to_string(c.first_from_us) + ","),
+              std::string::npos)
+        << first;
+    const auto best = std::max_element(
+        speed.begin(), speed.end(), [](const auto& a, const auto& b) { return a.score < b.score; });
+    EXPECT_NEAR(test::evidence_number(best->evidence, "speed_mps").value_or(0), c.speed_mps, 1e-3)
+        << best->evidence;
+    for (const auto& s : speed)
+        EXPECT_EQ(test::evidence_number(s.evidence, "lag_allowance_s"), 0.0) << s.evidence;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Runs, SteadyTwentyHertz,
+    ::testing::Values(
+        // In the first window, which has no sample before it...
+        SteadyCase{"TwentyTwoAndAHalfFromTheStart", Mover().run(22.5, 10.0), 22.5, 0},
+        // ...and in later ones: the first over 22 m/s after a walk is the first entirely at
+        // 22.5 m/s (3 to 4 s), after a run at 19.5 m/s the one from 2.85 s (22.05 m/s).
+        SteadyCase{"TwentyTwoAndAHalfAfterAWalk", Mover().run(5.0, 3.0).run(22.5, 8.0), 22.5,
+                   3'000'000},
+        SteadyCase{"TwentyTwoAndAHalfAfterARun", Mover().run(19.5, 3.0).run(22.5, 8.0), 22.5,
+                   2'850'000},
+        SteadyCase{"TwentyOneAndAHalfFromTheStart", Mover().run(21.5, 10.0), 0.0, 0},
+        SteadyCase{"TwentyOneAndAHalfAfterAWalk", Mover().run(5.0, 3.0).run(21.5, 8.0), 0.0, 0}),
+    [](const auto& row) { return row.param.name; });
+
+// ---------------------------------------------------------------- round trips
+
+struct RttCase {
+    std::string name;
+    double speed_mps;
+    uint32_t rtt_us;
+};
+
+void PrintTo(const RttCase& c, std::ostream* os) {
+    *os << c.name;
+}
+
+class InflatedRoundTrips : public ::testing::TestWithParam<RttCase> {};
+
+TEST_P(InflatedRoundTrips, DoNotHideASpeedHack) {
+    // A cheater controls his replies to pings: a round trip of 1 or 2 s, reported all match
+    // long, used to widen every window by as much (32 m/s over 3 s is 10.7 m/s).
+    const RttCase& c = GetParam();
+    MatchScript script;
+    script.add(kPlayer, Mover().run(5.0, 2.0).run(c.speed_mps, 8.0));
+    script.latencies(kPlayer, 0.0, 10.0, c.rtt_us);
+    const Signals speed =
+        test::only(test::run_match_to_end(script).all(), kPlayer, "movement.speed");
+    ASSERT_FALSE(speed.empty());
+    const double expected = excess_score(c.speed_mps, 22.0);  // 0.897 at 32 m/s, 0.9998 at 60
+    EXPECT_GE(test::max_score(speed), 0.7);
+    EXPECT_NEAR(test::max_score(speed), expected, 1e-3);
+    for (const auto& s : speed)
+        EXPECT_EQ(test::evidence_number(s.evidence, "lag_allowance_s"), 0.0) << s.evidence;
+}
+
+INSTANTIATE_TEST_SUITE_P(Hackers, InflatedRoundTrips,
+                         ::testing::Values(RttCase{"ThirtyTwoWithTwoSeconds", 32.0, 2'000'000},
+                                           RttCase{"ThirtyTwoWithOneSecond", 32.0, 1'000'000},
+                                           RttCase{"SixtyWithTwoSeconds", 60.0, 2'000'000},
+                                           RttCase{"SixtyWithOneSecond", 60.0, 1'000'000}),
                          [](const auto& row) { return row.param.name; });
 
 TEST(SpeedHack, SustainedCheatDoesNotFlood) {

@@ -40,6 +40,13 @@ MatchScript lagging_runner() {
     return script;
 }
 
+// The same runner whose first update after the silence arrives late and alone.
+MatchScript late_runner() {
+    MatchScript script;
+    script.add(kPlayer, test::late_update(Mover().run(19.5, 10.0).updates(), 4.0, 0.8));
+    return script;
+}
+
 bool starts_with(const std::string& text, const std::string& prefix) {
     return text.compare(0, prefix.size(), prefix) == 0;
 }
@@ -56,9 +63,14 @@ TEST(ConfigKeys, MaxSpeedMovesTheLimit) {
 }
 
 TEST(ConfigKeys, ToleranceWidensTheLimit) {
+    // 26 m/s against max_speed 20: over the limit at 1.1 (22 m/s) and 1.25 (25 m/s), under it
+    // at 1.35 (27 m/s).
     const Mover fast = Mover().run(5.0, 2.0).run(26.0, 6.0);
     EXPECT_FALSE(speed(run(fast, ConfigValue::table({}))).empty());
-    EXPECT_TRUE(speed(run(fast, movement_config({{"tolerance", 1.3}}))).empty());
+    const Signals over = speed(run(fast, movement_config({{"tolerance", 1.25}})));
+    ASSERT_FALSE(over.empty());
+    EXPECT_NEAR(test::evidence_number(over.back().evidence, "limit_mps").value_or(0), 25.0, 1e-9);
+    EXPECT_TRUE(speed(run(fast, movement_config({{"tolerance", 1.35}}))).empty());
 }
 
 TEST(ConfigKeys, WindowAveragesAShortDash) {
@@ -68,12 +80,29 @@ TEST(ConfigKeys, WindowAveragesAShortDash) {
     EXPECT_TRUE(speed(run(dash, movement_config({{"window_s", 4.0}}))).empty());
 }
 
-TEST(ConfigKeys, MaxLagAllowanceIsWhatAbsorbsALagSpike) {
+TEST(ConfigKeys, MaxLagAllowanceIsWhatAbsorbsALateUpdate) {
+    // 0.8 s of silence, then one update sent 0.75 s before it arrived (the others lost):
+    // a window starting at it covers 1.75 s of running in 1 s of relay time.
+    const auto updates = test::late_update(Mover().run(19.5, 10.0).updates(), 4.0, 0.8);
+    ASSERT_EQ(updates.size(), 201u - 15u) << "the match does not have the shape of a late update";
+    ASSERT_EQ(updates[81].sent_us, test::us(4.05));
+    ASSERT_EQ(updates[81].received_us, test::us(4.8));
+    EXPECT_TRUE(test::run_match(late_runner()).empty());
+    // Without an allowance (or with too small a one), its old position looks like a sprint.
+    EXPECT_FALSE(
+        speed(test::run_match(late_runner(), movement_config({{"max_lag_allowance_s", 0.0}})))
+            .empty());
+    EXPECT_FALSE(
+        speed(test::run_match(late_runner(), movement_config({{"max_lag_allowance_s", 0.3}})))
+            .empty());
+}
+
+TEST(ConfigKeys, ABurstNeedsNoAllowance) {
+    // The burst's updates arrive together: the window starts from its last one, whose
+    // position is as recent as its arrival, so no allowance is needed.
     EXPECT_TRUE(test::run_match(lagging_runner()).empty());
-    // Without an allowance, the old positions of the burst look like a sprint.
-    const Signals signals =
-        test::run_match(lagging_runner(), movement_config({{"max_lag_allowance_s", 0.0}}));
-    EXPECT_FALSE(speed(signals).empty());
+    EXPECT_TRUE(
+        test::run_match(lagging_runner(), movement_config({{"max_lag_allowance_s", 0.0}})).empty());
 }
 
 TEST(ConfigKeys, TeleportDistanceIsTheSingleUpdateLimit) {
@@ -139,7 +168,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadValue{"ZeroTeleportDistance", "teleport_distance", 0.0},
                       BadValue{"NegativeTeleportDistance", "teleport_distance", -5.0},
                       BadValue{"ZeroMinSamples", "min_samples", 0},
-                      BadValue{"TooManyMinSamples", "min_samples", 1001}),
+                      BadValue{"TooManyMinSamples", "min_samples", 1001},
+                      BadValue{"ZeroBurstGap", "burst_gap_s", 0.0},
+                      BadValue{"TooLongABurstGap", "burst_gap_s", 0.051}),
     [](const auto& row) { return row.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(
@@ -182,7 +213,8 @@ INSTANTIATE_TEST_SUITE_P(Ranges, EdgeValues,
                                            GoodValue{"LongestLagAllowance", "max_lag_allowance_s",
                                                      10.0},
                                            GoodValue{"OneMinSample", "min_samples", 1},
-                                           GoodValue{"MostMinSamples", "min_samples", 1000}),
+                                           GoodValue{"MostMinSamples", "min_samples", 1000},
+                                           GoodValue{"LongestBurstGap", "burst_gap_s", 0.05}),
                          [](const auto& row) { return row.param.name; });
 
 TEST(ConfigTable, DefaultsWithoutAMovementTable) {

@@ -99,6 +99,22 @@ inline std::vector<Update> lag_spike(std::vector<Update> updates, double from_s,
     return updates;
 }
 
+// A late update: the relay hears nothing for `silence_s` after `from_s`, then gets the
+// first update sent meanwhile (its position as old as the silence is long); the others it
+// held back are lost.
+inline std::vector<Update> late_update(const std::vector<Update>& updates, double from_s,
+                                       double silence_s) {
+    std::vector<Update> kept;
+    bool first = true;
+    for (const Update& u : lag_spike(updates, from_s, silence_s)) {
+        const bool held_back = u.received_us != u.sent_us;
+        if (held_back && !first) continue;
+        if (held_back) first = false;
+        kept.push_back(u);
+    }
+    return kept;
+}
+
 // Loses `percent` of the updates sent in [from_s, to_s), in a fixed scattered pattern
 // that sometimes loses two in a row.
 inline std::vector<Update> lose(const std::vector<Update>& updates, double from_s, double to_s,
@@ -225,6 +241,30 @@ inline Signals run_match(const MatchScript& script,
     Signals signals = feed_all(harness, script.batches());
     if (harness.dropped() != 0) throw std::runtime_error("the analyzer emitted malformed signals");
     return signals;
+}
+
+// A whole match through a fresh analyzer, then its end: what it reported during the match,
+// and what it reported when the match ended.
+struct Ended {
+    Signals during;
+    Signals at_end;
+
+    Signals all() const {
+        Signals out = during;
+        out.insert(out.end(), at_end.begin(), at_end.end());
+        return out;
+    }
+};
+
+inline Ended run_match_to_end(const MatchScript& script,
+                              const ConfigValue& config = ConfigValue::table({})) {
+    Harness harness(config);
+    if (!harness.ok()) throw std::runtime_error("create failed: " + harness.error());
+    Ended out;
+    out.during = feed_all(harness, script.batches());
+    out.at_end = harness.end_match(script.relay_id(), script.match_id());
+    if (harness.dropped() != 0) throw std::runtime_error("the analyzer emitted malformed signals");
+    return out;
 }
 
 inline Signals only(const Signals& signals, uint32_t player, std::string_view code) {

@@ -1,16 +1,21 @@
 // Hot reload: the state saved mid-match and restored into a new instance carries on exactly
-// as if nothing happened, and a blob that is not whole and ours is refused without harm.
+// as if nothing happened (the signals held back included), a version 1 blob is still read,
+// and a blob that is not whole and ours is refused without harm.
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include <arbiter/sdk/state.hpp>
 
+#include "evidence_reader.hpp"
 #include "match_script.hpp"
 
 namespace arbiter::reference {
@@ -56,11 +61,23 @@ std::vector<Key> keys(const Signals& signals) {
     return out;
 }
 
-// What an uninterrupted instance reports over the second half.
+// The same without the relay time, which is the harness's clock: an instance that has seen
+// no batch yet reports at 0.
+std::vector<Key> content(const Signals& signals) {
+    std::vector<Key> out = keys(signals);
+    for (Key& key : out)
+        std::get<5>(key) = 0;
+    return out;
+}
+
+// What an uninterrupted instance reports over the second half, then at the end of the match.
 Signals uninterrupted_second_half(const Batches& all) {
     Harness harness;
     test::feed_all(harness, first_half(all));
-    return test::feed_all(harness, second_half(all));
+    Signals out = test::feed_all(harness, second_half(all));
+    const Signals at_end = harness.end_match("test-relay", 1);
+    out.insert(out.end(), at_end.begin(), at_end.end());
+    return out;
 }
 
 std::vector<uint8_t> saved_after_first_half(const Batches& all) {
@@ -69,6 +86,12 @@ std::vector<uint8_t> saved_after_first_half(const Batches& all) {
     auto blob = harness.save_state();
     if (!blob) throw std::runtime_error("save_state failed: " + harness.error());
     return *blob;
+}
+
+uint32_t version_of(const std::vector<uint8_t>& blob) {
+    uint32_t version = 0;
+    if (blob.size() >= 12) std::memcpy(&version, blob.data() + 8, sizeof version);
+    return version;
 }
 
 TEST(Reload, SecondHalfReportsWhatAnUninterruptedRunDoes) {
@@ -86,9 +109,33 @@ TEST(Reload, SecondHalfReportsWhatAnUninterruptedRunDoes) {
 
     Harness restored;
     ASSERT_EQ(restored.restore_state(saved_after_first_half(all)), ARB_OK) << restored.error();
-    const Signals actual = test::feed_all(restored, second_half(all));
+    Signals actual = test::feed_all(restored, second_half(all));
+    const Signals at_end = restored.end_match("test-relay", 1);
+    // The end of the match reports the hacker's held rise: it is part of the comparison.
+    ASSERT_FALSE(test::only(at_end, kHacker, "movement.speed").empty());
+    actual.insert(actual.end(), at_end.begin(), at_end.end());
     EXPECT_EQ(keys(actual), keys(expected));
     EXPECT_TRUE(test::only(actual, kLagger, "movement.speed").empty());
+}
+
+TEST(Reload, HeldSignalsSurviveIt) {
+    // At the cut the hacker has a rise held (26 m/s after the reported 25.x): ending the
+    // match right after restoring reports it as the uninterrupted instance would.
+    const Batches all = reload_match().batches();
+    const auto blob = saved_after_first_half(all);
+    EXPECT_EQ(version_of(blob), 2u);
+
+    Harness uninterrupted;
+    test::feed_all(uninterrupted, first_half(all));
+    const Signals expected = uninterrupted.end_match("test-relay", 1);
+    ASSERT_FALSE(test::only(expected, kHacker, "movement.speed").empty());
+
+    Harness restored;
+    ASSERT_EQ(restored.restore_state(blob), ARB_OK) << restored.error();
+    const Signals actual = restored.end_match("test-relay", 1);
+    EXPECT_EQ(content(actual), content(expected));
+    // Only what was held: the rises already reported are not reported again.
+    EXPECT_EQ(actual.size(), 1u);
 }
 
 TEST(Reload, BlobIsStableAndRoundTrips) {
@@ -108,6 +155,128 @@ TEST(Reload, EmptyStateRoundTrips) {
     Harness second;
     EXPECT_EQ(second.restore_state(*blob), ARB_OK) << second.error();
     EXPECT_EQ(second.save_state(), blob);
+}
+
+// ---------------------------------------------------------------- version 1 blobs
+
+// A player as a version 1 blob held it: track, round trips, the scores reported.
+struct V1Player {
+    uint32_t id = 0;
+    std::vector<Sample> samples;
+    std::vector<RttSample> rtts;
+    std::vector<std::pair<std::string, double>> reported;
+};
+
+// One match's players in the version 1 layout; with held_counts, in the version 2 layout
+// (each player followed by a count of held signals, here none).
+void write_match(StateWriter& out, const std::string& relay_id, uint64_t match_id,
+                 const std::vector<V1Player>& players, bool held_counts) {
+    out.put_string(relay_id);
+    out.put<uint64_t>(match_id);
+    out.put<uint64_t>(players.size());
+    for (const V1Player& p : players) {
+        out.put<uint32_t>(p.id);
+        out.put<uint64_t>(p.samples.size());
+        for (const Sample& s : p.samples) {
+            out.put<int64_t>(s.t_us);
+            out.put<double>(s.position.x);
+            out.put<double>(s.position.y);
+            out.put<double>(s.position.z);
+        }
+        out.put<uint64_t>(p.rtts.size());
+        for (const RttSample& r : p.rtts) {
+            out.put<int64_t>(r.t_us);
+            out.put<uint32_t>(r.rtt_us);
+        }
+        out.put<uint64_t>(p.reported.size());
+        for (const auto& [code, score] : p.reported) {
+            out.put_string(code);
+            out.put<double>(score);
+        }
+        if (held_counts) out.put<uint64_t>(0);
+    }
+}
+
+// Two players walking at 5 m/s along x from 0 to 2 s (player 2 at y = 10); player 1 has
+// had movement.speed reported at `reported_speed` (none if 0).
+std::vector<V1Player> walkers(double reported_speed) {
+    V1Player one{1, {}, {}, {}}, two{2, {}, {}, {}};
+    for (int64_t t = 0; t <= test::us(2.0); t += test::kTickUs) {
+        const double x = 5.0 * static_cast<double>(t) / 1e6;
+        one.samples.push_back({t, {x, 0, 0}});
+        two.samples.push_back({t, {x, 10, 0}});
+    }
+    one.rtts = {{test::us(1.0), 60'000}, {test::us(2.0), 60'000}};
+    if (reported_speed > 0) one.reported = {{"movement.speed", reported_speed}};
+    return {one, two};
+}
+
+std::vector<uint8_t> blob_of(uint32_t version, const std::vector<V1Player>& players,
+                             bool held_counts) {
+    StateWriter out("REF1", version);
+    out.put<uint64_t>(1);
+    write_match(out, "relay", 9, players, held_counts);
+    return out.finish();
+}
+
+// After the blob: player 1 at 32 m/s from x = 10 on, player 2 250 m from where it was.
+MatchScript after_the_walk() {
+    auto drop_first = [](const Mover& m) {
+        return std::vector<test::Update>(m.updates().begin() + 1, m.updates().end());
+    };
+    MatchScript script("relay", 9);
+    script.add(1, drop_first(Mover({10, 0, 0}, 2.0).run(32.0, 5.0)));
+    script.add(2, drop_first(Mover({10, 10, 0}, 2.0).jump({250, 0, 0}).run(5.0, 2.0)));
+    return script;
+}
+
+TEST(Version1Blob, IsRead) {
+    Harness harness;
+    ASSERT_EQ(harness.restore_state(blob_of(1, walkers(0.85), false)), ARB_OK) << harness.error();
+    const Signals during = test::feed_all(harness, after_the_walk().batches());
+
+    // The track was read: player 2's first update is 250 m from the blob's last position.
+    const Signals teleport = test::only(during, 2, "movement.teleport");
+    ASSERT_FALSE(teleport.empty());
+    EXPECT_EQ(test::evidence_string(teleport.front().evidence, "kind"), "single_update");
+    EXPECT_NE(teleport.front().evidence.find("\"from\":{\"t_us\":2000000,\"x\":10,"),
+              std::string::npos)
+        << teleport.front().evidence;
+
+    // So was what was reported: 32 m/s scores 0.897, less than a step over 0.85, so it is
+    // held, and reported only when the match ends.
+    EXPECT_TRUE(test::only(during, 1, "movement.speed").empty());
+    const auto blob = harness.save_state();
+    ASSERT_TRUE(blob.has_value()) << harness.error();
+    EXPECT_EQ(version_of(*blob), 2u);  // written back as version 2, with the held signal
+    const Signals at_end = test::only(harness.end_match("relay", 9), 1, "movement.speed");
+    ASSERT_EQ(at_end.size(), 1u);
+    EXPECT_NEAR(at_end.front().score, excess_score(32.0, 22.0), 1e-3);
+
+    Harness again;
+    ASSERT_EQ(again.restore_state(*blob), ARB_OK) << again.error();
+    EXPECT_EQ(content(again.end_match("relay", 9)), content(at_end));
+}
+
+TEST(Version1Blob, WithoutTheReportedScoreReportsAtOnce) {
+    // The counterpart of the test above: no score reported before, so 32 m/s is reported
+    // during the match.
+    Harness harness;
+    ASSERT_EQ(harness.restore_state(blob_of(1, walkers(0.0), false)), ARB_OK) << harness.error();
+    const Signals during = test::feed_all(harness, after_the_walk().batches());
+    EXPECT_FALSE(test::only(during, 1, "movement.speed").empty());
+}
+
+TEST(Version1Blob, ReadsLikeTheSameVersion2Blob) {
+    // A version 1 blob and the version 2 blob with the same state and no held signals lead
+    // to the same signals.
+    Harness v1, v2;
+    ASSERT_EQ(v1.restore_state(blob_of(1, walkers(0.85), false)), ARB_OK) << v1.error();
+    ASSERT_EQ(v2.restore_state(blob_of(2, walkers(0.85), true)), ARB_OK) << v2.error();
+    EXPECT_EQ(v1.save_state(), v2.save_state());
+    EXPECT_EQ(keys(test::feed_all(v1, after_the_walk().batches())),
+              keys(test::feed_all(v2, after_the_walk().batches())));
+    EXPECT_EQ(keys(v1.end_match("relay", 9)), keys(v2.end_match("relay", 9)));
 }
 
 // ---------------------------------------------------------------- damaged blobs
@@ -181,8 +350,27 @@ INSTANTIATE_TEST_SUITE_P(
                              }},
                       Damage{"NewerVersion",
                              [](std::vector<uint8_t>) {
-                                 return sealed("REF1", 2,
+                                 return sealed("REF1", 3,
                                                [](StateWriter& w) { w.put<uint64_t>(0); });
+                             }},
+                      Damage{"OurBlobMarkedVersion3",
+                             [](std::vector<uint8_t> b) {
+                                 const uint32_t three = 3;
+                                 std::memcpy(b.data() + 8, &three, sizeof three);
+                                 return b;
+                             }},
+                      // Each version read in the layout of the other.
+                      Damage{"Version1WithHeldCounts",
+                             [](std::vector<uint8_t>) { return blob_of(1, walkers(0.85), true); }},
+                      Damage{"Version2WithoutHeldCounts",
+                             [](std::vector<uint8_t>) { return blob_of(2, walkers(0.85), false); }},
+                      Damage{"HeldCountBeyondItsBytes",
+                             [](std::vector<uint8_t>) {
+                                 return sealed("REF1", 2, [](StateWriter& w) {
+                                     w.put<uint64_t>(1);
+                                     write_match(w, "relay", 9, {V1Player{1, {}, {}, {}}}, false);
+                                     w.put<uint64_t>(1ull << 40);
+                                 });
                              }},
                       Damage{"CountBeyondItsBytes",
                              [](std::vector<uint8_t>) {
@@ -206,8 +394,10 @@ TEST(DamagedBlobMidMatch, LeavesTheRunningStateAlone) {
     Harness harness;
     test::feed_all(harness, first_half(all));
     EXPECT_EQ(harness.restore_state(blob), ARB_ERR_STATE);
-    EXPECT_EQ(keys(test::feed_all(harness, second_half(all))),
-              keys(uninterrupted_second_half(all)));
+    Signals actual = test::feed_all(harness, second_half(all));
+    const Signals at_end = harness.end_match("test-relay", 1);
+    actual.insert(actual.end(), at_end.begin(), at_end.end());
+    EXPECT_EQ(keys(actual), keys(uninterrupted_second_half(all)));
 }
 
 }  // namespace

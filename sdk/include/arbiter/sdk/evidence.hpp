@@ -88,6 +88,15 @@ class Evidence {
     }
 
     std::string str() const { return "{" + body_ + "}"; }
+
+    // Evidence rebuilt from the text str() gave, for evidence kept in a plugin's state
+    // across a reload. The text is not checked (the host checks every evidence it gets).
+    static Evidence from_str(std::string_view object_text) {
+        Evidence evidence;
+        if (object_text.size() >= 2 && object_text.front() == '{' && object_text.back() == '}')
+            evidence.body_ = std::string(object_text.substr(1, object_text.size() - 2));
+        return evidence;
+    }
     bool empty() const { return body_.empty(); }
 
   private:
