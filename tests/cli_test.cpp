@@ -83,7 +83,7 @@ TEST(Cli, PluginsListsEveryBundledPluginWithItsVersions) {
     auto result = run_command({kArbiter, "plugins", kSampleConfig}, dir.path());
     EXPECT_EQ(result.exit_status, 0) << result.err;
     auto lines = lines_of(result.out);
-    ASSERT_EQ(lines.size(), 3u) << result.out;  // the header, reference, lagpool
+    ASSERT_EQ(lines.size(), 4u) << result.out;  // the header, reference, lagpool, kaladin
     auto header = words_of(lines[0]);
     ASSERT_EQ(header.size(), 8u);
     for (size_t line = 1; line < lines.size(); ++line) {
@@ -92,12 +92,12 @@ TEST(Cli, PluginsListsEveryBundledPluginWithItsVersions) {
         std::map<std::string, std::string> fields;
         for (size_t i = 0; i < header.size(); ++i)
             fields[header[i]] = row[i];
-        const std::string name = line == 1 ? "reference" : "lagpool";
+        const std::string name = line == 1 ? "reference" : line == 2 ? "lagpool" : "kaladin";
         EXPECT_EQ(fields["key"], name);
         EXPECT_EQ(fields["plugin"], name);
         EXPECT_EQ(fields["abi"], "1.0");
         EXPECT_EQ(fields["schema"], "1.0");
-        EXPECT_EQ(fields["class"], "validation");
+        EXPECT_EQ(fields["class"], name == "kaladin" ? "behavioural" : "validation");
         EXPECT_THAT(fields["library"], HasSubstr("arbiter-" + name + ".so"));
     }
 }

@@ -21,6 +21,8 @@ int run_check_plugin(const std::vector<std::string>& args);
 int run_simulate(const std::vector<std::string>& args);
 int run_import(const std::vector<std::string>& args);
 int run_evaluate(const std::vector<std::string>& args);
+// Population baselines for the plugins that compute them (host/src/baseline.cpp).
+int run_baseline(const std::vector<std::string>& args);
 
 // Sets up logging to stderr at a level ("info", "warn", ...).
 void setup_logging(const std::string& level);

@@ -34,6 +34,9 @@ void print_usage(std::FILE* out) {
                  "  arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--json]\n"
                  "      Runs labelled matches through the configured plugins and prints, per profile,\n"
                  "      the actions reached, the recall at FlagForReview and the false-positive rate.\n"
+                 "  arbiter baseline CONFIG CORPUS.arbev... [--log-level LEVEL]\n"
+                 "      Runs a corpus of recorded matches through every configured plugin that computes\n"
+                 "      population baselines, and writes each one to its [plugins.NAME] baseline file.\n"
                  "  arbiter help | --help\n"
                  "\n"
                  "Exit status: 0 success; 1 usage error; 2 the config or an input cannot be read;\n"
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
     if (command == "simulate") return arbiter::cli::run_simulate(args);
     if (command == "import") return arbiter::cli::run_import(args);
     if (command == "evaluate") return arbiter::cli::run_evaluate(args);
+    if (command == "baseline") return arbiter::cli::run_baseline(args);
     if (command == "check-plugin") return arbiter::cli::run_check_plugin(args);
     std::fprintf(stderr, "arbiter: unknown command '%s'\n\n", command.c_str());
     print_usage(stderr);

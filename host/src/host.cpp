@@ -52,22 +52,27 @@ std::optional<std::string> Host::push(std::span<const uint8_t> bytes) {
 void Host::deliver(const VerifiedBatch& batch) {
     ++counters_.batches;
     counters_.events += batch.event_count;
-    open_matches_[{batch.relay_id, batch.match_id}] = batch.last_relay_time_us;
+    OpenMatch& match = open_matches_[{batch.relay_id, batch.match_id}];
+    match.last_relay_time_us = batch.last_relay_time_us;
 
-    register_players(batch);
+    register_players(batch, match);
     aggregate(dispatcher_.dispatch(batch));
     if (batch.ends_match) end_match(batch.relay_id, batch.match_id);
 }
 
-void Host::register_players(const VerifiedBatch& batch) {
+void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
     const auto* events = batch.root().events();
     if (!events) return;
     for (const fb::Event* event : *events) {
-        if (event->player() == 0) continue;
-        std::string account;
-        if (const auto* join = event->body_as_PlayerJoin(); join && join->account_id())
-            account = join->account_id()->str();
-        aggregator_.observe_player({batch.relay_id, batch.match_id, event->player()}, account);
+        const uint32_t player = event->player();
+        if (player == 0) continue;
+        // Only a new player, or a join (which may carry the account), reaches the
+        // aggregator: a lookup by relay, match and player for every event is most of the
+        // host's own cost per event.
+        const auto* join = event->body_as_PlayerJoin();
+        if (!join && !match.players.insert(player).second) continue;
+        std::string account = join && join->account_id() ? join->account_id()->str() : "";
+        aggregator_.observe_player({batch.relay_id, batch.match_id, player}, account);
     }
 }
 
@@ -89,7 +94,7 @@ void Host::aggregate(const std::vector<SignalRecord>& signals) {
 void Host::end_match(const std::string& relay_id, uint64_t match_id) {
     auto it = open_matches_.find({relay_id, match_id});
     if (it == open_matches_.end()) return;
-    int64_t last_relay_time_us = it->second;
+    int64_t last_relay_time_us = it->second.last_relay_time_us;
     open_matches_.erase(it);
     ++counters_.matches_ended;
     aggregate(dispatcher_.end_match(relay_id, match_id, last_relay_time_us));

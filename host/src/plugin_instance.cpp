@@ -210,6 +210,36 @@ CallResult PluginInstance::configure(const PluginSettings& settings, std::span<c
     return result;
 }
 
+CallResult PluginInstance::baseline_begin() {
+    CallResult result;
+    if (!library_->api().baseline_begin) {
+        result.status = ARB_ERR_UNSUPPORTED;
+        result.error = "the plugin computes no baselines (no ARB_CAP_BASELINE)";
+        return result;
+    }
+    result.status = library_->api().baseline_begin(handle_);
+    if (result.status != ARB_OK) result.error = last_error();
+    return result;
+}
+
+std::optional<std::vector<uint8_t>> PluginInstance::baseline_end(std::string& error) {
+    if (!library_->api().baseline_end) {
+        error = "the plugin computes no baselines (no ARB_CAP_BASELINE)";
+        return std::nullopt;
+    }
+    arb_bytes out{};
+    arb_status status = library_->api().baseline_end(handle_, &out);
+    if (status != ARB_OK) {
+        error = std::string(status_name(status)) + ": " + last_error();
+        return std::nullopt;
+    }
+    if (!out.data && out.size) {
+        error = "baseline_end returned a NULL blob of non-zero size";
+        return std::nullopt;
+    }
+    return std::vector<uint8_t>(out.data, out.data + out.size);
+}
+
 CallResult PluginInstance::restore_state(std::span<const uint8_t> blob) {
     CallResult result;
     if (!library_->api().restore_state) {

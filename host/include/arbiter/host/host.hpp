@@ -7,11 +7,13 @@
 // that fails is logged and counted while the others go on; the host keeps running.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <span>
+#include <unordered_set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,9 +81,17 @@ class Host {
     Metrics& metrics() { return metrics_; }
     const ServerConfig& config() const { return config_; }
     void add_sink(std::shared_ptr<Sink> sink) { sinks_.push_back(std::move(sink)); }
+    void remove_sink(const std::shared_ptr<Sink>& sink) {
+        sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), sink), sinks_.end());
+    }
 
   private:
-    void register_players(const VerifiedBatch& batch);
+    // A match that has had batches and no end yet.
+    struct OpenMatch {
+        int64_t last_relay_time_us = 0;        // of its last batch
+        std::unordered_set<uint32_t> players;  // already known to the aggregator
+    };
+    void register_players(const VerifiedBatch& batch, OpenMatch& match);
     // Puts a freshly loaded slot in place of the old one, carrying state across.
     ReloadReport swap_in(PluginSlot& slot, PluginSlot&& fresh);
     void open_sinks();
@@ -94,8 +104,7 @@ class Host {
     Aggregator aggregator_;
     std::vector<std::shared_ptr<Sink>> sinks_;
     std::shared_ptr<SecurityEventLog> security_log_;
-    // Matches that have had batches and no end yet, with the relay time of their last.
-    std::map<std::pair<std::string, uint64_t>, int64_t> open_matches_;
+    std::map<std::pair<std::string, uint64_t>, OpenMatch> open_matches_;
     HostCounters counters_;
     bool closed_ = false;
 };

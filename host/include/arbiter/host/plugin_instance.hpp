@@ -55,6 +55,10 @@ class PluginInstance {
     CallResult restore_state(std::span<const uint8_t> blob);
     // A new config without a reload (ARB_CAP_RECONFIGURE); all or nothing.
     CallResult configure(const PluginSettings& settings, std::span<const uint8_t> baseline);
+    // Population baselines (ARB_CAP_BASELINE, `arbiter baseline`): switch a fresh instance
+    // to collecting, then take the blob; nullopt with `error` set when the plugin cannot.
+    CallResult baseline_begin();
+    std::optional<std::vector<uint8_t>> baseline_end(std::string& error);
 
     const PluginLibrary& library() const { return *library_; }
     const std::string& label() const { return library_->label(); }

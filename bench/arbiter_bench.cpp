@@ -1,0 +1,485 @@
+// arbiter-bench: the whole pipeline, measured in one run (docs/performance.md).
+//
+//   arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... [--filter TEXT]
+//
+// Prints, for every item, events per second per core and nanoseconds per event (median of
+// N repetitions, with the spread), then the ratios the goals are stated in. Time is the
+// process's CPU time, so a core shared with other work still gives the cost per event;
+// everything runs on one thread. The reload pause is wall time, as the stream sees it.
+// Sections: core (floor, whole path, direct limit, interleaved round by round), batch,
+// players, plugins, memory, reload. --filter keeps the core items whose name holds TEXT
+// (for a profile of one item).
+#include <malloc.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <arbiter/host/ingest.hpp>
+
+#include "direct.hpp"
+#include "workload.hpp"
+
+namespace arbiter::bench {
+namespace {
+
+struct Settings {
+    int reps = 3;
+    double seconds = 0.3;  // CPU time per measurement
+    bool quick = false;
+    std::set<std::string> skip;
+    std::string filter;  // core items whose name contains it ("" = all)
+};
+
+double cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+double median(std::vector<double> values) {
+    if (values.empty()) return 0;
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+double percentile(std::vector<double> values, double p) {
+    if (values.empty()) return 0;
+    std::sort(values.begin(), values.end());
+    const auto index = static_cast<size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+    return values[std::min(index, values.size() - 1)];
+}
+
+// One measured item: `step` does a chunk of work and returns the events it handled.
+struct Item {
+    Item(std::string section_name, std::string item_name, std::function<uint64_t()> work)
+        : section(std::move(section_name)), name(std::move(item_name)), step(std::move(work)) {}
+
+    std::string section;
+    std::string name;
+    std::function<uint64_t()> step;
+    std::vector<double> ns_per_event;  // one per repetition
+};
+
+// Runs step until `seconds` of CPU time have passed; returns ns per event.
+double measure(Item& item, double seconds) {
+    uint64_t events = 0;
+    const double start = cpu_seconds();
+    double now = start;
+    while (now - start < seconds) {
+        events += item.step();
+        now = cpu_seconds();
+    }
+    const double ns = (now - start) * 1e9 / static_cast<double>(std::max<uint64_t>(events, 1));
+    item.ns_per_event.push_back(ns);
+    return ns;
+}
+
+double median_ns(const Item& item) {
+    return median(item.ns_per_event);
+}
+
+void print_header() {
+    std::printf("%-8s %-44s %14s %10s %21s\n", "section", "item", "events/s/core", "ns/event",
+                "spread ns (min-max)");
+}
+
+void print_item(const Item& item) {
+    const double ns = median_ns(item);
+    const auto [lo, hi] = std::minmax_element(item.ns_per_event.begin(), item.ns_per_event.end());
+    std::printf("%-8s %-44s %14.0f %10.1f %10.1f-%-10.1f\n", item.section.c_str(),
+                item.name.c_str(), 1e9 / ns, ns, *lo, *hi);
+    std::fflush(stdout);
+}
+
+// Feeds a host from a stream: the relay builds a batch, the host takes it.
+std::function<uint64_t()> whole_path(std::shared_ptr<host::Host> h,
+                                     std::shared_ptr<MovementStream> stream) {
+    return [h, stream] {
+        const std::vector<uint8_t> batch = stream->next();
+        if (auto refused = h->push(batch)) {
+            std::fprintf(stderr, "batch refused: %s\n", refused->c_str());
+            std::exit(1);
+        }
+        return static_cast<uint64_t>(stream->options().batch_events);
+    };
+}
+
+// Brings every player of the stream through `ticks` updates before measuring, so that
+// the plugins' state is in its steady size.
+void warm(host::Host& h, MovementStream& stream, uint64_t ticks) {
+    const uint64_t events = ticks * stream.options().players;
+    while (stream.events() < events)
+        h.push(stream.next());
+}
+
+struct HostUnderTest {
+    std::shared_ptr<host::Host> host;
+    std::shared_ptr<MovementStream> stream;
+};
+
+HostUnderTest host_under_test(const std::vector<PluginSpec>& plugins, uint32_t players,
+                              size_t batch_events, uint64_t warm_ticks) {
+    HostUnderTest t{make_host(plugins), std::make_shared<MovementStream>(StreamOptions{
+                                            .players = players, .batch_events = batch_events})};
+    warm(*t.host, *t.stream, warm_ticks);
+    return t;
+}
+
+// The direct limit's input: the same motion as MovementStream, as C++ structs.
+class DirectStream {
+  public:
+    explicit DirectStream(uint32_t players) {
+        for (uint32_t i = 0; i < players; ++i) {
+            const double angle = static_cast<double>(i) * 2.399963;
+            motion_.push_back({static_cast<double>(i % 1000) * 50.0,
+                               static_cast<double>(i / 1000) * 50.0, 6.0 * std::cos(angle),
+                               6.0 * std::sin(angle)});
+        }
+    }
+    DirectUpdate next() {
+        const int64_t tick_us = 50'000;
+        const auto players = static_cast<int64_t>(motion_.size());
+        Motion& m = motion_[player_];
+        m.x += m.vx * 0.05;
+        m.y += m.vy * 0.05;
+        DirectUpdate update{tick_ * tick_us + static_cast<int64_t>(player_) * tick_us / players,
+                            static_cast<uint32_t>(player_ + 1), m.x, m.y, 0.0};
+        if (++player_ == motion_.size()) {
+            player_ = 0;
+            ++tick_;
+        }
+        return update;
+    }
+
+  private:
+    struct Motion {
+        double x, y, vx, vy;
+    };
+    std::vector<Motion> motion_;
+    size_t player_ = 0;
+    int64_t tick_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------
+
+constexpr uint32_t kPlayers = 1000;
+constexpr size_t kBatch = 256;
+constexpr uint64_t kWarmTicks = 120;  // 6 s of relay time: past every plugin's horizon
+
+std::vector<Item> core_items() {
+    std::vector<Item> items;
+    // The relay's share: building the batches alone.
+    {
+        auto stream = std::make_shared<MovementStream>(
+            StreamOptions{.players = kPlayers, .batch_events = kBatch});
+        items.push_back({"core", "relay: build batches (BatchBuilder)", [stream] {
+                             auto batch = stream->next();
+                             return static_cast<uint64_t>(batch.empty() ? 0 : kBatch);
+                         }});
+    }
+    // The floor: verify and walk the same batches, no dispatch.
+    {
+        auto batches = std::make_shared<std::vector<std::vector<uint8_t>>>(
+            MovementStream({.players = kPlayers, .batch_events = kBatch})
+                .prebuild(uint64_t{kPlayers} * 20));
+        auto sink = std::make_shared<double>(0);
+        items.push_back({"core", "floor: verify + walk (no dispatch)", [batches, sink] {
+                             uint64_t events = 0;
+                             for (const auto& batch : *batches)
+                                 events += verify_and_walk(batch, *sink);
+                             return events;
+                         }});
+        items.push_back({"core", "host ingest_batch (verify, rules, copy)", [batches] {
+                             uint64_t events = 0;
+                             for (const auto& batch : *batches)
+                                 events += host::ingest_batch(batch, 16u << 20).batch.event_count;
+                             return events;
+                         }});
+    }
+    // The whole path: relay builds, host ingests, dispatches, aggregates.
+    const std::vector<std::pair<std::string, std::vector<PluginSpec>>> configs = {
+        {"noop", {noop_plugin()}},
+        {"reference", {reference_plugin()}},
+        {"lagpool", {lagpool_plugin()}},
+        {"all bundled (reference + lagpool)", {reference_plugin(), lagpool_plugin()}},
+    };
+    for (const auto& [label, plugins] : configs) {
+        auto t = host_under_test(plugins, kPlayers, kBatch, kWarmTicks);
+        items.push_back({"core", "whole path: " + label, whole_path(t.host, t.stream)});
+    }
+    // The direct limit: the same logic on C++ structs.
+    {
+        auto stream = std::make_shared<DirectStream>(kPlayers);
+        auto ref = std::make_shared<DirectReference>();
+        for (uint64_t i = 0; i < kWarmTicks * kPlayers; ++i)
+            ref->on_position(stream->next());
+        items.push_back({"core", "direct: reference", [stream, ref] {
+                             for (size_t i = 0; i < kBatch; ++i)
+                                 ref->on_position(stream->next());
+                             return uint64_t{kBatch};
+                         }});
+    }
+    {
+        auto stream = std::make_shared<DirectStream>(kPlayers);
+        auto lag = std::make_shared<DirectLagpool>();
+        for (uint64_t i = 0; i < kWarmTicks * kPlayers; ++i)
+            lag->on_position(stream->next());
+        items.push_back({"core", "direct: lagpool", [stream, lag] {
+                             for (size_t i = 0; i < kBatch; ++i)
+                                 lag->on_position(stream->next());
+                             return uint64_t{kBatch};
+                         }});
+    }
+    {
+        auto stream = std::make_shared<DirectStream>(kPlayers);
+        auto ref = std::make_shared<DirectReference>();
+        auto lag = std::make_shared<DirectLagpool>();
+        for (uint64_t i = 0; i < kWarmTicks * kPlayers; ++i) {
+            const DirectUpdate u = stream->next();
+            ref->on_position(u);
+            lag->on_position(u);
+        }
+        items.push_back({"core", "direct: reference + lagpool", [stream, ref, lag] {
+                             for (size_t i = 0; i < kBatch; ++i) {
+                                 const DirectUpdate u = stream->next();
+                                 ref->on_position(u);
+                                 lag->on_position(u);
+                             }
+                             return uint64_t{kBatch};
+                         }});
+    }
+    return items;
+}
+
+const Item* find(const std::vector<Item>& items, const std::string& name) {
+    for (const Item& item : items)
+        if (item.name == name) return &item;
+    return nullptr;
+}
+
+void print_ratio(const std::vector<Item>& items, const char* what, const std::string& a,
+                 const std::string& b, const char* goal) {
+    const Item* x = find(items, a);
+    const Item* y = find(items, b);
+    if (!x || !y) return;
+    std::printf("  %-58s %6.2f   (goal: %s)\n", what, median_ns(*x) / median_ns(*y), goal);
+}
+
+void run_core(const Settings& s) {
+    std::vector<Item> items = core_items();
+    std::erase_if(items,
+                  [&](const Item& item) { return item.name.find(s.filter) == std::string::npos; });
+    // Round by round, so that a noisy moment hits every item alike.
+    for (int r = 0; r < s.reps; ++r)
+        for (Item& item : items)
+            measure(item, s.seconds);
+    for (const Item& item : items)
+        print_item(item);
+    std::printf("\nratios (of ns/event; %d players, batches of %zu):\n", kPlayers, kBatch);
+    print_ratio(items, "floor rate / no-op whole-path rate", "whole path: noop",
+                "floor: verify + walk (no dispatch)", "<= 2.5, i.e. no-op >= 40 % of floor");
+    print_ratio(items, "whole path / direct: reference", "whole path: reference",
+                "direct: reference", "<= 2");
+    print_ratio(items, "whole path / direct: lagpool", "whole path: lagpool", "direct: lagpool",
+                "<= 2");
+    print_ratio(items, "whole path / direct: all bundled",
+                "whole path: all bundled (reference + lagpool)", "direct: reference + lagpool",
+                "<= 2");
+    const Item* all = find(items, "whole path: all bundled (reference + lagpool)");
+    if (all)
+        std::printf("  %-58s %6.2f M  (goal: >= 2 M)\n", "all bundled, events/s per core",
+                    1e9 / median_ns(*all) / 1e6);
+    std::printf("\n");
+}
+
+// Items measured one after another (each holds a host of its own, freed after).
+void run_serial(const Settings& s, const std::string& section, const std::string& name,
+                const std::function<HostUnderTest()>& make) {
+    HostUnderTest t = make();
+    Item item{section, name, whole_path(t.host, t.stream)};
+    for (int r = 0; r < s.reps; ++r)
+        measure(item, s.seconds);
+    print_item(item);
+}
+
+void run_batch(const Settings& s) {
+    for (size_t batch :
+         {size_t{1}, size_t{4}, size_t{16}, size_t{64}, size_t{256}, size_t{1024}, size_t{4096}}) {
+        for (const auto& [label, plugins] :
+             std::vector<std::pair<std::string, std::vector<PluginSpec>>>{
+                 {"noop", {noop_plugin()}}, {"all", {reference_plugin(), lagpool_plugin()}}}) {
+            run_serial(s, "batch", label + ", batch " + std::to_string(batch),
+                       [&] { return host_under_test(plugins, kPlayers, batch, kWarmTicks); });
+        }
+    }
+    std::printf("\n");
+}
+
+void run_players(const Settings& s) {
+    std::vector<uint32_t> counts = {100, 1000, 10'000, 100'000};
+    if (s.quick) counts.pop_back();
+    for (uint32_t players : counts) {
+        for (const auto& [label, plugins] :
+             std::vector<std::pair<std::string, std::vector<PluginSpec>>>{
+                 {"noop", {noop_plugin()}}, {"all", {reference_plugin(), lagpool_plugin()}}}) {
+            run_serial(s, "players", label + ", " + std::to_string(players) + " players",
+                       [&] { return host_under_test(plugins, players, kBatch, kWarmTicks); });
+        }
+    }
+    std::printf("\n");
+}
+
+void run_plugins(const Settings& s) {
+    for (int n : {1, 2, 4, 8, 16}) {
+        std::vector<PluginSpec> noops;
+        std::vector<PluginSpec> refs;
+        for (int i = 0; i < n; ++i) {
+            noops.push_back(noop_plugin("noop" + std::to_string(i)));
+            refs.push_back({"reference" + std::to_string(i), "reference"});
+        }
+        run_serial(s, "plugins", std::to_string(n) + " x noop",
+                   [&] { return host_under_test(noops, kPlayers, kBatch, kWarmTicks); });
+        run_serial(s, "plugins", std::to_string(n) + " x reference",
+                   [&] { return host_under_test(refs, kPlayers, kBatch, kWarmTicks); });
+    }
+    std::printf("\n");
+}
+
+size_t heap_in_use() {
+    const struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+}
+
+// Heap per player after every player has sent `ticks` updates: the host alone (no-op
+// plugin) and each bundled plugin beyond it.
+void run_memory(const Settings& s) {
+    const uint32_t players = s.quick ? 2'000 : 10'000;
+    const uint64_t ticks = 120;  // 6 s of relay time: past every plugin's horizon
+    std::printf("memory per tracked player (%u players, %llu updates each, heap in use):\n",
+                players, static_cast<unsigned long long>(ticks));
+    double noop_bytes = 0;
+    for (const auto& [label, plugins] :
+         std::vector<std::pair<std::string, std::vector<PluginSpec>>>{
+             {"noop (the host's own)", {noop_plugin()}},
+             {"reference", {reference_plugin()}},
+             {"lagpool", {lagpool_plugin()}}}) {
+        std::vector<double> per_player;
+        for (int r = 0; r < s.reps; ++r) {
+            malloc_trim(0);
+            auto h = make_host(plugins);
+            MovementStream stream({.players = players, .batch_events = kBatch});
+            h->push(stream.next());  // the match is open, one batch in
+            const size_t before = heap_in_use();
+            warm(*h, stream, ticks);
+            const size_t after = heap_in_use();
+            per_player.push_back(static_cast<double>(after) - static_cast<double>(before));
+        }
+        const double bytes = median(per_player) / players;
+        const auto [lo, hi] = std::minmax_element(per_player.begin(), per_player.end());
+        if (label.starts_with("noop")) noop_bytes = bytes;
+        std::printf(
+            "  %-26s %8.0f B/player (spread %.0f-%.0f)%s\n", label.c_str(), bytes, *lo / players,
+            *hi / players,
+            label.starts_with("noop")
+                ? ""
+                : ("   plugin alone: " + std::to_string(static_cast<long>(bytes - noop_bytes)) +
+                   " B (goal <= 2048)")
+                      .c_str());
+    }
+    std::printf("\n");
+}
+
+// Hot reload under load: batches flow, the reference plugin is reloaded between them.
+void run_reload(const Settings& s) {
+    std::vector<uint32_t> counts = {1000, 10'000, 100'000};
+    if (s.quick) counts.pop_back();
+    std::printf("hot reload of reference under load (pause = ReloadReport::pause_us, wall):\n");
+    for (uint32_t players : counts) {
+        const int reloads = players >= 100'000 ? 5 : 20;
+        auto h = make_host({reference_plugin(), lagpool_plugin()});
+        MovementStream stream({.players = players, .batch_events = kBatch});
+        warm(*h, stream, kWarmTicks);
+        std::vector<double> pauses;
+        int failed = 0;
+        for (int i = 0; i < reloads; ++i) {
+            for (int b = 0; b < 20; ++b)
+                h->push(stream.next());
+            auto report = h->reload_plugin("reference");
+            if (!report.ok) {
+                ++failed;
+                std::fprintf(stderr, "reload failed: %s\n", report.error.c_str());
+            }
+            pauses.push_back(report.pause_us);
+        }
+        for (int b = 0; b < 20; ++b)
+            h->push(stream.next());
+        const auto lost =
+            static_cast<long long>(stream.events()) - static_cast<long long>(h->counters().events);
+        std::printf(
+            "  %7u players: %2d reloads, pause median %9.0f us, p99 %9.0f us, max %9.0f us; "
+            "events lost %lld, refused batches %llu, failed reloads %d\n",
+            players, reloads, median(pauses), percentile(pauses, 0.99),
+            *std::max_element(pauses.begin(), pauses.end()), lost,
+            static_cast<unsigned long long>(h->counters().refused_batches), failed);
+        std::fflush(stdout);
+    }
+    std::printf("\n");
+}
+
+int usage() {
+    std::fprintf(stderr,
+                 "usage: arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... "
+                 "[--filter TEXT]\n"
+                 "sections: core batch players plugins memory reload\n");
+    return 1;
+}
+
+}  // namespace
+}  // namespace arbiter::bench
+
+int main(int argc, char** argv) {
+    using namespace arbiter::bench;
+    Settings s;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--reps" && i + 1 < argc) {
+            s.reps = std::max(1, std::atoi(argv[++i]));
+        } else if (arg == "--seconds" && i + 1 < argc) {
+            s.seconds = std::atof(argv[++i]);
+        } else if (arg == "--quick") {
+            s.quick = true;
+            s.seconds = 0.1;
+        } else if (arg == "--filter" && i + 1 < argc) {
+            s.filter = argv[++i];
+        } else if (arg == "--skip" && i + 1 < argc) {
+            s.skip.insert(argv[++i]);
+        } else {
+            return usage();
+        }
+    }
+    try {
+        std::printf("arbiter-bench: %d repetitions of %.2f s CPU each; median, spread min-max\n\n",
+                    s.reps, s.seconds);
+        print_header();
+        const std::vector<std::pair<std::string, void (*)(const Settings&)>> sections = {
+            {"core", run_core},       {"batch", run_batch},   {"players", run_players},
+            {"plugins", run_plugins}, {"memory", run_memory}, {"reload", run_reload}};
+        for (const auto& [name, run] : sections)
+            if (!s.skip.count(name)) run(s);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter-bench: %s\n", error.what());
+        return 2;
+    }
+    return 0;
+}

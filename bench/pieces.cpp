@@ -1,0 +1,104 @@
+// arbiter-bench-pieces: Google Benchmark of the pieces of the path, one at a time
+// (docs/performance.md). Counters: events/s ("events") per core and ns per event.
+#include <benchmark/benchmark.h>
+
+#include <arbiter/host/ingest.hpp>
+
+#include "direct.hpp"
+#include "workload.hpp"
+
+namespace arbiter::bench {
+namespace {
+
+constexpr uint32_t kPlayers = 1000;
+
+void set_counters(benchmark::State& state, int64_t events) {
+    state.SetItemsProcessed(events);
+    state.counters["ns/event"] = benchmark::Counter(
+        static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// The relay's work: one batch of range(0) position updates.
+void BM_BuildBatch(benchmark::State& state) {
+    const auto batch = static_cast<size_t>(state.range(0));
+    MovementStream stream({.players = kPlayers, .batch_events = batch});
+    for (auto _ : state)
+        benchmark::DoNotOptimize(stream.next());
+    set_counters(state, state.iterations() * state.range(0));
+}
+BENCHMARK(BM_BuildBatch)->RangeMultiplier(4)->Range(1, 4096);
+
+// The floor: FlatBuffers verification and a walk over every event.
+void BM_VerifyAndWalk(benchmark::State& state) {
+    const auto batch = static_cast<size_t>(state.range(0));
+    MovementStream stream({.players = kPlayers, .batch_events = batch});
+    const auto bytes = stream.next();
+    double sink = 0;
+    for (auto _ : state)
+        benchmark::DoNotOptimize(verify_and_walk(bytes, sink));
+    set_counters(state, state.iterations() * state.range(0));
+}
+BENCHMARK(BM_VerifyAndWalk)->RangeMultiplier(4)->Range(1, 4096);
+
+// The host's gate: ingest_batch (verification, the event contract's rules, a copy).
+void BM_IngestBatch(benchmark::State& state) {
+    const auto batch = static_cast<size_t>(state.range(0));
+    MovementStream stream({.players = kPlayers, .batch_events = batch});
+    const auto bytes = stream.next();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(host::ingest_batch(bytes, 16u << 20));
+    set_counters(state, state.iterations() * state.range(0));
+}
+BENCHMARK(BM_IngestBatch)->RangeMultiplier(4)->Range(1, 4096);
+
+// Host::push with one plugin (0: noop, 1: reference, 2: lagpool), batches built ahead.
+void BM_HostPush(benchmark::State& state) {
+    const std::vector<PluginSpec> plugins[] = {
+        {noop_plugin()}, {reference_plugin()}, {lagpool_plugin()}};
+    auto host = make_host(plugins[state.range(0)]);
+    MovementStream stream({.players = kPlayers, .batch_events = 256});
+    for (int i = 0; i < 200; ++i)
+        host->push(stream.next());
+    for (auto _ : state) {
+        state.PauseTiming();
+        auto bytes = stream.next();
+        state.ResumeTiming();
+        host->push(bytes);
+    }
+    set_counters(state, state.iterations() * 256);
+}
+BENCHMARK(BM_HostPush)->Arg(0)->Arg(1)->Arg(2)->ArgName("plugin");
+
+DirectUpdate update_of(uint64_t i) {
+    const auto player = static_cast<uint32_t>(i % kPlayers);
+    const auto tick = static_cast<int64_t>(i / kPlayers);
+    return {tick * 50'000 + player * 50, player + 1, 0.3 * static_cast<double>(tick), 0.0, 0.0};
+}
+
+// The direct limit of each plugin's logic, per update.
+void BM_DirectReference(benchmark::State& state) {
+    DirectReference direct;
+    uint64_t i = 0;
+    for (; i < 30 * kPlayers; ++i)
+        direct.on_position(update_of(i));
+    for (auto _ : state)
+        direct.on_position(update_of(i++));
+    set_counters(state, state.iterations());
+}
+BENCHMARK(BM_DirectReference);
+
+void BM_DirectLagpool(benchmark::State& state) {
+    DirectLagpool direct;
+    uint64_t i = 0;
+    for (; i < 30 * kPlayers; ++i)
+        direct.on_position(update_of(i));
+    for (auto _ : state)
+        direct.on_position(update_of(i++));
+    set_counters(state, state.iterations());
+}
+BENCHMARK(BM_DirectLagpool);
+
+}  // namespace
+}  // namespace arbiter::bench
+
+BENCHMARK_MAIN();

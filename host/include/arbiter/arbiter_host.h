@@ -1,0 +1,114 @@
+/*
+ * Arbiter host, embedding C API, version 1.
+ *
+ * For relays written in C, Rust, C#, Go or anything else that can call C: the whole host
+ * (plugin loading, ingest, dispatch, aggregation, sinks) behind opaque handles. The same
+ * principles as the plugin ABI (abi/include/arbiter/arbiter_plugin.h): C99, fixed-width
+ * types, status codes, a last error per host, borrowed inputs, nothing that throws.
+ * Link libarbiter-host.so (or the static arbiter_host library from C++).
+ *
+ * Threads: a host is driven by one thread at a time (the relay's thread that pushes
+ * batches); distinct hosts are independent. Callbacks run on that thread, inside the
+ * call that raised them.
+ *
+ * Ownership: inputs are borrowed for the call. Strings and buffers the host returns stay
+ * valid until the next call on the same host, or until it is destroyed.
+ */
+#ifndef ARBITER_HOST_H
+#define ARBITER_HOST_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ARBITER_HOST_API_VERSION 1
+
+typedef int32_t arbiter_status;
+#define ARBITER_OK 0
+/* An argument was NULL or unusable. */
+#define ARBITER_ERR_INVALID_ARGUMENT 1
+/* The config could not be read or has errors (last_error lists them with file:line:column). */
+#define ARBITER_ERR_CONFIG 2
+/* The input was refused (a batch failing ingest, a reload that failed); the host goes on. */
+#define ARBITER_ERR_REFUSED 3
+/* Something failed inside the host; last_error says what. */
+#define ARBITER_ERR_INTERNAL 4
+
+/* Actions, ordered: a higher one includes the lower ones. */
+#define ARBITER_ACTION_CLEAR 0
+#define ARBITER_ACTION_MONITOR 1
+#define ARBITER_ACTION_FLAG_FOR_REVIEW 2
+#define ARBITER_ACTION_SHADOW_RESTRICT 3
+
+typedef struct arbiter_host arbiter_host;
+
+/* One player's assessment in one match. */
+typedef struct arbiter_assessment {
+    /* sizeof(arbiter_assessment) as the host compiled it. */
+    uint64_t struct_size;
+    const char* relay_id;     /* NUL-terminated */
+    uint64_t match_id;
+    uint32_t player;
+    uint32_t action;          /* ARBITER_ACTION_* */
+    double combined_score;    /* in [0, 1] */
+    const char* account_id;   /* NUL-terminated; "" when the relay gave none */
+    /* Everything, as one JSON object: class scores, reasons, every signal and its
+     * evidence. NUL-terminated. */
+    const char* json;
+} arbiter_assessment;
+
+/* Called when a player's action goes up. The assessment is valid during the call. */
+typedef void (*arbiter_action_callback)(void* user_data, const arbiter_assessment* assessment);
+
+/* Creates a host from a server_config.toml file: loads every configured plugin (a plugin
+ * that cannot be loaded is refused and listed by arbiter_host_plugin_errors; the others
+ * run). Returns ARBITER_OK and *out_host; or an error, with *out_host set when its
+ * last_error explains it (read it, then destroy it), NULL otherwise. */
+arbiter_status arbiter_host_create(const char* config_path, arbiter_host** out_host);
+
+/* The same, from the text of a config held in memory; relative paths resolve against
+ * base_dir (NULL: the current folder). */
+arbiter_status arbiter_host_create_from_text(const char* config_text, uint64_t config_size, const char* base_dir,
+                                             arbiter_host** out_host);
+
+/* Ends every open match, flushes the sinks, unloads the plugins and frees the host. */
+void arbiter_host_destroy(arbiter_host* host);
+
+/* The detail of the last failed call on this host, "" after a successful one. */
+const char* arbiter_host_last_error(arbiter_host* host);
+
+/* The plugins the host refused at creation or on a reload, one per line; "" when none. */
+const char* arbiter_host_plugin_errors(arbiter_host* host);
+
+/* One EventBatch (abi/schema/events.fbs), as the relay built it. Verified before any
+ * plugin sees it. ARBITER_ERR_REFUSED when ingest refused it (last_error says why). */
+arbiter_status arbiter_host_push(arbiter_host* host, const uint8_t* batch, uint64_t size);
+
+/* A match whose stream closed without a MatchEnd event. */
+arbiter_status arbiter_host_end_match(arbiter_host* host, const char* relay_id, uint64_t match_id);
+
+/* Registers the function called when a player's action goes up (NULL to stop). */
+arbiter_status arbiter_host_set_action_callback(arbiter_host* host, arbiter_action_callback callback,
+                                                void* user_data);
+
+/* Every assessed player, ordered by relay, match and player. *out_assessments points at
+ * host-owned memory, valid until the next call on the host. */
+arbiter_status arbiter_host_assessments(arbiter_host* host, const arbiter_assessment** out_assessments,
+                                        uint64_t* out_count);
+
+/* Reloads a plugin from its file, carrying its state across (ABI-RULES.md rules 12 to
+ * 14). ARBITER_ERR_REFUSED when the new version fails; the old one keeps running. */
+arbiter_status arbiter_host_reload_plugin(arbiter_host* host, const char* plugin_name);
+
+/* Applies a changed server_config.toml. ARBITER_ERR_CONFIG when it has errors (the old
+ * config stays); ARBITER_ERR_REFUSED when a plugin's change failed (that plugin keeps
+ * running as it was; the rest is applied). */
+arbiter_status arbiter_host_apply_config(arbiter_host* host, const char* config_path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARBITER_HOST_H */

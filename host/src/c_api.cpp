@@ -1,0 +1,213 @@
+// The embedding C API (arbiter/arbiter_host.h) over the C++ Host. Every entry point
+// catches everything: no exception may reach a caller in C, Rust or Go.
+#include "arbiter/arbiter_host.h"
+
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "arbiter/host/host.hpp"
+#include "arbiter/host/sinks.hpp"
+
+struct arbiter_host {
+    std::unique_ptr<arbiter::host::Host> host;
+    std::string last_error;
+    std::string plugin_errors;
+    // What arbiter_host_assessments hands out, kept until the next call.
+    std::vector<arbiter::host::Assessment> assessments;
+    std::vector<std::string> assessment_json;
+    std::vector<arbiter_assessment> assessment_views;
+    std::shared_ptr<arbiter::host::Sink> callback_sink;
+};
+
+namespace {
+
+using arbiter::host::Assessment;
+
+arbiter_assessment view_of(const Assessment& assessment, const std::string& json) {
+    arbiter_assessment view{};
+    view.struct_size = sizeof view;
+    view.relay_id = assessment.player.relay_id.c_str();
+    view.match_id = assessment.player.match_id;
+    view.player = assessment.player.player;
+    view.action = static_cast<uint32_t>(assessment.action);
+    view.combined_score = assessment.combined_score;
+    view.account_id = assessment.account_id.c_str();
+    view.json = json.c_str();
+    return view;
+}
+
+class CallbackSink : public arbiter::host::Sink {
+public:
+    CallbackSink(arbiter_action_callback callback, void* user_data) : callback_(callback), user_data_(user_data) {}
+    void on_action(const Assessment& assessment) override {
+        std::string json = arbiter::host::assessment_json(assessment);
+        arbiter_assessment view = view_of(assessment, json);
+        callback_(user_data_, &view);
+    }
+
+private:
+    arbiter_action_callback callback_;
+    void* user_data_;
+};
+
+// Runs body; turns every exception into a status and the host's last error.
+template <class Body>
+arbiter_status guarded(arbiter_host* host, Body&& body) noexcept {
+    if (!host) return ARBITER_ERR_INVALID_ARGUMENT;
+    try {
+        host->last_error.clear();
+        return body();
+    } catch (const arbiter::host::ConfigError& error) {
+        host->last_error = error.what();
+        return ARBITER_ERR_CONFIG;
+    } catch (const std::bad_alloc&) {
+        host->last_error = "out of memory";
+        return ARBITER_ERR_INTERNAL;
+    } catch (const std::exception& error) {
+        host->last_error = error.what();
+        return ARBITER_ERR_INTERNAL;
+    } catch (...) {
+        host->last_error = "unknown exception";
+        return ARBITER_ERR_INTERNAL;
+    }
+}
+
+void refresh_plugin_errors(arbiter_host* host) {
+    host->plugin_errors.clear();
+    for (const auto& error : host->host->plugin_errors()) host->plugin_errors += error + "\n";
+}
+
+arbiter_status create(arbiter_host** out_host, const std::function<arbiter::host::ServerConfig()>& load) {
+    if (!out_host) return ARBITER_ERR_INVALID_ARGUMENT;
+    *out_host = nullptr;
+    auto* host = new (std::nothrow) arbiter_host();
+    if (!host) return ARBITER_ERR_INTERNAL;
+    *out_host = host;
+    arbiter_status status = guarded(host, [&] {
+        host->host = std::make_unique<arbiter::host::Host>(load());
+        refresh_plugin_errors(host);
+        return ARBITER_OK;
+    });
+    return status;
+}
+
+}  // namespace
+
+extern "C" {
+
+arbiter_status arbiter_host_create(const char* config_path, arbiter_host** out_host) {
+    if (!config_path) return ARBITER_ERR_INVALID_ARGUMENT;
+    return create(out_host, [&] { return arbiter::host::load_config(config_path); });
+}
+
+arbiter_status arbiter_host_create_from_text(const char* config_text, uint64_t config_size, const char* base_dir,
+                                             arbiter_host** out_host) {
+    if (!config_text && config_size) return ARBITER_ERR_INVALID_ARGUMENT;
+    return create(out_host, [&] {
+        std::filesystem::path base = base_dir ? std::filesystem::path(base_dir) : std::filesystem::current_path();
+        return arbiter::host::parse_config(std::string_view(config_text ? config_text : "", config_size),
+                                           "(embedded config)", base);
+    });
+}
+
+void arbiter_host_destroy(arbiter_host* host) {
+    if (!host) return;
+    try {
+        host->host.reset();  // closes: ends open matches, flushes the sinks
+    } catch (...) {
+        // Nothing may unwind into the caller; the host's own destructor already logs.
+    }
+    delete host;
+}
+
+const char* arbiter_host_last_error(arbiter_host* host) { return host ? host->last_error.c_str() : "no host"; }
+
+const char* arbiter_host_plugin_errors(arbiter_host* host) { return host ? host->plugin_errors.c_str() : ""; }
+
+arbiter_status arbiter_host_push(arbiter_host* host, const uint8_t* batch, uint64_t size) {
+    return guarded(host, [&] {
+        if (!host->host) throw std::logic_error("the host was not created successfully");
+        if (!batch && size) return ARBITER_ERR_INVALID_ARGUMENT;
+        if (auto refused = host->host->push({batch, static_cast<size_t>(size)})) {
+            host->last_error = *refused;
+            return ARBITER_ERR_REFUSED;
+        }
+        return ARBITER_OK;
+    });
+}
+
+arbiter_status arbiter_host_end_match(arbiter_host* host, const char* relay_id, uint64_t match_id) {
+    return guarded(host, [&] {
+        if (!host->host) throw std::logic_error("the host was not created successfully");
+        if (!relay_id) return ARBITER_ERR_INVALID_ARGUMENT;
+        host->host->end_match(relay_id, match_id);
+        return ARBITER_OK;
+    });
+}
+
+arbiter_status arbiter_host_set_action_callback(arbiter_host* host, arbiter_action_callback callback,
+                                                void* user_data) {
+    return guarded(host, [&] {
+        if (!host->host) throw std::logic_error("the host was not created successfully");
+        host->host->remove_sink(host->callback_sink);
+        host->callback_sink.reset();
+        if (callback) {
+            host->callback_sink = std::make_shared<CallbackSink>(callback, user_data);
+            host->host->add_sink(host->callback_sink);
+        }
+        return ARBITER_OK;
+    });
+}
+
+arbiter_status arbiter_host_assessments(arbiter_host* host, const arbiter_assessment** out_assessments,
+                                        uint64_t* out_count) {
+    return guarded(host, [&] {
+        if (!host->host) throw std::logic_error("the host was not created successfully");
+        if (!out_assessments || !out_count) return ARBITER_ERR_INVALID_ARGUMENT;
+        host->assessments = host->host->assessments();
+        host->assessment_json.clear();
+        host->assessment_views.clear();
+        for (const auto& assessment : host->assessments)
+            host->assessment_json.push_back(arbiter::host::assessment_json(assessment));
+        for (size_t i = 0; i < host->assessments.size(); ++i)
+            host->assessment_views.push_back(view_of(host->assessments[i], host->assessment_json[i]));
+        *out_assessments = host->assessment_views.data();
+        *out_count = host->assessment_views.size();
+        return ARBITER_OK;
+    });
+}
+
+arbiter_status arbiter_host_reload_plugin(arbiter_host* host, const char* plugin_name) {
+    return guarded(host, [&] {
+        if (!host->host) throw std::logic_error("the host was not created successfully");
+        if (!plugin_name) return ARBITER_ERR_INVALID_ARGUMENT;
+        auto report = host->host->reload_plugin(plugin_name);
+        refresh_plugin_errors(host);
+        if (!report.ok) {
+            host->last_error = report.describe();
+            return ARBITER_ERR_REFUSED;
+        }
+        return ARBITER_OK;
+    });
+}
+
+arbiter_status arbiter_host_apply_config(arbiter_host* host, const char* config_path) {
+    return guarded(host, [&] {
+        if (!host->host) throw std::logic_error("the host was not created successfully");
+        if (!config_path) return ARBITER_ERR_INVALID_ARGUMENT;
+        auto reports = host->host->apply_config(arbiter::host::load_config(config_path));
+        refresh_plugin_errors(host);
+        for (const auto& report : reports) {
+            if (report.ok) continue;
+            host->last_error += (host->last_error.empty() ? "" : "\n") + report.describe();
+        }
+        return host->last_error.empty() ? ARBITER_OK : ARBITER_ERR_REFUSED;
+    });
+}
+
+}  // extern "C"

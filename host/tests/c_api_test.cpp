@@ -1,0 +1,127 @@
+// The embedding C API: every entry point's bad input, a refused batch, the action
+// callback, assessments, and reloads that fail.
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <arbiter/arbiter_host.h>
+#include <arbiter/sdk/batch_builder.hpp>
+
+namespace {
+
+std::string counter_config(int report_at) {
+    return "[plugins.counter]\nlibrary = \"" + std::string(COUNTER_V1) + "\"\n[plugins.counter.config]\nreport_at = " +
+           std::to_string(report_at) + "\n";
+}
+
+std::vector<uint8_t> positions(arbiter::BatchBuilder& builder, uint32_t player, int count) {
+    for (int i = 0; i < count; ++i)
+        builder.add(1000 * (i + 1), static_cast<uint64_t>(i), player, arbiter::build::Position{});
+    return builder.finish();
+}
+
+struct Raised {
+    int calls = 0;
+    uint32_t player = 0;
+    uint32_t action = 0;
+    std::string json;
+};
+
+void remember(void* user_data, const arbiter_assessment* assessment) {
+    auto* raised = static_cast<Raised*>(user_data);
+    ++raised->calls;
+    raised->player = assessment->player;
+    raised->action = assessment->action;
+    raised->json = assessment->json;
+}
+
+TEST(CApi, NullArgumentsAreRefusedNotCrashed) {
+    EXPECT_EQ(arbiter_host_create(nullptr, nullptr), ARBITER_ERR_INVALID_ARGUMENT);
+    arbiter_host* host = nullptr;
+    EXPECT_EQ(arbiter_host_create(nullptr, &host), ARBITER_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(arbiter_host_push(nullptr, nullptr, 0), ARBITER_ERR_INVALID_ARGUMENT);
+    EXPECT_STREQ(arbiter_host_last_error(nullptr), "no host");
+    arbiter_host_destroy(nullptr);
+
+    std::string text = counter_config(3);
+    ASSERT_EQ(arbiter_host_create_from_text(text.data(), text.size(), nullptr, &host), ARBITER_OK);
+    EXPECT_EQ(arbiter_host_push(host, nullptr, 10), ARBITER_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(arbiter_host_end_match(host, nullptr, 1), ARBITER_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(arbiter_host_assessments(host, nullptr, nullptr), ARBITER_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(arbiter_host_reload_plugin(host, nullptr), ARBITER_ERR_INVALID_ARGUMENT);
+    arbiter_host_destroy(host);
+}
+
+TEST(CApi, ABadConfigIsExplainedWithItsPosition) {
+    arbiter_host* host = nullptr;
+    std::string text = "[aggregation]\nreview_threshold = \"high\"\n";
+    EXPECT_EQ(arbiter_host_create_from_text(text.data(), text.size(), nullptr, &host), ARBITER_ERR_CONFIG);
+    ASSERT_NE(host, nullptr);
+    EXPECT_NE(std::string(arbiter_host_last_error(host)).find("(embedded config):2:20: aggregation.review_threshold"),
+              std::string::npos)
+        << arbiter_host_last_error(host);
+    // A host that failed to start refuses further calls with a reason.
+    EXPECT_EQ(arbiter_host_push(host, nullptr, 0), ARBITER_ERR_INTERNAL);
+    arbiter_host_destroy(host);
+
+    EXPECT_EQ(arbiter_host_create("/nonexistent/server_config.toml", &host), ARBITER_ERR_CONFIG);
+    EXPECT_NE(std::string(arbiter_host_last_error(host)).find("cannot open the config file"), std::string::npos);
+    arbiter_host_destroy(host);
+}
+
+TEST(CApi, PushCallbackAndAssessments) {
+    arbiter_host* host = nullptr;
+    std::string text = counter_config(3);
+    ASSERT_EQ(arbiter_host_create_from_text(text.data(), text.size(), nullptr, &host), ARBITER_OK);
+    EXPECT_STREQ(arbiter_host_plugin_errors(host), "");
+    Raised raised;
+    ASSERT_EQ(arbiter_host_set_action_callback(host, remember, &raised), ARBITER_OK);
+
+    arbiter::BatchBuilder builder("relay", 9);
+    auto batch = positions(builder, 4, 3);
+    ASSERT_EQ(arbiter_host_push(host, batch.data(), batch.size()), ARBITER_OK) << arbiter_host_last_error(host);
+    EXPECT_EQ(raised.calls, 1);
+    EXPECT_EQ(raised.player, 4u);
+    EXPECT_EQ(raised.action, static_cast<uint32_t>(ARBITER_ACTION_FLAG_FOR_REVIEW));
+    EXPECT_NE(raised.json.find("\"test.count\""), std::string::npos);
+
+    std::vector<uint8_t> garbage(64, 0x42);
+    EXPECT_EQ(arbiter_host_push(host, garbage.data(), garbage.size()), ARBITER_ERR_REFUSED);
+    EXPECT_NE(std::string(arbiter_host_last_error(host)).find("file identifier"), std::string::npos);
+
+    const arbiter_assessment* all = nullptr;
+    uint64_t count = 0;
+    ASSERT_EQ(arbiter_host_assessments(host, &all, &count), ARBITER_OK);
+    ASSERT_EQ(count, 1u);
+    EXPECT_STREQ(all[0].relay_id, "relay");
+    EXPECT_EQ(all[0].match_id, 9u);
+    EXPECT_EQ(all[0].struct_size, sizeof(arbiter_assessment));
+    EXPECT_EQ(arbiter_host_end_match(host, "relay", 9), ARBITER_OK);
+
+    ASSERT_EQ(arbiter_host_set_action_callback(host, nullptr, nullptr), ARBITER_OK);
+    arbiter_host_destroy(host);
+}
+
+TEST(CApi, FailedReloadsAndConfigsKeepTheHostRunning) {
+    arbiter_host* host = nullptr;
+    std::string text = counter_config(2);
+    ASSERT_EQ(arbiter_host_create_from_text(text.data(), text.size(), nullptr, &host), ARBITER_OK);
+    EXPECT_EQ(arbiter_host_reload_plugin(host, "nope"), ARBITER_ERR_REFUSED);
+    EXPECT_NE(std::string(arbiter_host_last_error(host)).find("no plugin 'nope' is configured"), std::string::npos);
+    EXPECT_EQ(arbiter_host_reload_plugin(host, "counter"), ARBITER_OK) << arbiter_host_last_error(host);
+    EXPECT_EQ(arbiter_host_apply_config(host, "/nonexistent.toml"), ARBITER_ERR_CONFIG);
+
+    arbiter::BatchBuilder builder("relay", 1);
+    auto batch = positions(builder, 1, 2);
+    EXPECT_EQ(arbiter_host_push(host, batch.data(), batch.size()), ARBITER_OK);
+    const arbiter_assessment* all = nullptr;
+    uint64_t count = 0;
+    ASSERT_EQ(arbiter_host_assessments(host, &all, &count), ARBITER_OK);
+    ASSERT_EQ(count, 1u);
+    EXPECT_EQ(all[0].action, static_cast<uint32_t>(ARBITER_ACTION_FLAG_FOR_REVIEW));
+    arbiter_host_destroy(host);
+}
+
+}  // namespace

@@ -1,0 +1,105 @@
+// plugins/kaladin: input-timing behaviour (model class: behavioural). See DETECTION.md,
+// "plugins/kaladin". It needs no game state: only orders, stimuli and round trips.
+//
+// Per player and match: distinct inputs (inputs.hpp), their sustained rate (rate.hpp),
+// the trimmed CV (cv.hpp) and entropy (entropy.hpp) of their intervals over long windows,
+// and relay-timed reactions (reaction.hpp). Limits are DETECTION.md's fixed numbers, or,
+// with a baseline file (baseline.hpp), the far tail of the player's rating tier; the
+// trip-wires are fixed either way, set far past anything a human was measured to do.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <arbiter/sdk.hpp>
+
+#include "baseline.hpp"
+#include "inputs.hpp"
+#include "reaction.hpp"
+#include "settings.hpp"
+
+namespace arbiter::kaladin {
+
+// The checks, each with its own signal code.
+enum class Check : uint8_t { rate = 0, cv = 1, entropy = 2, reaction = 3 };
+inline constexpr size_t kCheckCount = 4;
+const char* check_code(Check check);
+
+// The limit a check compares against, and where it came from, for the evidence.
+struct Limit {
+    double value = 0;
+    bool from_baseline = false;
+    std::string tier;       // the baseline tier used ("*" is every tier pooled)
+    double percentile = 0;  // of that tier
+    uint64_t samples = 0;   // the tier's sample size for this metric
+};
+
+class KaladinAnalyzer final : public Analyzer {
+  public:
+    static constexpr PluginInfo info{
+        .name = "kaladin",
+        .version = "0.1.0",
+        .contact = "https://github.com/arbiter-anticheat/arbiter",
+        .description =
+            "input timing: sustained rate, metronomic intervals, entropy, relay-timed reactions",
+        .model_class = ModelClass::behavioural,
+        // Every window and pair is per player per match; baselines are gathered per match
+        // too and merged at baseline_end, so matches may go to different instances.
+        .shard_by_match = true,
+    };
+
+    explicit KaladinAnalyzer(const Context& context);
+
+    void on_batch(const Batch& batch, Signals& signals) override;
+    void on_match_end(const MatchKey& match, Signals& signals);
+    void configure(const Context& context);
+    std::vector<uint8_t> save_state();                  // kaladin_state.cpp
+    void restore_state(std::span<const uint8_t> blob);  // kaladin_state.cpp
+    void baseline_begin();
+    std::vector<uint8_t> baseline_end();
+
+    // The limit of a check for a player of `tier` (exposed for tests).
+    Limit limit(Check check, const std::string& tier, double tick_rate_hz) const;
+    const std::optional<BaselineFile>& baseline() const { return baseline_; }
+
+  private:
+    struct PlayerState {
+        std::string tier;
+        InputStream inputs;
+        std::optional<int64_t> first_input_us;
+        uint32_t since_window = 0;  // distinct inputs since the last CV window
+        ReactionTracker reactions;
+        // The player's extremes, for a baseline.
+        double peak_rate = -1;  // over full windows only
+        double min_cv = -1, min_entropy = -1;
+        // The strongest score reported per check; a check reports again only when its
+        // score rises, so a steady bot does not flood the host. Trip-wires fire once.
+        std::array<double, kCheckCount> reported{-1, -1, -1, -1};
+        std::array<bool, kCheckCount> tripped{};
+    };
+    struct MatchState {
+        double tick_rate_hz = 0;
+        int64_t started_unix_us = 0;
+        std::map<uint32_t, PlayerState> players;
+    };
+
+    PlayerState& player(MatchState& match, uint32_t id);
+    void on_input(MatchState& match, uint32_t id, PlayerState& p, Signals& signals);
+    void check_reactions(uint32_t id, PlayerState& p, Signals& signals);
+    void report(uint32_t id, PlayerState& p, Check check, double score, bool tripwire,
+                const Limit& limit, Evidence evidence, Signals& signals);
+    void fold_into_baseline(const MatchState& match);
+    Evidence limit_evidence(const Limit& limit) const;
+
+    Settings settings_;
+    std::optional<BaselineFile> baseline_;
+    std::optional<BaselineCollector> collecting_;
+    std::map<MatchKey, MatchState> matches_;
+};
+
+}  // namespace arbiter::kaladin

@@ -1,0 +1,139 @@
+// Saving and restoring the analyzer's state for a hot reload: every player's recent
+// inputs, window counters, reaction pairs and what was reported, so that a reload in the
+// middle of a window changes nothing.
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "kaladin_analyzer.hpp"
+
+namespace arbiter::kaladin {
+
+namespace {
+constexpr const char* kStateTag = "KLD1";
+constexpr uint32_t kStateVersion = 1;
+
+double finite(StateReader& in, const char* what) {
+    const double value = in.get<double>();
+    if (!std::isfinite(value)) throw StateError(std::string("state blob has a non-finite ") + what);
+    return value;
+}
+}  // namespace
+
+std::vector<uint8_t> KaladinAnalyzer::save_state() {
+    // A baseline run is a batch job over a corpus, not a live service: it is not reloaded.
+    if (collecting_) throw std::logic_error("kaladin saves no state while computing a baseline");
+    StateWriter out(kStateTag, kStateVersion);
+    out.put<uint64_t>(matches_.size());
+    for (const auto& [key, match] : matches_) {
+        out.put_string(key.relay_id);
+        out.put<uint64_t>(key.match_id);
+        out.put<double>(match.tick_rate_hz);
+        out.put<int64_t>(match.started_unix_us);
+        out.put<uint64_t>(match.players.size());
+        for (const auto& [id, p] : match.players) {
+            out.put<uint32_t>(id);
+            out.put_string(p.tier);
+            out.put<uint64_t>(p.inputs.recent().size());
+            for (const Input& input : p.inputs.recent()) {
+                out.put<int64_t>(input.t_us);
+                out.put<uint64_t>(input.tick);
+            }
+            out.put<uint64_t>(p.inputs.distinct());
+            out.put<uint64_t>(p.inputs.merged());
+            out.put<uint8_t>(p.inputs.last_tick() ? 1 : 0);
+            out.put<uint64_t>(p.inputs.last_tick().value_or(0));
+            out.put<uint8_t>(p.first_input_us ? 1 : 0);
+            out.put<int64_t>(p.first_input_us.value_or(0));
+            out.put<uint32_t>(p.since_window);
+            out.put<uint64_t>(p.reactions.pending().size());
+            for (const auto& [stimulus, t_us] : p.reactions.pending()) {
+                out.put<uint64_t>(stimulus);
+                out.put<int64_t>(t_us);
+            }
+            out.put<uint64_t>(p.reactions.delays_us().size());
+            for (int64_t d : p.reactions.delays_us())
+                out.put<int64_t>(d);
+            out.put<uint8_t>(p.reactions.lowest_rtt_us() ? 1 : 0);
+            out.put<uint32_t>(p.reactions.lowest_rtt_us().value_or(0));
+            out.put<double>(p.peak_rate);
+            out.put<double>(p.min_cv);
+            out.put<double>(p.min_entropy);
+            for (size_t c = 0; c < kCheckCount; ++c) {
+                out.put<double>(p.reported[c]);
+                out.put<uint8_t>(p.tripped[c] ? 1 : 0);
+            }
+        }
+    }
+    return out.finish();
+}
+
+void KaladinAnalyzer::restore_state(std::span<const uint8_t> blob) {
+    // Everything is read into a new map first: a blob refused half-way changes nothing.
+    StateReader in(blob, kStateTag, kStateVersion);
+    std::map<MatchKey, MatchState> matches;
+    const uint64_t match_count = in.get_count(8 + 8 + 8 + 8 + 8);
+    for (uint64_t m = 0; m < match_count; ++m) {
+        MatchKey key;
+        key.relay_id = in.get_string();
+        key.match_id = in.get<uint64_t>();
+        MatchState match;
+        match.tick_rate_hz = finite(in, "tick rate");
+        match.started_unix_us = in.get<int64_t>();
+        const uint64_t player_count = in.get_count(4 + 8);
+        for (uint64_t i = 0; i < player_count; ++i) {
+            const uint32_t id = in.get<uint32_t>();
+            PlayerState p;
+            p.tier = in.get_string();
+            std::deque<Input> recent;
+            const uint64_t input_count = in.get_count(16);
+            for (uint64_t k = 0; k < input_count; ++k) {
+                Input input;
+                input.t_us = in.get<int64_t>();
+                input.tick = in.get<uint64_t>();
+                if (!recent.empty() && input.t_us < recent.back().t_us)
+                    throw StateError("state blob has inputs out of relay-time order");
+                recent.push_back(input);
+            }
+            const uint64_t distinct = in.get<uint64_t>();
+            const uint64_t merged = in.get<uint64_t>();
+            const bool has_tick = in.get<uint8_t>() != 0;
+            const uint64_t tick = in.get<uint64_t>();
+            p.inputs.restore(std::move(recent), distinct, merged,
+                             has_tick ? std::optional<uint64_t>(tick) : std::nullopt);
+            const bool has_first = in.get<uint8_t>() != 0;
+            const int64_t first = in.get<int64_t>();
+            if (has_first) p.first_input_us = first;
+            p.since_window = in.get<uint32_t>();
+            std::map<uint64_t, int64_t> pending;
+            const uint64_t pending_count = in.get_count(16);
+            for (uint64_t k = 0; k < pending_count; ++k) {
+                const uint64_t stimulus = in.get<uint64_t>();
+                pending[stimulus] = in.get<int64_t>();
+            }
+            std::deque<int64_t> delays;
+            const uint64_t delay_count = in.get_count(8);
+            for (uint64_t k = 0; k < delay_count; ++k)
+                delays.push_back(in.get<int64_t>());
+            const bool has_rtt = in.get<uint8_t>() != 0;
+            const uint32_t rtt = in.get<uint32_t>();
+            p.reactions.restore(std::move(pending), std::move(delays),
+                                has_rtt ? std::optional<uint32_t>(rtt) : std::nullopt);
+            p.peak_rate = finite(in, "peak rate");
+            p.min_cv = finite(in, "CV");
+            p.min_entropy = finite(in, "entropy");
+            for (size_t c = 0; c < kCheckCount; ++c) {
+                p.reported[c] = finite(in, "reported score");
+                p.tripped[c] = in.get<uint8_t>() != 0;
+            }
+            if (p.inputs.recent().empty() && p.first_input_us)
+                throw StateError("state blob has a player with a first input but none kept");
+            match.players.emplace(id, std::move(p));
+        }
+        matches.emplace(std::move(key), std::move(match));
+    }
+    in.finish();
+    matches_ = std::move(matches);
+}
+
+}  // namespace arbiter::kaladin

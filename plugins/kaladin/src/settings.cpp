@@ -1,0 +1,42 @@
+#include "settings.hpp"
+
+namespace arbiter::kaladin {
+
+Settings Settings::parse(const ConfigTable& t) {
+    Settings s;
+    s.tick_rate_hz = t.number("tick_rate_hz", s.tick_rate_hz, Range::between(0.5, 1000.0));
+    s.rate_window_s = t.number("rate_window_s", s.rate_window_s, Range::between(1.0, 600.0));
+    s.rate_limit_per_min = t.number("rate_limit_per_min", s.rate_limit_per_min, Range::positive());
+    s.rate_tripwire_per_min =
+        t.number("rate_tripwire_per_min", s.rate_tripwire_per_min, Range::positive());
+    s.rate_tripwire_tick_share =
+        t.number("rate_tripwire_tick_share", s.rate_tripwire_tick_share, Range::between(0.01, 1.0));
+    if (s.rate_tripwire_per_min < s.rate_limit_per_min)
+        throw ConfigError("rate_tripwire_per_min", "expected at least rate_limit_per_min");
+    s.window_intervals = static_cast<uint32_t>(
+        t.integer("window_intervals", s.window_intervals, Range::between(10, 100000)));
+    s.window_s = t.number("window_s", s.window_s, Range::between(1.0, 3600.0));
+    s.window_step =
+        static_cast<uint32_t>(t.integer("window_step", s.window_step, Range::between(1, 1000)));
+    s.cv_limit = t.number("cv_limit", s.cv_limit, Range::between(0.0, 10.0));
+    s.entropy_limit_bits =
+        t.number("entropy_limit_bits", s.entropy_limit_bits, Range::between(0.0, 64.0));
+    s.reaction_min_pairs = static_cast<uint32_t>(
+        t.integer("reaction_min_pairs", s.reaction_min_pairs, Range::between(1, 10000)));
+    s.reaction_limit_ms =
+        t.number("reaction_limit_ms", s.reaction_limit_ms, Range::between(1.0, 10000.0));
+    s.reaction_tripwire_ms =
+        t.number("reaction_tripwire_ms", s.reaction_tripwire_ms, Range::between(0.0, 10000.0));
+    if (s.reaction_tripwire_ms > s.reaction_limit_ms)
+        throw ConfigError("reaction_tripwire_ms", "expected at most reaction_limit_ms");
+    s.reaction_keep_pairs = static_cast<uint32_t>(
+        t.integer("reaction_keep_pairs", s.reaction_keep_pairs, Range::between(1, 100000)));
+    if (s.reaction_keep_pairs < s.reaction_min_pairs)
+        throw ConfigError("reaction_keep_pairs", "expected at least reaction_min_pairs");
+    s.baseline_min_samples = static_cast<uint32_t>(
+        t.integer("baseline_min_samples", s.baseline_min_samples, Range::between(1, 100000000)));
+    t.reject_unknown_keys();
+    return s;
+}
+
+}  // namespace arbiter::kaladin

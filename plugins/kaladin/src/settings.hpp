@@ -1,0 +1,40 @@
+// kaladin's config ([plugins.kaladin.config]); every default is DETECTION.md's number.
+#pragma once
+
+#include <cstdint>
+
+#include <arbiter/sdk/config.hpp>
+
+namespace arbiter::kaladin {
+
+struct Settings {
+    // Used for a match whose MatchStart the plugin did not see (or that gives no rate).
+    double tick_rate_hz = 20.0;
+
+    double rate_window_s = 30.0;
+    double rate_limit_per_min = 600.0;
+    double rate_tripwire_per_min = 2000.0;
+    double rate_tripwire_tick_share = 0.9;
+
+    // Windows of the CV and the entropy: at least this many intervals and seconds.
+    uint32_t window_intervals = 100;
+    double window_s = 30.0;
+    // A new window is measured every this many distinct inputs.
+    uint32_t window_step = 5;
+    double cv_limit = 0.05;
+    double entropy_limit_bits = 1.0;
+
+    uint32_t reaction_min_pairs = 20;
+    double reaction_limit_ms = 100.0;
+    double reaction_tripwire_ms = 40.0;
+    uint32_t reaction_keep_pairs = 200;
+
+    // A baseline tier (or the pooled tier) is used only with at least this many
+    // samples of a metric; a percentile of fewer players is not a far tail.
+    uint32_t baseline_min_samples = 100;
+
+    // Throws ConfigError naming the key.
+    static Settings parse(const ConfigTable& table);
+};
+
+}  // namespace arbiter::kaladin

@@ -1,0 +1,79 @@
+// The timing bots of the simulator (DETECTION.md's cheating profiles), through the host
+// with kaladin alone, over several seeds: the metronomic script, the inhuman-reaction bot
+// and the inhuman-rate bot reach at least Monitor in every run, and every player a
+// trip-wire caught reaches FlagForReview; honest players stay Clear. The humanised bot is
+// only reported (see the README's "Detection" figures), not required.
+#include <iostream>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "arbiter/host/config.hpp"
+#include "arbiter/host/host.hpp"
+#include "arbiter/tools/evaluate.hpp"
+#include "arbiter/tools/human_rhythm.hpp"
+#include "arbiter/tools/simulate.hpp"
+#include "arbiter/tools/truth.hpp"
+#include "run_events.hpp"
+
+namespace arbiter::kaladin::test {
+namespace {
+
+tools::HumanRhythm rhythm() {
+    const auto traces = tools::default_human_traces();
+    return traces.empty() ? tools::HumanRhythm::builtin() : tools::HumanRhythm::from_file(traces);
+}
+
+class Bots : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(Bots, TimingBotsReachMonitorTripwiresReachReview) {
+    const uint64_t seed = GetParam();
+    const auto dir = work_dir("bots-" + std::to_string(seed));
+    tools::SimulationOptions o;
+    o.out = dir / "m.arbev";
+    o.seed = seed;
+    o.duration_s = 120;
+    o.players =
+        tools::parse_player_mix("honest=10,metronome=3,reaction_bot=3,rate_bot=3,humanised_bot=3");
+    tools::simulate(o, rhythm());
+
+    const std::string config =
+        std::string("[host]\nlog_level = \"warn\"\n\n[plugins.kaladin]\nlibrary = \"") +
+        KALADIN_PLUGIN +
+        "\"\n# as for a bundled plugin: its trip-wires may reach FlagForReview alone\ntripwires = "
+        "true\n";
+    host::Host host(host::parse_config(config, "kaladin.toml", dir));
+    ASSERT_TRUE(host.plugin_errors().empty());
+    const tools::Truth truth = tools::load_truths({o.out}, {});
+    const auto report = tools::evaluate(host, {o.out}, truth);
+
+    std::map<uint32_t, std::string> profile;
+    for (const auto& m : truth.matches)
+        for (const auto& p : m.players)
+            profile[p.player] = p.profile;
+    std::map<std::string, std::map<std::string, int>> actions;
+    for (const auto& a : host.assessments()) {
+        const std::string& name = profile[a.player.player];
+        ++actions[name][host::to_string(a.action)];
+        if (name == "metronome" || name == "reaction_bot" || name == "rate_bot") {
+            EXPECT_GE(a.action, host::Action::monitor) << name << " player " << a.player.player;
+        }
+        if (a.tripwire) {
+            EXPECT_GE(a.action, host::Action::flag_for_review)
+                << name << " player " << a.player.player;
+        }
+        if (name == "honest") {
+            EXPECT_EQ(a.action, host::Action::clear) << "honest player " << a.player.player;
+        }
+    }
+    for (const auto& [name, by_action] : actions)
+        for (const auto& [action, n] : by_action)
+            std::cout << "[ figures  ] seed " << seed << " " << name << " " << action << ": " << n
+                      << "\n";
+    EXPECT_EQ(report.missing, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kaladin, Bots, ::testing::Values(1u, 2u, 3u));
+
+}  // namespace
+}  // namespace arbiter::kaladin::test

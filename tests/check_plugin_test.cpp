@@ -1,0 +1,86 @@
+// `arbiter check-plugin` on a good plugin and on deliberately bad ones: the verdict, the
+// exit status, and the line that says why.
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "support/cli.hpp"
+#include "support/host_helpers.hpp"
+#include "support/temp_dir.hpp"
+
+namespace arbiter::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+CommandResult check(const std::string& library) {
+    TempDir dir;
+    return run_command({ARBITER_EXE, "check-plugin", library}, dir.path());
+}
+
+TEST(CheckPlugin, TheBundledPluginIsReadyToDropIn) {
+    auto result = check(REFERENCE_PLUGIN);
+    EXPECT_EQ(result.exit_status, 0) << result.out << result.err;
+    EXPECT_THAT(result.out, HasSubstr("PASS  exports arbiter_plugin_entry and nothing else"));
+    EXPECT_THAT(result.out, HasSubstr("PASS  negotiates: reference"));
+    EXPECT_THAT(result.out, HasSubstr("runs sample-match.arbev: 1201 batches"));
+    EXPECT_THAT(result.out, HasSubstr("time per batch: median"));
+    EXPECT_THAT(result.out, HasSubstr("PASS  leaves memory when released"));
+    EXPECT_THAT(result.out, HasSubstr("verdict: OK"));
+}
+
+TEST(CheckPlugin, AnotherMajorIsRefused) {
+    auto result = check(test_plugin("wrong-major").string());
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_THAT(result.out, HasSubstr("built for ABI 2.0, this host speaks ABI 1.0"));
+    EXPECT_THAT(result.out, HasSubstr("verdict: REFUSED"));
+}
+
+TEST(CheckPlugin, ALibraryWithoutTheEntryIsRefused) {
+    auto result = check(test_plugin("no-entry").string());
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_THAT(result.out, HasSubstr("FAIL  does not export arbiter_plugin_entry"));
+}
+
+TEST(CheckPlugin, TextNamedLikeAPluginIsRefused) {
+    auto result = check(test_plugin("not-a-library").string());
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_THAT(result.out, HasSubstr("not an ELF file"));
+}
+
+TEST(CheckPlugin, AMissingFileIsRefused) {
+    auto result = check("/nonexistent/arbiter-x.so");
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_THAT(result.out, HasSubstr("cannot read the file"));
+}
+
+TEST(CheckPlugin, ExtraExportsAreAWarning) {
+    auto result = check(test_plugin("echo-unhidden").string());
+    EXPECT_EQ(result.exit_status, 3) << result.out;
+    EXPECT_THAT(result.out, HasSubstr("symbol(s) besides the entry"));
+    EXPECT_THAT(result.out, HasSubstr("verdict: USABLE, with the warnings above"));
+}
+
+TEST(CheckPlugin, ACreateFailureIsRefusedWithThePluginsReason) {
+    auto result = check(test_plugin("create-fails").string());
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_THAT(result.out, HasSubstr("does not create"));
+    EXPECT_THAT(result.out, HasSubstr("database unreachable"));
+}
+
+TEST(CheckPlugin, ErrorsOnTheSampleAreAWarningWithTheFirstOne) {
+    auto result = check(test_plugin("throws").string());
+    EXPECT_EQ(result.exit_status, 3) << result.out;
+    EXPECT_THAT(result.out, HasSubstr("first error: ARB_ERR_INTERNAL: index out of range"));
+}
+
+TEST(CheckPlugin, APluginThatCrashesYieldsAVerdictNotACrash) {
+    auto result = check(test_plugin("crashes").string());
+    EXPECT_EQ(result.exit_status, 2) << result.out << result.err;
+    EXPECT_THAT(result.out, HasSubstr("the plugin crashed the process (signal 11"));
+    EXPECT_THAT(result.out, HasSubstr("verdict: REFUSED"));
+}
+
+}  // namespace
+}  // namespace arbiter::test
