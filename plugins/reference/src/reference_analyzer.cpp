@@ -7,10 +7,12 @@ namespace arbiter::reference {
 
 namespace {
 constexpr const char* kStateTag = "REF1";
-// Version 2 added the held signals; version 1 blobs are still read.
-constexpr uint32_t kStateVersion = 2;
+// Version 2 added the held signals, version 3 the state of the hits, items, stats,
+// sessions and clock checks; version 1 and 2 blobs are still read.
+constexpr uint32_t kStateVersion = 3;
 // A check reports again only when its score rises by at least this much.
 constexpr double kReportStep = 0.05;
+constexpr int64_t kSecondUs = 1'000'000;
 
 Vec3 to_vec(const fb::Vec3* v) {
     return v ? Vec3{v->x(), v->y(), v->z()} : Vec3{};
@@ -22,6 +24,121 @@ Evidence position_evidence(const Sample& sample) {
         .add("x", sample.position.x)
         .add("y", sample.position.y)
         .add("z", sample.position.z);
+}
+
+Evidence vec_evidence(const fb::Vec3* v) {
+    const Vec3 p = to_vec(v);
+    return Evidence().add("x", p.x).add("y", p.y).add("z", p.z);
+}
+
+std::string text(const flatbuffers::String* s) {
+    return s ? s->str() : std::string();
+}
+
+// Drops the times older than `horizon_us` before the newest.
+void trim(std::deque<int64_t>& times, int64_t horizon_us) {
+    while (!times.empty() && times.front() < times.back() - horizon_us)
+        times.pop_front();
+}
+
+int64_t micros(double seconds) {
+    return static_cast<int64_t>(seconds * 1e6);
+}
+
+void parse_hits(const ConfigTable& config, HitLimits& h) {
+    ConfigTable hits = config.table("hits");
+    h.default_range_m = hits.number("default_range_m", h.default_range_m, Range::positive());
+    h.range_tolerance =
+        hits.number("range_tolerance", h.range_tolerance, Range::between(1.0, 10.0));
+    h.timing_window_s =
+        hits.number("timing_window_s", h.timing_window_s, Range::between(0.0, 10.0));
+    h.max_lag_allowance_s =
+        hits.number("max_lag_allowance_s", h.max_lag_allowance_s, Range::between(0.0, 10.0));
+    h.fire_window_s = hits.number("fire_window_s", h.fire_window_s, Range::between(0.1, 60.0));
+    h.fire_tolerance = hits.number("fire_tolerance", h.fire_tolerance, Range::between(1.0, 10.0));
+    h.confident_count = hits.integer("confident_count", h.confident_count, Range::between(1, 1000));
+    ConfigTable weapons = hits.table("weapons");
+    for (const std::string& name : weapons.keys()) {
+        ConfigTable w = weapons.table(name);
+        WeaponLimits limits;
+        limits.range_m = w.number("range_m", h.default_range_m, Range::positive());
+        limits.max_damage = w.number("max_damage", 0.0, Range::positive());
+        const bool interval = w.has("fire_interval_s");
+        if (interval && w.has("rounds_per_minute"))
+            throw ConfigError(w.path() + ".rounds_per_minute",
+                              "give fire_interval_s or rounds_per_minute, not both");
+        limits.fire_interval_s = w.number("fire_interval_s", 0.0, Range::between(0.001, 3600.0));
+        const double rpm = w.number("rounds_per_minute", 0.0, Range::between(0.01, 60000.0));
+        if (!interval && rpm > 0) limits.fire_interval_s = 60.0 / rpm;
+        h.weapons[name] = limits;
+    }
+}
+
+void parse_items(const ConfigTable& config, ItemSettings& i) {
+    ConfigTable items = config.table("items");
+    i.known_only = items.boolean("known_only", i.known_only);
+    i.window_s = items.number("window_s", i.window_s, Range::between(1.0, 86400.0));
+    i.max_lag_allowance_s =
+        items.number("max_lag_allowance_s", i.max_lag_allowance_s, Range::between(0.0, 10.0));
+    if (items.has("rate_sources")) i.rate_sources = items.strings("rate_sources");
+    ConfigTable table = items.table("items");
+    for (const std::string& id : table.keys()) {
+        ConfigTable it = table.table(id);
+        ItemLimits limits;
+        limits.unique = it.boolean("unique", false);
+        limits.stack = it.integer("stack", limits.unique ? 1 : 0, Range::between(1, 2147483647));
+        if (limits.unique && limits.stack != 1)
+            throw ConfigError(it.path() + ".stack",
+                              "a unique item stacks to 1, got " + std::to_string(limits.stack));
+        limits.respawn_s = it.number("respawn_s", 0.0, Range::between(0.0, 86400.0));
+        i.items[id] = limits;
+    }
+}
+
+void parse_stats(const ConfigTable& config, StatLimits& s) {
+    ConfigTable stats = config.table("stats");
+    s.experience_stat = stats.string("experience_stat", s.experience_stat);
+    s.max_experience_per_hour =
+        stats.number("max_experience_per_hour", s.max_experience_per_hour, Range::positive());
+    s.experience_window_s =
+        stats.number("experience_window_s", s.experience_window_s, Range::between(1.0, 86400.0));
+    s.damage_stat = stats.string("damage_stat", s.damage_stat);
+    s.combat_window_s =
+        stats.number("combat_window_s", s.combat_window_s, Range::between(1.0, 3600.0));
+    s.min_hits_taken = stats.integer("min_hits_taken", s.min_hits_taken, Range::between(1, 10000));
+    s.resource_prefix = stats.string("resource_prefix", s.resource_prefix);
+    s.confident_count =
+        stats.integer("confident_count", s.confident_count, Range::between(1, 1000));
+}
+
+void parse_sessions(const ConfigTable& config, SessionLimits& s) {
+    ConfigTable sessions = config.table("sessions");
+    s.max_reconnects =
+        sessions.integer("max_reconnects", s.max_reconnects, Range::between(0, 1000));
+    s.reconnect_window_s =
+        sessions.number("reconnect_window_s", s.reconnect_window_s, Range::between(1.0, 3600.0));
+    s.client_versions = sessions.strings("client_versions");
+    s.handshakes = sessions.strings("handshakes");
+}
+
+void parse_clock(const ConfigTable& config, ClockLimits& c) {
+    ConfigTable clock = config.table("clock");
+    c.tick_rate_hz = clock.number("tick_rate_hz", c.tick_rate_hz, Range::between(0.1, 10000.0));
+    c.ahead_ticks = clock.integer("ahead_ticks", c.ahead_ticks, Range::between(0, 100000));
+    c.confident_count =
+        clock.integer("confident_count", c.confident_count, Range::between(1, 1000));
+    c.max_rate = clock.number("max_rate", c.max_rate, Range{1.0, 10.0, true});
+    c.rate_window_s = clock.number("rate_window_s", c.rate_window_s, Range::between(1.0, 3600.0));
+    c.rate_min_window_s =
+        clock.number("rate_min_window_s", c.rate_min_window_s, Range::between(1.0, 3600.0));
+    if (c.rate_min_window_s > c.rate_window_s)
+        throw ConfigError(
+            clock.path() + ".rate_min_window_s",
+            "expected at most rate_window_s (" + std::to_string(c.rate_window_s) + ")");
+    c.max_lag_allowance_s =
+        clock.number("max_lag_allowance_s", c.max_lag_allowance_s, Range::between(0.0, 10.0));
+    c.run_length_leeway_s =
+        clock.number("run_length_leeway_s", c.run_length_leeway_s, Range::at_least(0.0));
 }
 }  // namespace
 
@@ -38,6 +155,11 @@ ReferenceSettings ReferenceSettings::parse(const ConfigTable& config) {
         movement.number("teleport_distance", m.teleport_distance, Range::positive());
     m.min_samples = movement.integer("min_samples", m.min_samples, Range::between(1, 1000));
     m.burst_gap_s = movement.number("burst_gap_s", m.burst_gap_s, Range{0.0, 0.05, true});
+    parse_hits(config, s.hits);
+    parse_items(config, s.items);
+    parse_stats(config, s.stats);
+    parse_sessions(config, s.sessions);
+    parse_clock(config, s.clock);
     config.reject_unknown_keys();
     return s;
 }
@@ -51,23 +173,57 @@ void ReferenceAnalyzer::configure(const Context& context) {
 }
 
 void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
-    Players& players = matches_[batch.match()];
+    const MatchKey key = batch.match();
+    Match& match = matches_[key];
+    Players& players = match.players;
     for (const fb::Event* event : batch.events()) {
         const uint32_t id = event->player();
+        const int64_t t_us = event->relay_time_us();
+        switch (event->body_type()) {
+            case fb::EventBody::MatchStart:
+                if (const float hz = event->body_as_MatchStart()->tick_rate_hz(); hz > 0)
+                    match.tick_s = 1.0 / static_cast<double>(hz);
+                match.started_unix_us = event->body_as_MatchStart()->started_unix_us();
+                continue;
+            case fb::EventBody::MatchEnd:
+                on_match_end_event(match, *event, signals);
+                continue;
+            default:
+                break;
+        }
         if (id == 0) continue;
+        players[id].arrivals.heard(t_us);
+        forget_old(players[id], t_us);
         switch (event->body_type()) {
             case fb::EventBody::PositionUpdate:
-                on_position(id, players[id], event->relay_time_us(),
-                            *event->body_as_PositionUpdate(), signals);
+                on_position(id, players[id], t_us, *event->body_as_PositionUpdate(), signals);
                 break;
             case fb::EventBody::LatencySample: {
                 Player& player = players[id];
-                player.track.rtts.push_back(
-                    {event->relay_time_us(), event->body_as_LatencySample()->rtt_us()});
-                forget_old(player, event->relay_time_us());
+                player.track.rtts.push_back({t_us, event->body_as_LatencySample()->rtt_us()});
+                forget_old(player, t_us);
                 break;
             }
+            case fb::EventBody::HitClaim:
+                on_hit(match, *event, signals);
+                break;
+            case fb::EventBody::KillClaim:
+                on_kill(match, *event, signals);
+                break;
+            case fb::EventBody::InventoryChange:
+                on_inventory(players[id], *event, signals);
+                break;
+            case fb::EventBody::StatChange:
+                on_stat(match, *event, signals);
+                break;
+            case fb::EventBody::PlayerJoin:
+                on_join(key, match, *event, signals);
+                break;
+            case fb::EventBody::Order:
+                on_order(match, *event, signals);
+                break;
             case fb::EventBody::PlayerLeave:
+                end_session(key, match, id);
                 if (auto it = players.find(id); it != players.end()) {
                     report_held(id, it->second, signals);
                     players.erase(it);
@@ -78,6 +234,527 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
         }
     }
     host().gauge("tracked_matches", static_cast<double>(matches_.size()));
+}
+
+double ReferenceAnalyzer::tick_s(const Match& match) const {
+    return match.tick_s > 0 ? match.tick_s : 1.0 / settings_.clock.tick_rate_hz;
+}
+
+void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& signals) {
+    const uint32_t id = event.player();
+    const int64_t t_us = event.relay_time_us();
+    const fb::HitClaim& hit = *event.body_as_HitClaim();
+    Player& player = match.players[id];
+    const HitLimits& limits = settings_.hits;
+    const std::string weapon_name = text(hit.weapon());
+    const WeaponLimits weapon = limits.weapon(weapon_name);
+    // What a reviewer needs to see the claim: who, with what, from where, when.
+    const Evidence claim = Evidence()
+                               .add("t_us", t_us)
+                               .add("tick", event.tick())
+                               .add("target_player", hit.target_player())
+                               .add("weapon", weapon_name)
+                               .add("attacker", vec_evidence(hit.attacker_position()))
+                               .add("target", vec_evidence(hit.target_position()))
+                               .add("range_m", static_cast<double>(hit.range_m()))
+                               .add("damage", static_cast<double>(hit.damage()));
+
+    if (auto range = check_range(hit.range_m(), weapon, limits)) {
+        report(player,
+               {.player = id,
+                .code = "hits.range",
+                .score = range->score,
+                .confidence = 0.9,
+                .evidence = Evidence()
+                                .add("range_m", range->value)
+                                .add("limit_m", range->limit)
+                                .add("weapon_range_m", weapon.range_m)
+                                .add("tolerance", limits.range_tolerance)
+                                .add("claim", claim)},
+               signals);
+    }
+    if (!hit.line_of_sight()) {
+        ++player.blocked_hits;
+        report(player,
+               {.player = id,
+                .code = "hits.line_of_sight",
+                .score = 1.0,
+                .confidence = count_confidence(player.blocked_hits, limits.confident_count),
+                .evidence = Evidence()
+                                .add("hits_without_line_of_sight", player.blocked_hits)
+                                .add("confident_count", limits.confident_count)
+                                .add("claim", claim)},
+               signals);
+    }
+    if (!hit.target_alive() || !hit.target_damageable()) {
+        ++player.dead_target_hits;
+        report(player,
+               {.player = id,
+                .code = "hits.target_state",
+                .score = 1.0,
+                .confidence = count_confidence(player.dead_target_hits, limits.confident_count),
+                .evidence = Evidence()
+                                .add("target_alive", hit.target_alive())
+                                .add("target_damageable", hit.target_damageable())
+                                .add("hits_on_such_targets", player.dead_target_hits)
+                                .add("confident_count", limits.confident_count)
+                                .add("claim", claim)},
+               signals);
+    }
+    if (auto damage = check_damage(hit.damage(), weapon)) {
+        report(player,
+               {.player = id,
+                .code = "hits.damage",
+                .score = damage->score,
+                .confidence = 0.95,
+                .evidence = Evidence()
+                                .add("damage", damage->value)
+                                .add("limit", damage->limit)
+                                .add("claim", claim)},
+               signals);
+    }
+    if (auto claimed = hit.claimed_tick(); claimed.has_value()) {
+        const double allowance =
+            silence_allowance_s(player.arrivals, t_us, t_us, limits.max_lag_allowance_s);
+        if (auto timing = check_timing(event.tick(), *claimed, tick_s(match), allowance, limits)) {
+            report(player,
+                   {.player = id,
+                    .code = "hits.timing",
+                    .score = timing->score,
+                    .confidence = 0.9,
+                    .evidence = Evidence()
+                                    .add("offset_s", timing->offset_s)
+                                    .add("limit_s", timing->limit_s)
+                                    .add("window_s", limits.timing_window_s)
+                                    .add("lag_allowance_s", timing->allowance_s)
+                                    .add("relay_tick", event.tick())
+                                    .add("claimed_tick", *claimed)
+                                    .add("tick_s", tick_s(match))
+                                    .add("claim", claim)},
+                   signals);
+        }
+    }
+    // Fire rate: every claim is one shot of its weapon.
+    auto& shots = player.shots[weapon_name];
+    shots.push_back(t_us);
+    trim(shots, micros(limits.fire_window_s));
+    if (weapon.fire_interval_s > 0) {
+        const double allowance =
+            silence_allowance_s(player.arrivals, shots.front(), t_us, limits.max_lag_allowance_s);
+        if (auto rate = check_fire_rate(shots, weapon, allowance, limits)) {
+            report(player,
+                   {.player = id,
+                    .code = "hits.fire_rate",
+                    .score = rate->score,
+                    .confidence = 0.9,
+                    .evidence = Evidence()
+                                    .add("kind", "hits")
+                                    .add("weapon", weapon_name)
+                                    .add("shots", rate->shots)
+                                    .add("allowed", rate->allowed)
+                                    .add("fire_interval_s", weapon.fire_interval_s)
+                                    .add("tolerance", limits.fire_tolerance)
+                                    .add("window_s", rate->window_s)
+                                    .add("lag_allowance_s", rate->allowance_s)
+                                    .add("first_t_us", rate->first_us)
+                                    .add("last_t_us", rate->last_us)},
+                   signals);
+        }
+    }
+    // The target took a damaging hit: the invulnerability check's evidence of combat.
+    if (hit.target_player() != 0 && hit.target_player() != id && hit.damage() > 0 &&
+        hit.target_alive() && hit.target_damageable()) {
+        Player& target = match.players[hit.target_player()];
+        target.hits_taken.push_back(t_us);
+        trim(target.hits_taken, micros(settings_.stats.combat_window_s));
+        check_invulnerable(match, hit.target_player(), target, signals);
+    }
+}
+
+void ReferenceAnalyzer::on_kill(Match& match, const fb::Event& event, Signals& signals) {
+    const uint32_t id = event.player();
+    const int64_t t_us = event.relay_time_us();
+    const fb::KillClaim& kill = *event.body_as_KillClaim();
+    Player& player = match.players[id];
+    const HitLimits& limits = settings_.hits;
+    const std::string weapon_name = text(kill.weapon());
+    const WeaponLimits weapon = limits.weapon(weapon_name);
+    const Evidence claim = Evidence()
+                               .add("t_us", t_us)
+                               .add("tick", event.tick())
+                               .add("target_player", kill.target_player())
+                               .add("weapon", weapon_name)
+                               .add("attacker", vec_evidence(kill.attacker_position()))
+                               .add("target", vec_evidence(kill.target_position()))
+                               .add("range_m", static_cast<double>(kill.range_m()));
+    if (auto range = check_range(kill.range_m(), weapon, limits)) {
+        report(player,
+               {.player = id,
+                .code = "hits.range",
+                .score = range->score,
+                .confidence = 0.9,
+                .evidence = Evidence()
+                                .add("kind", "kill")
+                                .add("range_m", range->value)
+                                .add("limit_m", range->limit)
+                                .add("claim", claim)},
+               signals);
+    }
+    if (!kill.line_of_sight()) {
+        ++player.blocked_hits;
+        report(player,
+               {.player = id,
+                .code = "hits.line_of_sight",
+                .score = 1.0,
+                .confidence = count_confidence(player.blocked_hits, limits.confident_count),
+                .evidence = Evidence()
+                                .add("kind", "kill")
+                                .add("hits_without_line_of_sight", player.blocked_hits)
+                                .add("claim", claim)},
+               signals);
+    }
+    // A kill needs at least one shot: more kills than shots the weapon fires is impossible.
+    auto& kills = player.kills[weapon_name];
+    kills.push_back(t_us);
+    trim(kills, micros(limits.fire_window_s));
+    if (weapon.fire_interval_s > 0) {
+        const double allowance =
+            silence_allowance_s(player.arrivals, kills.front(), t_us, limits.max_lag_allowance_s);
+        if (auto rate = check_fire_rate(kills, weapon, allowance, limits)) {
+            report(player,
+                   {.player = id,
+                    .code = "hits.fire_rate",
+                    .score = rate->score,
+                    .confidence = 0.9,
+                    .evidence = Evidence()
+                                    .add("kind", "kills")
+                                    .add("weapon", weapon_name)
+                                    .add("kills", rate->shots)
+                                    .add("allowed", rate->allowed)
+                                    .add("fire_interval_s", weapon.fire_interval_s)
+                                    .add("window_s", rate->window_s)
+                                    .add("lag_allowance_s", rate->allowance_s)
+                                    .add("first_t_us", rate->first_us)
+                                    .add("last_t_us", rate->last_us)},
+                   signals);
+        }
+    }
+}
+
+void ReferenceAnalyzer::on_inventory(Player& player, const fb::Event& event, Signals& signals) {
+    const uint32_t id = event.player();
+    const int64_t t_us = event.relay_time_us();
+    const fb::InventoryChange& change = *event.body_as_InventoryChange();
+    const ItemSettings& settings = settings_.items;
+    const std::string item_id = text(change.item_id());
+    const Evidence what = Evidence()
+                              .add("t_us", t_us)
+                              .add("item_id", item_id)
+                              .add("delta", change.delta())
+                              .add("count_after", change.count_after())
+                              .add("source", text(change.source()));
+    if (is_unknown_item(item_id, settings)) {
+        report(player,
+               {.player = id,
+                .code = "items.unknown",
+                .score = 0.9,
+                .confidence = 0.9,
+                .evidence = Evidence().add("item_id", item_id).add("change", what)},
+               signals);
+        return;
+    }
+    const ItemLimits* item = settings.find(item_id);
+    if (!item) return;
+    if (auto stack = check_stack(change.count_after(), *item)) {
+        report(player,
+               {.player = id,
+                .code = item->unique ? "items.unique" : "items.stack",
+                .score = stack->score,
+                .confidence = 1.0,
+                .evidence = Evidence()
+                                .add("count", stack->value)
+                                .add("limit", stack->limit)
+                                .add("unique", item->unique)
+                                .add("change", what)},
+               signals);
+    }
+    if (change.delta() > 0 && settings.rate_limited(text(change.source())) && item->respawn_s > 0) {
+        auto& times = player.acquisitions[item_id];
+        times.push_back(t_us);
+        trim(times, micros(settings.window_s));
+        const double allowance =
+            silence_allowance_s(player.arrivals, times.front(), t_us, settings.max_lag_allowance_s);
+        if (auto rate = check_acquisition_rate(times, *item, allowance, settings)) {
+            report(player,
+                   {.player = id,
+                    .code = "items.rate",
+                    .score = rate->score,
+                    .confidence = 0.9,
+                    .evidence = Evidence()
+                                    .add("item_id", item_id)
+                                    .add("acquisitions", rate->acquisitions)
+                                    .add("allowed", rate->allowed)
+                                    .add("respawn_s", item->respawn_s)
+                                    .add("window_s", rate->window_s)
+                                    .add("lag_allowance_s", rate->allowance_s)
+                                    .add("first_t_us", rate->first_us)
+                                    .add("last_t_us", rate->last_us)},
+                   signals);
+        }
+    }
+}
+
+void ReferenceAnalyzer::on_stat(Match& match, const fb::Event& event, Signals& signals) {
+    const uint32_t id = event.player();
+    const int64_t t_us = event.relay_time_us();
+    const fb::StatChange& change = *event.body_as_StatChange();
+    const StatLimits& limits = settings_.stats;
+    Player& player = match.players[id];
+    const std::string stat = text(change.stat());
+    if (stat == limits.experience_stat) {
+        if (change.delta() > 0) {
+            player.experience.push_back({t_us, change.delta()});
+            while (player.experience.front().t_us <= t_us - micros(limits.experience_window_s))
+                player.experience.pop_front();
+            if (auto rate = check_experience_rate(player.experience, limits)) {
+                report(player,
+                       {.player = id,
+                        .code = "stats.xp_rate",
+                        .score = rate->score,
+                        .confidence = 0.9,
+                        .evidence = Evidence()
+                                        .add("stat", stat)
+                                        .add("per_hour", rate->per_hour)
+                                        .add("limit_per_hour", rate->limit_per_hour)
+                                        .add("gained", rate->gained)
+                                        .add("window_s", rate->window_s)
+                                        .add("changes", rate->changes)
+                                        .add("first_t_us", rate->first_us)
+                                        .add("last_t_us", rate->last_us)},
+                       signals);
+            }
+        }
+    } else if (stat == limits.damage_stat) {
+        match.damage_reported = true;
+        if (change.delta() > 0) {
+            player.damage_taken.push_back(t_us);
+            trim(player.damage_taken, micros(limits.combat_window_s));
+        }
+    } else if (!limits.resource_prefix.empty() && stat.starts_with(limits.resource_prefix)) {
+        auto previous = player.resources.find(stat);
+        std::optional<double> before;
+        if (previous != player.resources.end()) before = previous->second;
+        if (resource_not_spent(before, change.delta(), change.value_after())) {
+            ++player.unspent;
+            report(player,
+                   {.player = id,
+                    .code = "stats.resource",
+                    .score = 1.0,
+                    .confidence = count_confidence(player.unspent, limits.confident_count),
+                    .evidence = Evidence()
+                                    .add("stat", stat)
+                                    .add("before", *before)
+                                    .add("delta", change.delta())
+                                    .add("value_after", change.value_after())
+                                    .add("spends_not_spent", player.unspent)
+                                    .add("t_us", t_us)},
+                   signals);
+        }
+        player.resources[stat] = change.value_after();
+    }
+}
+
+void ReferenceAnalyzer::check_invulnerable(Match& match, uint32_t player_id, Player& player,
+                                           Signals& signals) {
+    // Only a game that reports damage at all can show a player who takes none.
+    if (!match.damage_reported || player.hits_taken.empty()) return;
+    const int64_t from = player.hits_taken.back() - micros(settings_.stats.combat_window_s);
+    const auto damage = std::count_if(player.damage_taken.begin(), player.damage_taken.end(),
+                                      [&](int64_t t) { return t >= from; });
+    const auto hits = static_cast<int64_t>(player.hits_taken.size());
+    if (auto unhurt = reference::check_invulnerable(hits, damage, settings_.stats)) {
+        report(player,
+               {.player = player_id,
+                .code = "stats.invulnerable",
+                .score = unhurt->score,
+                .confidence = unhurt->confidence,
+                .evidence = Evidence()
+                                .add("hits_taken", unhurt->hits_taken)
+                                .add("damage_registered", static_cast<int64_t>(damage))
+                                .add("min_hits_taken", settings_.stats.min_hits_taken)
+                                .add("window_s", unhurt->window_s)
+                                .add("first_t_us", player.hits_taken.front())
+                                .add("last_t_us", player.hits_taken.back())},
+               signals);
+    }
+}
+
+void ReferenceAnalyzer::on_join(const MatchKey& key, Match& match, const fb::Event& event,
+                                Signals& signals) {
+    const uint32_t id = event.player();
+    const int64_t t_us = event.relay_time_us();
+    const fb::PlayerJoin& join = *event.body_as_PlayerJoin();
+    const SessionLimits& limits = settings_.sessions;
+    Player& player = match.players[id];
+    const std::string account = text(join.account_id());
+    const std::string version = text(join.client_version());
+    const std::string handshake = text(join.handshake());
+    const Evidence what = Evidence()
+                              .add("t_us", t_us)
+                              .add("account_id", account)
+                              .add("client_version", version)
+                              .add("handshake", handshake)
+                              .add("connection_id", join.connection_id())
+                              .add("address_hash", join.address_hash())
+                              .add("reconnect", join.reconnect());
+    if (unexpected(version, limits.client_versions)) {
+        report(player,
+               {.player = id,
+                .code = "sessions.client_version",
+                .score = 0.9,
+                .confidence = 0.9,
+                .evidence = Evidence().add("client_version", version).add("join", what)},
+               signals);
+    }
+    if (unexpected(handshake, limits.handshakes)) {
+        report(player,
+               {.player = id,
+                .code = "sessions.handshake",
+                .score = 0.9,
+                .confidence = 0.9,
+                .evidence = Evidence().add("handshake", handshake).add("join", what)},
+               signals);
+    }
+    // A reconnect: the relay says so, or the player id joined this match before.
+    const bool seen = match.accounts.count(id) > 0;
+    if (join.reconnect() || seen) {
+        auto& times = match.reconnects[id];
+        times.push_back(t_us);
+        trim(times, micros(limits.reconnect_window_s));
+        if (auto spam = check_reconnects(times, limits)) {
+            report(player,
+                   {.player = id,
+                    .code = "sessions.reconnect_spam",
+                    .score = spam->score,
+                    .confidence = 0.9,
+                    .evidence = Evidence()
+                                    .add("reconnects", spam->reconnects)
+                                    .add("limit", limits.max_reconnects)
+                                    .add("window_s", limits.reconnect_window_s)
+                                    .add("first_t_us", spam->first_us)
+                                    .add("last_t_us", spam->last_us)},
+                   signals);
+        }
+    }
+    match.accounts[id] = account;
+    if (account.empty()) return;
+    const LiveSession here{key.relay_id, key.match_id, id, join.address_hash(), t_us};
+    auto& sessions = live_[account];
+    std::erase_if(sessions, [&](const LiveSession& s) { return !two_places(s, here); });
+    for (const LiveSession& other : sessions) {
+        report(player,
+               {.player = id,
+                .code = "sessions.two_places",
+                .score = 1.0,
+                .confidence = other.address_hash != here.address_hash ? 0.95 : 0.8,
+                .evidence = Evidence()
+                                .add("account_id", account)
+                                .add("join", what)
+                                .add("other", Evidence()
+                                                  .add("relay_id", other.relay_id)
+                                                  .add("match_id", other.match_id)
+                                                  .add("player", other.player)
+                                                  .add("address_hash", other.address_hash)
+                                                  .add("since_t_us", other.since_us))},
+               signals);
+    }
+    sessions.push_back(here);
+}
+
+void ReferenceAnalyzer::end_session(const MatchKey& key, Match& match, uint32_t player_id) {
+    auto account = match.accounts.find(player_id);
+    if (account == match.accounts.end()) return;
+    auto live = live_.find(account->second);
+    if (live == live_.end()) return;
+    std::erase_if(live->second, [&](const LiveSession& s) {
+        return s.relay_id == key.relay_id && s.match_id == key.match_id && s.player == player_id;
+    });
+    if (live->second.empty()) live_.erase(live);
+}
+
+void ReferenceAnalyzer::on_order(Match& match, const fb::Event& event, Signals& signals) {
+    const uint32_t id = event.player();
+    const int64_t t_us = event.relay_time_us();
+    const fb::Order& order = *event.body_as_Order();
+    const ClockLimits& limits = settings_.clock;
+    Player& player = match.players[id];
+    if (auto claimed = order.claimed_tick(); claimed.has_value()) {
+        if (auto ahead = check_tick_ahead(event.tick(), *claimed, limits)) {
+            ++player.ahead_orders;
+            report(player,
+                   {.player = id,
+                    .code = "clock.tick_ahead",
+                    .score = ahead->score,
+                    .confidence = count_confidence(player.ahead_orders, limits.confident_count),
+                    .evidence = Evidence()
+                                    .add("ahead_ticks", ahead->value)
+                                    .add("allowed_ticks", ahead->limit)
+                                    .add("relay_tick", event.tick())
+                                    .add("claimed_tick", *claimed)
+                                    .add("orders_ahead", player.ahead_orders)
+                                    .add("t_us", t_us)},
+                   signals);
+        }
+    }
+    if (auto client = order.client_time_us(); client.has_value()) {
+        player.clock.push_back({t_us, *client});
+        while (player.clock.front().relay_us < t_us - micros(limits.rate_window_s))
+            player.clock.pop_front();
+        const double allowance = silence_allowance_s(player.arrivals, player.clock.front().relay_us,
+                                                     t_us, limits.max_lag_allowance_s);
+        if (auto rate = check_clock_rate(player.clock, allowance, limits)) {
+            report(player,
+                   {.player = id,
+                    .code = "clock.rate",
+                    .score = rate->score,
+                    .confidence = 0.9,
+                    .evidence = Evidence()
+                                    .add("rate", rate->rate)
+                                    .add("limit", limits.max_rate)
+                                    .add("client_s", rate->client_s)
+                                    .add("relay_s", rate->relay_s)
+                                    .add("lag_allowance_s", rate->allowance_s)
+                                    .add("first_t_us", rate->first.relay_us)
+                                    .add("last_t_us", rate->last.relay_us)},
+                   signals);
+        }
+    }
+}
+
+void ReferenceAnalyzer::on_match_end_event(Match& match, const fb::Event& event, Signals& signals) {
+    const fb::MatchEnd& end = *event.body_as_MatchEnd();
+    const auto claimed = end.claimed_length_us();
+    if (!claimed.has_value() || match.started_unix_us < 0) return;
+    // A claimed length belongs to one run: the player the event names, or the only one.
+    uint32_t id = event.player();
+    if (id == 0 && match.accounts.size() == 1) id = match.accounts.begin()->first;
+    if (id == 0) return;
+    if (auto run = check_run_length(match.started_unix_us, end.ended_unix_us(), *claimed,
+                                    settings_.clock)) {
+        report(match.players[id],
+               {.player = id,
+                .code = "clock.run_length",
+                .score = run->score,
+                .confidence = 0.95,
+                .evidence = Evidence()
+                                .add("claimed_s", run->claimed_s)
+                                .add("relay_s", run->relay_s)
+                                .add("short_s", run->short_s)
+                                .add("leeway_s", settings_.clock.run_length_leeway_s)
+                                .add("started_unix_us", match.started_unix_us)
+                                .add("ended_unix_us", end.ended_unix_us())},
+               signals);
+    }
 }
 
 void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t t_us,
@@ -204,6 +881,10 @@ void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
     auto& rtts = player.track.rtts;
     while (!rtts.empty() && rtts.front().t_us < now_us - keep_us)
         rtts.pop_front();
+    // Silences matter to the longest window that allows for them, and a second before it.
+    const double longest_s = std::max({settings_.hits.fire_window_s, settings_.items.window_s,
+                                       settings_.clock.rate_window_s, 1.0});
+    player.arrivals.forget_before(now_us - micros(longest_s + 10.0) - 2 * kSecondUs);
 }
 
 void ReferenceAnalyzer::on_match_end(const MatchKey& match, Signals& signals) {
@@ -211,17 +892,52 @@ void ReferenceAnalyzer::on_match_end(const MatchKey& match, Signals& signals) {
     if (it == matches_.end()) return;
     // Sorted, so that the order of the final signals does not depend on hashing.
     std::map<uint32_t, Player*> players;
-    for (auto& [id, player] : it->second)
+    for (auto& [id, player] : it->second.players)
         players[id] = &player;
+    for (const auto& [id, account] : it->second.accounts)
+        end_session(match, it->second, id);
     for (auto& [id, player] : players)
         report_held(id, *player, signals);
     matches_.erase(it);
 }
 
+namespace {
+void put_times(StateWriter& out, const std::deque<int64_t>& times) {
+    out.put<uint64_t>(times.size());
+    for (int64_t t : times)
+        out.put<int64_t>(t);
+}
+
+std::deque<int64_t> get_times(StateReader& in) {
+    std::deque<int64_t> times;
+    for (uint64_t n = in.get_count(8); n > 0; --n)
+        times.push_back(in.get<int64_t>());
+    return times;
+}
+
+void put_times_by_name(StateWriter& out, const std::map<std::string, std::deque<int64_t>>& map) {
+    out.put<uint64_t>(map.size());
+    for (const auto& [name, times] : map) {
+        out.put_string(name);
+        put_times(out, times);
+    }
+}
+
+std::map<std::string, std::deque<int64_t>> get_times_by_name(StateReader& in) {
+    std::map<std::string, std::deque<int64_t>> map;
+    for (uint64_t n = in.get_count(16); n > 0; --n) {
+        std::string name = in.get_string();
+        map[name] = get_times(in);
+    }
+    return map;
+}
+}  // namespace
+
 std::vector<uint8_t> ReferenceAnalyzer::save_state() {
     StateWriter out(kStateTag, kStateVersion);
     out.put<uint64_t>(matches_.size());
-    for (const auto& [key, players] : matches_) {
+    for (const auto& [key, match] : matches_) {
+        const Players& players = match.players;
         out.put_string(key.relay_id);
         out.put<uint64_t>(key.match_id);
         // Sorted by player id, so that the same state always makes the same blob.
@@ -257,6 +973,62 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
                 out.put<double>(held.confidence);
                 out.put_string(held.evidence.str());
             }
+            // Version 3: the other areas.
+            out.put<int64_t>(player.arrivals.last_us);
+            out.put<uint64_t>(player.arrivals.gaps.size());
+            for (const Gap& g : player.arrivals.gaps) {
+                out.put<int64_t>(g.t_us);
+                out.put<int64_t>(g.gap_us);
+            }
+            put_times_by_name(out, player.shots);
+            put_times_by_name(out, player.kills);
+            out.put<int64_t>(player.blocked_hits);
+            out.put<int64_t>(player.dead_target_hits);
+            put_times_by_name(out, player.acquisitions);
+            out.put<uint64_t>(player.experience.size());
+            for (const StatGain& g : player.experience) {
+                out.put<int64_t>(g.t_us);
+                out.put<double>(g.delta);
+            }
+            put_times(out, player.hits_taken);
+            put_times(out, player.damage_taken);
+            out.put<uint64_t>(player.resources.size());
+            for (const auto& [stat, value] : player.resources) {
+                out.put_string(stat);
+                out.put<double>(value);
+            }
+            out.put<int64_t>(player.unspent);
+            out.put<int64_t>(player.ahead_orders);
+            out.put<uint64_t>(player.clock.size());
+            for (const ClockSample& c : player.clock) {
+                out.put<int64_t>(c.relay_us);
+                out.put<int64_t>(c.client_us);
+            }
+        }
+        out.put<double>(match.tick_s);
+        out.put<int64_t>(match.started_unix_us);
+        out.put<uint8_t>(match.damage_reported ? 1 : 0);
+        out.put<uint64_t>(match.reconnects.size());
+        for (const auto& [id, times] : match.reconnects) {
+            out.put<uint32_t>(id);
+            put_times(out, times);
+        }
+        out.put<uint64_t>(match.accounts.size());
+        for (const auto& [id, account] : match.accounts) {
+            out.put<uint32_t>(id);
+            out.put_string(account);
+        }
+    }
+    out.put<uint64_t>(live_.size());
+    for (const auto& [account, sessions] : live_) {
+        out.put_string(account);
+        out.put<uint64_t>(sessions.size());
+        for (const LiveSession& s : sessions) {
+            out.put_string(s.relay_id);
+            out.put<uint64_t>(s.match_id);
+            out.put<uint32_t>(s.player);
+            out.put<uint64_t>(s.address_hash);
+            out.put<int64_t>(s.since_us);
         }
     }
     return out.finish();
@@ -264,13 +1036,15 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
 
 void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
     StateReader in(blob, kStateTag, kStateVersion);
-    std::map<MatchKey, Players> matches;
+    std::map<MatchKey, Match> matches;
+    std::map<std::string, std::vector<LiveSession>> live;
     uint64_t match_count = in.get_count(16);
     for (uint64_t m = 0; m < match_count; ++m) {
         MatchKey key;
         key.relay_id = in.get_string();
         key.match_id = in.get<uint64_t>();
-        Players& players = matches[key];
+        Match& match = matches[key];
+        Players& players = match.players;
         uint64_t player_count = in.get_count(4);
         for (uint64_t p = 0; p < player_count; ++p) {
             Player& player = players[in.get<uint32_t>()];
@@ -301,10 +1075,72 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 h.confidence = in.get<double>();
                 h.evidence = Evidence::from_str(in.get_string());
             }
+            if (in.version() < 3) continue;
+            player.arrivals.last_us = in.get<int64_t>();
+            for (uint64_t n = in.get_count(16); n > 0; --n) {
+                Gap g;
+                g.t_us = in.get<int64_t>();
+                g.gap_us = in.get<int64_t>();
+                player.arrivals.gaps.push_back(g);
+            }
+            player.shots = get_times_by_name(in);
+            player.kills = get_times_by_name(in);
+            player.blocked_hits = in.get<int64_t>();
+            player.dead_target_hits = in.get<int64_t>();
+            player.acquisitions = get_times_by_name(in);
+            for (uint64_t n = in.get_count(16); n > 0; --n) {
+                StatGain g;
+                g.t_us = in.get<int64_t>();
+                g.delta = in.get<double>();
+                player.experience.push_back(g);
+            }
+            player.hits_taken = get_times(in);
+            player.damage_taken = get_times(in);
+            for (uint64_t n = in.get_count(16); n > 0; --n) {
+                std::string stat = in.get_string();
+                player.resources[stat] = in.get<double>();
+            }
+            player.unspent = in.get<int64_t>();
+            player.ahead_orders = in.get<int64_t>();
+            for (uint64_t n = in.get_count(16); n > 0; --n) {
+                ClockSample c;
+                c.relay_us = in.get<int64_t>();
+                c.client_us = in.get<int64_t>();
+                player.clock.push_back(c);
+            }
+        }
+        if (in.version() < 3) continue;
+        match.tick_s = in.get<double>();
+        match.started_unix_us = in.get<int64_t>();
+        match.damage_reported = in.get<uint8_t>() != 0;
+        for (uint64_t n = in.get_count(12); n > 0; --n) {
+            const auto id = in.get<uint32_t>();
+            match.reconnects[id] = get_times(in);
+        }
+        for (uint64_t n = in.get_count(12); n > 0; --n) {
+            const auto id = in.get<uint32_t>();
+            match.accounts[id] = in.get_string();
+        }
+    }
+    if (in.version() >= 3) {
+        for (uint64_t n = in.get_count(16); n > 0; --n) {
+            std::string account = in.get_string();
+            auto& sessions = live[account];
+            for (uint64_t k = in.get_count(36); k > 0; --k) {
+                LiveSession s;
+                s.relay_id = in.get_string();
+                s.match_id = in.get<uint64_t>();
+                s.player = in.get<uint32_t>();
+                s.address_hash = in.get<uint64_t>();
+                s.since_us = in.get<int64_t>();
+                sessions.push_back(s);
+            }
         }
     }
     in.finish();
-    matches_ = std::move(matches);  // only a blob read whole replaces the state
+    // Only a blob read whole replaces the state.
+    matches_ = std::move(matches);
+    live_ = std::move(live);
 }
 
 }  // namespace arbiter::reference

@@ -1,9 +1,12 @@
 // plugins/reference: validation checks (model class: validation). See
-// DETECTION.md, "plugins/reference". This release covers movement: speed over a
-// window of relay time and teleports, with the lag tolerance the design asks for.
+// DETECTION.md, "plugins/reference": movement (speed over a window of relay time,
+// teleports), hits, items, stats, sessions and the relay clock, with the lag tolerance
+// the design asks for. Each area's checks are pure functions in their own file; this
+// class keeps the per-match, per-player state and turns check results into signals.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <span>
 #include <string>
@@ -12,12 +15,23 @@
 
 #include <arbiter/sdk.hpp>
 
+#include "arrivals.hpp"
+#include "clock.hpp"
+#include "hits.hpp"
+#include "items.hpp"
 #include "movement.hpp"
+#include "sessions.hpp"
+#include "stats.hpp"
 
 namespace arbiter::reference {
 
 struct ReferenceSettings {
     MovementLimits movement;
+    HitLimits hits;
+    ItemSettings items;
+    StatLimits stats;
+    SessionLimits sessions;
+    ClockLimits clock;
 
     static ReferenceSettings parse(const ConfigTable& config);
 };
@@ -28,7 +42,8 @@ class ReferenceAnalyzer final : public Analyzer {
         .name = "reference",
         .version = "0.1.0",
         .contact = "the Arbiter project (see its README)",
-        .description = "validation checks: movement speed over relay-time windows, teleports",
+        .description =
+            "validation checks: movement, hits, items, stats, sessions and the relay clock",
         .model_class = ModelClass::validation,
         .shard_by_match = true,
     };
@@ -56,17 +71,62 @@ class ReferenceAnalyzer final : public Analyzer {
         // ...and a rise smaller than the step is held, and reported when the player
         // leaves or the match ends, so that the host still gets each check's maximum.
         std::map<std::string, Held> held;
+
+        // When the relay heard from the player: the silences lag leaves.
+        Arrivals arrivals;
+        // hits: relay times of the shots and kills of each weapon, in the fire window;
+        // how many claims failed line of sight and target state.
+        std::map<std::string, std::deque<int64_t>> shots;
+        std::map<std::string, std::deque<int64_t>> kills;
+        int64_t blocked_hits = 0;
+        int64_t dead_target_hits = 0;
+        // items: relay times of rate-limited acquisitions of each item, in the window.
+        std::map<std::string, std::deque<int64_t>> acquisitions;
+        // stats: experience gains in the window; damaging hits taken and damage
+        // registered in the combat window; each resource's last value; spends that did not.
+        std::deque<StatGain> experience;
+        std::deque<int64_t> hits_taken;
+        std::deque<int64_t> damage_taken;
+        std::map<std::string, double> resources;
+        int64_t unspent = 0;
+        // clock: orders ahead of the relay's tick; client against relay time, in the window.
+        int64_t ahead_orders = 0;
+        std::deque<ClockSample> clock;
     };
     using Players = std::unordered_map<uint32_t, Player>;
+    struct Match {
+        Players players;
+        double tick_s = 0;             // from MatchStart; 0 until then (the config's rate)
+        int64_t started_unix_us = -1;  // from MatchStart; -1 until then
+        bool damage_reported = false;  // the game reports the damage stat at all
+        // Reconnects of each player id, kept across leaves, in the window.
+        std::map<uint32_t, std::deque<int64_t>> reconnects;
+        std::map<uint32_t, std::string> accounts;  // every player id that joined
+    };
 
     void on_position(uint32_t player_id, Player& player, int64_t t_us,
                      const fb::PositionUpdate& update, Signals& signals);
+    void on_hit(Match& match, const fb::Event& event, Signals& signals);
+    void on_kill(Match& match, const fb::Event& event, Signals& signals);
+    void on_inventory(Player& player, const fb::Event& event, Signals& signals);
+    void on_stat(Match& match, const fb::Event& event, Signals& signals);
+    void on_join(const MatchKey& key, Match& match, const fb::Event& event, Signals& signals);
+    void on_order(Match& match, const fb::Event& event, Signals& signals);
+    void on_match_end_event(Match& match, const fb::Event& event, Signals& signals);
+    void check_invulnerable(Match& match, uint32_t player_id, Player& player, Signals& signals);
+    void end_session(const MatchKey& key, Match& match, uint32_t player_id);
+    double tick_s(const Match& match) const;
     void report(Player& player, Signal signal, Signals& signals);
     void report_held(uint32_t player_id, Player& player, Signals& signals);
     void forget_old(Player& player, int64_t now_us) const;
 
     ReferenceSettings settings_;
-    std::map<MatchKey, Players> matches_;
+    std::map<MatchKey, Match> matches_;
+    // Where each account is connected, across every match this instance sees. "One account
+    // in two places" spans matches, so it needs one instance to see them all: it holds
+    // while the host does not shard plugins by match (it does not yet); a sharded host
+    // would see only the two-places-within-one-match case.
+    std::map<std::string, std::vector<LiveSession>> live_;
 };
 
 }  // namespace arbiter::reference

@@ -123,7 +123,7 @@ TEST(Reload, HeldSignalsSurviveIt) {
     // match right after restoring reports it as the uninterrupted instance would.
     const Batches all = reload_match().batches();
     const auto blob = saved_after_first_half(all);
-    EXPECT_EQ(version_of(blob), 2u);
+    EXPECT_EQ(version_of(blob), 3u);
 
     Harness uninterrupted;
     test::feed_all(uninterrupted, first_half(all));
@@ -248,7 +248,7 @@ TEST(Version1Blob, IsRead) {
     EXPECT_TRUE(test::only(during, 1, "movement.speed").empty());
     const auto blob = harness.save_state();
     ASSERT_TRUE(blob.has_value()) << harness.error();
-    EXPECT_EQ(version_of(*blob), 2u);  // written back as version 2, with the held signal
+    EXPECT_EQ(version_of(*blob), 3u);  // written back as version 3, with the held signal
     const Signals at_end = test::only(harness.end_match("relay", 9), 1, "movement.speed");
     ASSERT_EQ(at_end.size(), 1u);
     EXPECT_NEAR(at_end.front().score, excess_score(32.0, 22.0), 1e-3);
@@ -350,13 +350,13 @@ INSTANTIATE_TEST_SUITE_P(
                              }},
                       Damage{"NewerVersion",
                              [](std::vector<uint8_t>) {
-                                 return sealed("REF1", 3,
+                                 return sealed("REF1", 4,
                                                [](StateWriter& w) { w.put<uint64_t>(0); });
                              }},
-                      Damage{"OurBlobMarkedVersion3",
+                      Damage{"OurBlobMarkedVersion4",
                              [](std::vector<uint8_t> b) {
-                                 const uint32_t three = 3;
-                                 std::memcpy(b.data() + 8, &three, sizeof three);
+                                 const uint32_t four = 4;
+                                 std::memcpy(b.data() + 8, &four, sizeof four);
                                  return b;
                              }},
                       // Each version read in the layout of the other.

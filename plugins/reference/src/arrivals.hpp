@@ -1,0 +1,48 @@
+// When the relay heard from a player: the silences that lag leaves, so that checks of
+// rates and timing can allow for them (DETECTION.md: lag is not cheating).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+
+namespace arbiter::reference {
+
+struct Gap {
+    int64_t t_us = 0;    // relay time the silence ended (the first event after it)
+    int64_t gap_us = 0;  // how long the relay heard nothing from the player before it
+};
+
+struct Arrivals {
+    int64_t last_us = -1;  // the last relay time the player was heard; -1 before the first
+    // Silences longer than kMinGapUs, oldest first: shorter ones are the usual spacing.
+    std::deque<Gap> gaps;
+
+    static constexpr int64_t kMinGapUs = 100'000;
+
+    void heard(int64_t t_us) {
+        if (last_us >= 0 && t_us - last_us > kMinGapUs) gaps.push_back({t_us, t_us - last_us});
+        last_us = std::max(last_us, t_us);
+    }
+
+    void forget_before(int64_t t_us) {
+        while (!gaps.empty() && gaps.front().t_us < t_us)
+            gaps.pop_front();
+    }
+};
+
+// The lag allowance for events received in [from_us, to_us]: the longest silence that
+// ended in it, or in the stretch as long as the cap and a second before it, capped. Events
+// held back by a silence arrive right after it, with the claims and actions of the whole
+// silence in them; a window may start in the middle of their burst, after the silence.
+inline double silence_allowance_s(const Arrivals& arrivals, int64_t from_us, int64_t to_us,
+                                  double cap_s) {
+    const int64_t look_back_us = static_cast<int64_t>(cap_s * 1e6) + 1'000'000;
+    int64_t longest = 0;
+    for (const Gap& g : arrivals.gaps)
+        if (g.t_us >= from_us - look_back_us && g.t_us <= to_us)
+            longest = std::max(longest, g.gap_us);
+    return std::min(static_cast<double>(longest) / 1e6, cap_s);
+}
+
+}  // namespace arbiter::reference

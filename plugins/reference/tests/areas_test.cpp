@@ -1,0 +1,543 @@
+// Items, stats, sessions and the relay clock: each check at and around its limits, then
+// honest and cheating players through the analyzer, with the evidence a reviewer reads.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "clock.hpp"
+#include "event_script.hpp"
+#include "evidence_reader.hpp"
+#include "items.hpp"
+#include "sessions.hpp"
+#include "stats.hpp"
+
+namespace arbiter::reference {
+namespace {
+
+using test::EventScript;
+using test::Signals;
+
+std::deque<int64_t> every(double interval_s, int count) {
+    std::deque<int64_t> out;
+    for (int i = 0; i < count; ++i)
+        out.push_back(std::llround(i * interval_s * 1e6));
+    return out;
+}
+
+double weighted(const Signals& signals) {
+    double best = 0;
+    for (const auto& s : signals)
+        best = std::max(best, s.score * s.confidence);
+    return best;
+}
+
+// ---------------------------------------------------------------- items
+
+struct CountCase {
+    std::string name;
+    int64_t count;
+    bool flagged;
+};
+void PrintTo(const CountCase& c, std::ostream* os) {
+    *os << c.name;
+}
+
+class StackLimit : public ::testing::TestWithParam<CountCase> {};
+TEST_P(StackLimit, FlagsOnlyPastTheStack) {
+    const auto result = check_stack(GetParam().count, ItemLimits{.stack = 64});
+    EXPECT_EQ(result.has_value(), GetParam().flagged);
+    if (result) {
+        EXPECT_GE(result->score, 0.8);  // one over is already impossible
+    }
+}
+INSTANTIATE_TEST_SUITE_P(Items, StackLimit,
+                         ::testing::Values(CountCase{"Empty", 0, false},
+                                           CountCase{"Full", 64, false},
+                                           CountCase{"OneOver", 65, true},
+                                           CountCase{"Doubled", 128, true}),
+                         [](const auto& row) { return row.param.name; });
+
+class UniqueItem : public ::testing::TestWithParam<CountCase> {};
+TEST_P(UniqueItem, FlagsASecondCopy) {
+    EXPECT_EQ(check_unique(GetParam().count, ItemLimits{.stack = 1, .unique = true}).has_value(),
+              GetParam().flagged);
+    EXPECT_FALSE(check_unique(GetParam().count, ItemLimits{.stack = 64}).has_value());
+}
+INSTANTIATE_TEST_SUITE_P(Items, UniqueItem,
+                         ::testing::Values(CountCase{"None", 0, false}, CountCase{"One", 1, false},
+                                           CountCase{"Two", 2, true}),
+                         [](const auto& row) { return row.param.name; });
+
+TEST(UnknownItem, OnlyWhenTheTableIsInForce) {
+    ItemSettings settings;
+    EXPECT_FALSE(is_unknown_item("anything", settings));  // no table: the game gave none
+    settings.items["wood"] = ItemLimits{.stack = 64};
+    EXPECT_FALSE(is_unknown_item("wood", settings));
+    EXPECT_TRUE(is_unknown_item("wood2", settings));
+    settings.known_only = false;
+    EXPECT_FALSE(is_unknown_item("wood2", settings));
+}
+
+struct AcquisitionCase {
+    std::string name;
+    std::deque<int64_t> times;
+    double allowance_s;
+    bool flagged;
+};
+void PrintTo(const AcquisitionCase& c, std::ostream* os) {
+    *os << c.name;
+}
+class AcquisitionRate : public ::testing::TestWithParam<AcquisitionCase> {};
+TEST_P(AcquisitionRate, AllowsOnePerRespawn) {
+    const ItemLimits potion{.stack = 8, .respawn_s = 10.0};
+    EXPECT_EQ(
+        check_acquisition_rate(GetParam().times, potion, GetParam().allowance_s, ItemSettings{})
+            .has_value(),
+        GetParam().flagged);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Items, AcquisitionRate,
+    ::testing::Values(AcquisitionCase{"AtTheRespawn", every(10.0, 20), 0.0, false},
+                      AcquisitionCase{"SlightlyFaster", every(9.9, 20), 0.0, true},
+                      AcquisitionCase{"TwiceAsFast", every(5.0, 20), 0.0, true},
+                      // Two pickups 9 s apart arriving in one burst after a 2 s silence.
+                      AcquisitionCase{"ExcusedBySilence", {0, 9'000'000}, 1.0, false},
+                      AcquisitionCase{"NotExcusedWithout", {0, 9'000'000}, 0.0, true}),
+    [](const auto& row) { return row.param.name; });
+
+constexpr uint32_t kHonest = 1;
+constexpr uint32_t kCheat = 2;
+
+ConfigValue items_config() {
+    return test::area_config(
+        "items",
+        {{"items",
+          ConfigValue::table({{"wood", ConfigValue::table({{"stack", 64}})},
+                              {"potion", ConfigValue::table({{"stack", 8}, {"respawn_s", 10.0}})},
+                              {"crown", ConfigValue::table({{"unique", true}})}})}});
+}
+
+build::Inventory change(const char* id, int32_t delta, int32_t after,
+                        const char* source = "pickup") {
+    return build::Inventory{.item_id = id, .delta = delta, .count_after = after, .source = source};
+}
+
+TEST(ItemsAnalyzer, HonestCollectorRaisesNothing) {
+    EventScript script;
+    for (int i = 0; i < 16; ++i)
+        script.at(1.0 + i, kHonest, change("wood", 4, 4 * (i + 1)));
+    for (int i = 0; i < 8; ++i)
+        script.at(1.0 + i * 10.0, kHonest, change("potion", 1, i + 1));
+    script.at(3.0, kHonest, change("crown", 1, 1));
+    script.at(50.0, kHonest, change("wood", -60, 4, "craft"));
+    EXPECT_TRUE(test::run_events(script, items_config()).empty());
+}
+
+struct ItemCheat {
+    std::string name;
+    std::function<void(EventScript&)> cheat;
+    std::string code;
+};
+void PrintTo(const ItemCheat& c, std::ostream* os) {
+    *os << c.name;
+}
+class ItemCheats : public ::testing::TestWithParam<ItemCheat> {};
+TEST_P(ItemCheats, RaiseTheirCheck) {
+    EventScript script;
+    GetParam().cheat(script);
+    const Signals signals =
+        test::only(test::run_events(script, items_config()), kCheat, GetParam().code);
+    ASSERT_FALSE(signals.empty());
+    EXPECT_GE(weighted(signals), 0.7) << test::codes(signals);
+    EXPECT_NE(signals[0].evidence.find("\"item_id\""), std::string::npos) << signals[0].evidence;
+}
+INSTANTIATE_TEST_SUITE_P(
+    Items, ItemCheats,
+    ::testing::Values(ItemCheat{"DoubledStack",
+                                [](EventScript& s) {
+                                    s.at(1.0, kCheat, change("wood", 40, 40));
+                                    s.at(2.0, kCheat, change("wood", 40, 80, "trade"));
+                                },
+                                "items.stack"},
+                      ItemCheat{"UniqueTwice",
+                                [](EventScript& s) {
+                                    s.at(1.0, kCheat, change("crown", 1, 1));
+                                    s.at(1.5, kCheat, change("crown", 1, 2, "trade"));
+                                },
+                                "items.unique"},
+                      ItemCheat{"UnknownId",
+                                [](EventScript& s) { s.at(1.0, kCheat, change("godsword", 1, 1)); },
+                                "items.unknown"},
+                      ItemCheat{"PotionsFasterThanTheyRespawn",
+                                [](EventScript& s) {
+                                    for (int i = 0; i < 8; ++i)
+                                        s.at(1.0 + i * 2.0, kCheat, change("potion", 1, i + 1));
+                                },
+                                "items.rate"}),
+    [](const auto& row) { return row.param.name; });
+
+// ---------------------------------------------------------------- stats
+
+std::deque<StatGain> gains(double per_s, double every_s, double for_s) {
+    std::deque<StatGain> out;
+    for (double t = 0; t < for_s; t += every_s)
+        out.push_back({std::llround(t * 1e6), per_s * every_s});
+    return out;
+}
+
+struct XpCase {
+    std::string name;
+    std::deque<StatGain> gains;
+    bool flagged;
+};
+void PrintTo(const XpCase& c, std::ostream* os) {
+    *os << c.name;
+}
+class ExperienceRate : public ::testing::TestWithParam<XpCase> {};
+TEST_P(ExperienceRate, FlagsOnlyPastTheHourlyMaximum) {
+    EXPECT_EQ(check_experience_rate(GetParam().gains, StatLimits{}).has_value(),
+              GetParam().flagged);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Stats, ExperienceRate,
+    ::testing::Values(XpCase{"TheGamesAverage", gains(3.0, 5.0, 3600), false},
+                      XpCase{"JustUnderTheMaximum", gains(9.9, 1.0, 1200), false},
+                      XpCase{"JustOverTheMaximum", gains(10.2, 1.0, 1200), true},
+                      // A quest's one large reward averages out over the window.
+                      XpCase{"OneLargeReward", {{0, 5000.0}}, false},
+                      XpCase{"AFarm", gains(150.0, 2.0, 120), true}),
+    [](const auto& row) { return row.param.name; });
+
+TEST(Invulnerable, NeedsEnoughHitsAndNoDamage) {
+    const StatLimits limits;
+    EXPECT_FALSE(check_invulnerable(9, 0, limits).has_value());
+    EXPECT_TRUE(check_invulnerable(10, 0, limits).has_value());
+    EXPECT_FALSE(check_invulnerable(30, 1, limits).has_value());
+    EXPECT_NEAR(check_invulnerable(10, 0, limits)->confidence, 0.5, 1e-9);
+    EXPECT_NEAR(check_invulnerable(20, 0, limits)->confidence, 1.0, 1e-9);
+}
+
+TEST(ResourceNotSpent, ASpendMustTakeTheValueDown) {
+    EXPECT_FALSE(resource_not_spent(std::nullopt, -5, 100));  // nothing to compare with
+    EXPECT_FALSE(resource_not_spent(100.0, -5, 95));
+    EXPECT_FALSE(resource_not_spent(100.0, 5, 105));
+    EXPECT_TRUE(resource_not_spent(100.0, -5, 100));
+    EXPECT_TRUE(resource_not_spent(100.0, -5, 98));  // less than half the spend taken off
+}
+
+build::Stat stat(const char* name, double delta, double after) {
+    return build::Stat{.stat = name, .delta = delta, .value_after = after};
+}
+
+build::Hit hit_on(uint32_t target) {
+    return build::Hit{.target_player = target, .weapon = "rifle", .range_m = 20.0f, .damage = 10};
+}
+
+TEST(StatsAnalyzer, HonestPlayersRaiseNothing) {
+    EventScript script;
+    double xp = 0, wood = 100;
+    for (int i = 0; i < 100; ++i) {
+        xp += 40;
+        script.at(1.0 + i * 12.0, kHonest, stat("experience", 40, xp));
+    }
+    // Hit 30 times, hurt every time.
+    for (int i = 0; i < 30; ++i) {
+        script.at(10.0 + i, kCheat, hit_on(kHonest));
+        script.at(10.02 + i, kHonest, stat("damage_taken", 10, 10.0 * (i + 1)));
+    }
+    for (int i = 0; i < 10; ++i) {
+        wood -= 5;
+        script.at(50.0 + i, kHonest, stat("resource.wood", -5, wood));
+    }
+    EXPECT_TRUE(test::only(test::run_events(script), kHonest, "stats.xp_rate").empty());
+    EXPECT_TRUE(test::run_events(script).empty()) << test::codes(test::run_events(script));
+}
+
+TEST(StatsAnalyzer, InvulnerabilityIsNotJudgedWhereTheGameReportsNoDamage) {
+    EventScript script;
+    for (int i = 0; i < 30; ++i)
+        script.at(10.0 + i, kHonest, hit_on(kCheat));
+    EXPECT_TRUE(test::run_events(script).empty());
+}
+
+struct StatCheat {
+    std::string name;
+    std::function<void(EventScript&)> cheat;
+    std::string code;
+};
+void PrintTo(const StatCheat& c, std::ostream* os) {
+    *os << c.name;
+}
+class StatCheats : public ::testing::TestWithParam<StatCheat> {};
+TEST_P(StatCheats, RaiseTheirCheck) {
+    EventScript script;
+    GetParam().cheat(script);
+    const Signals signals = test::only(test::run_events(script), kCheat, GetParam().code);
+    ASSERT_FALSE(signals.empty());
+    EXPECT_GE(weighted(signals), 0.7) << test::codes(signals);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Stats, StatCheats,
+    ::testing::Values(StatCheat{"ExperienceFarm",
+                                [](EventScript& s) {
+                                    double xp = 0;
+                                    for (int i = 0; i < 60; ++i)
+                                        s.at(1.0 + i * 2.0, kCheat,
+                                             stat("experience", 300, xp += 300));
+                                },
+                                "stats.xp_rate"},
+                      StatCheat{"Invulnerable",
+                                [](EventScript& s) {
+                                    // Another player is hurt: the game reports damage.
+                                    s.at(1.0, kHonest, stat("damage_taken", 10, 10));
+                                    for (int i = 0; i < 25; ++i)
+                                        s.at(2.0 + i, kHonest, hit_on(kCheat));
+                                },
+                                "stats.invulnerable"},
+                      StatCheat{"InfiniteResources",
+                                [](EventScript& s) {
+                                    s.at(1.0, kCheat, stat("resource.gold", 100, 100));
+                                    for (int i = 0; i < 3; ++i)
+                                        s.at(2.0 + i, kCheat, stat("resource.gold", -20, 100));
+                                },
+                                "stats.resource"}),
+    [](const auto& row) { return row.param.name; });
+
+// ---------------------------------------------------------------- sessions
+
+class Reconnects : public ::testing::TestWithParam<CountCase> {};
+TEST_P(Reconnects, FlagsMoreThanFiveAMinute) {
+    // `count` reconnects spread evenly over 59 s.
+    std::deque<int64_t> times;
+    for (int64_t i = 0; i < GetParam().count; ++i)
+        times.push_back(i * 59'000'000 / std::max<int64_t>(1, GetParam().count - 1));
+    EXPECT_EQ(check_reconnects(times, SessionLimits{}).has_value(), GetParam().flagged);
+}
+INSTANTIATE_TEST_SUITE_P(Sessions, Reconnects,
+                         ::testing::Values(CountCase{"One", 1, false}, CountCase{"Five", 5, false},
+                                           CountCase{"Six", 6, true},
+                                           CountCase{"Twelve", 12, true}),
+                         [](const auto& row) { return row.param.name; });
+
+TEST(Reconnects, SixSpreadOverMoreThanAMinuteAreFine) {
+    EXPECT_FALSE(check_reconnects(every(12.5, 6), SessionLimits{}).has_value());
+}
+
+TEST(Versions, OnlyAgainstANonEmptyList) {
+    EXPECT_FALSE(unexpected("1.0", {}));
+    EXPECT_FALSE(unexpected("1.4.2", {"1.4.1", "1.4.2"}));
+    EXPECT_TRUE(unexpected("1.4.2-mod", {"1.4.1", "1.4.2"}));
+}
+
+TEST(TwoPlaces, SameAccountAsAnotherPlayerOrMatch) {
+    const LiveSession a{"relay", 1, 3, 7, 0};
+    EXPECT_FALSE(two_places(a, a));
+    EXPECT_TRUE(two_places(a, LiveSession{"relay", 2, 3, 7, 0}));
+    EXPECT_TRUE(two_places(a, LiveSession{"other", 1, 3, 7, 0}));
+    EXPECT_TRUE(two_places(a, LiveSession{"relay", 1, 4, 9, 0}));
+}
+
+build::PlayerJoin join(const char* account, bool reconnect = false, const char* version = "1.4.2",
+                       const char* handshake = "arena/7") {
+    return test::player_join(account, reconnect, version, handshake);
+}
+
+ConfigValue sessions_config() {
+    return test::area_config("sessions", {{"client_versions", ConfigValue::array({"1.4.2"})},
+                                          {"handshakes", ConfigValue::array({"arena/7"})}});
+}
+
+TEST(SessionsAnalyzer, HonestPlayerWithTwoDropsRaisesNothing) {
+    EventScript script;
+    script.at(0.0, kHonest, join("alice"));
+    script.at(20.0, kHonest, build::PlayerLeave{.reason = "timeout"});
+    script.at(25.0, kHonest, join("alice", true));
+    script.at(50.0, kHonest, build::PlayerLeave{.reason = "timeout"});
+    script.at(52.0, kHonest, join("alice", true));
+    EXPECT_TRUE(test::run_events(script, sessions_config()).empty());
+}
+
+struct SessionCheat {
+    std::string name;
+    std::function<void(EventScript&)> cheat;
+    std::string code;
+};
+void PrintTo(const SessionCheat& c, std::ostream* os) {
+    *os << c.name;
+}
+class SessionCheats : public ::testing::TestWithParam<SessionCheat> {};
+TEST_P(SessionCheats, RaiseTheirCheck) {
+    EventScript script;
+    GetParam().cheat(script);
+    const Signals signals =
+        test::only(test::run_events(script, sessions_config()), kCheat, GetParam().code);
+    ASSERT_FALSE(signals.empty());
+    EXPECT_GE(weighted(signals), 0.7) << test::codes(signals);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Sessions, SessionCheats,
+    ::testing::Values(SessionCheat{"ReconnectSpam",
+                                   [](EventScript& s) {
+                                       s.at(0.0, kCheat, join("mallory"));
+                                       for (int i = 0; i < 8; ++i) {
+                                           s.at(1.0 + i * 6.0, kCheat, build::PlayerLeave{});
+                                           s.at(2.0 + i * 6.0, kCheat, join("mallory", true));
+                                       }
+                                   },
+                                   "sessions.reconnect_spam"},
+                      SessionCheat{"ModifiedClient",
+                                   [](EventScript& s) {
+                                       s.at(0.0, kCheat, join("mallory", false, "1.4.2-aimbot"));
+                                   },
+                                   "sessions.client_version"},
+                      SessionCheat{"OddHandshake",
+                                   [](EventScript& s) {
+                                       s.at(0.0, kCheat, join("mallory", false, "1.4.2", "x/1"));
+                                   },
+                                   "sessions.handshake"},
+                      SessionCheat{"OneAccountTwice",
+                                   [](EventScript& s) {
+                                       s.at(0.0, kHonest, join("mallory"));
+                                       s.at(1.0, kCheat, join("mallory"));
+                                   },
+                                   "sessions.two_places"}),
+    [](const auto& row) { return row.param.name; });
+
+TEST(SessionsAnalyzer, OneAccountInTwoMatchesAtOnce) {
+    EventScript first("relay-a", 1), second("relay-b", 2), later("relay-b", 3);
+    first.at(0.0, kHonest, join("mallory"));
+    second.at(5.0, kCheat, join("mallory"));
+    test::Harness harness;
+    test::feed_all(harness, first.batches());
+    const Signals signals =
+        test::only(test::feed_all(harness, second.batches()), kCheat, "sessions.two_places");
+    ASSERT_EQ(signals.size(), 1u);
+    EXPECT_EQ(test::evidence_string(signals[0].evidence, "relay_id"), "relay-a");
+    // Once both matches end, joining elsewhere is one place again.
+    harness.end_match("relay-a", 1);
+    harness.end_match("relay-b", 2);
+    later.at(9.0, kCheat, join("mallory"));
+    EXPECT_TRUE(test::feed_all(harness, later.batches()).empty());
+}
+
+// ---------------------------------------------------------------- clock
+
+class TickAhead : public ::testing::TestWithParam<CountCase> {};
+TEST_P(TickAhead, AllowsTwoTicks) {
+    EXPECT_EQ(check_tick_ahead(1000, static_cast<uint64_t>(1000 + GetParam().count), ClockLimits{})
+                  .has_value(),
+              GetParam().flagged);
+}
+INSTANTIATE_TEST_SUITE_P(Clock, TickAhead,
+                         ::testing::Values(CountCase{"Behind", -30, false},
+                                           CountCase{"OnTheTick", 0, false},
+                                           CountCase{"AtTheAllowance", 2, false},
+                                           CountCase{"OnePast", 3, true},
+                                           CountCase{"FarAhead", 40, true}),
+                         [](const auto& row) { return row.param.name; });
+
+std::deque<ClockSample> clock_at(double rate, double for_s, int64_t offset_us = 0) {
+    std::deque<ClockSample> out;
+    for (double t = 0; t <= for_s + 1e-9; t += 0.5)
+        out.push_back({std::llround(t * 1e6), offset_us + std::llround(t * rate * 1e6)});
+    return out;
+}
+
+struct RateCase {
+    std::string name;
+    std::deque<ClockSample> samples;
+    double allowance_s;
+    bool flagged;
+};
+void PrintTo(const RateCase& c, std::ostream* os) {
+    *os << c.name;
+}
+class ClockRate : public ::testing::TestWithParam<RateCase> {};
+TEST_P(ClockRate, FlagsARateNotAnOffset) {
+    EXPECT_EQ(
+        check_clock_rate(GetParam().samples, GetParam().allowance_s, ClockLimits{}).has_value(),
+        GetParam().flagged);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Clock, ClockRate,
+    ::testing::Values(RateCase{"SameRate", clock_at(1.0, 30), 0.0, false},
+                      RateCase{"ALargeOffset", clock_at(1.0, 30, 3'600'000'000), 0.0, false},
+                      RateCase{"JustUnder", clock_at(1.049, 30), 0.0, false},
+                      RateCase{"JustOver", clock_at(1.06, 30), 0.0, true},
+                      RateCase{"FastButTooShortAWindow", clock_at(1.5, 9.5), 0.0, false},
+                      RateCase{"FifteenPercentFast", clock_at(1.15, 30), 0.0, true},
+                      // A late first sample shortens relay time; its silence widens it back.
+                      RateCase{"ExcusedBySilence", clock_at(1.06, 12), 1.0, false}),
+    [](const auto& row) { return row.param.name; });
+
+TEST(RunLength, AClaimShorterThanTheRelaySawBeyondTheLeeway) {
+    const ClockLimits limits;
+    EXPECT_FALSE(check_run_length(0, 100'000'000, 100'000'000, limits).has_value());
+    EXPECT_FALSE(check_run_length(0, 100'000'000, 98'000'000, limits).has_value());
+    EXPECT_FALSE(check_run_length(0, 100'000'000, 120'000'000, limits).has_value());
+    EXPECT_TRUE(check_run_length(0, 100'000'000, 97'900'000, limits).has_value());
+    EXPECT_GT(check_run_length(0, 100'000'000, 80'000'000, limits)->score, 0.99);
+}
+
+build::Order order(uint64_t claimed_tick, int64_t client_us) {
+    return build::Order{.claimed_tick = claimed_tick, .client_time_us = client_us};
+}
+
+void orders(EventScript& s, uint32_t player, double rate, double from_s, double to_s) {
+    for (double t = from_s; t < to_s; t += 0.25) {
+        const double client = t * rate;
+        s.at(t, player, order(static_cast<uint64_t>(client / 0.05), std::llround(client * 1e6)));
+    }
+}
+
+TEST(ClockAnalyzer, HonestClientRaisesNothingThroughALagSpike) {
+    // Orders every 0.25 s, a tick behind; nothing heard for 1.5 s from 20 s, then the
+    // orders sent meanwhile arrive together, late, with their true ticks and times.
+    EventScript script;
+    script.at(0.0, 0, test::match_start(20.0f, 1'000'000));
+    for (double t = 0.25; t < 60.0; t += 0.25) {
+        const double received = t > 20.0 && t <= 21.5 ? 21.5 + t / 1000.0 : t;
+        script.at(received, kHonest,
+                  order(static_cast<uint64_t>(t / 0.05) - 1, 5'000'000 + std::llround(t * 1e6)));
+    }
+    EXPECT_TRUE(test::run_events(script).empty()) << test::codes(test::run_events(script));
+}
+
+TEST(ClockAnalyzer, SpedUpClientRaisesTickAheadAndRate) {
+    EventScript script;
+    orders(script, kCheat, 1.2, 0.25, 40.0);
+    const Signals signals = test::run_events(script);
+    EXPECT_GE(weighted(test::only(signals, kCheat, "clock.tick_ahead")), 0.7)
+        << test::codes(signals);
+    EXPECT_GE(weighted(test::only(signals, kCheat, "clock.rate")), 0.7) << test::codes(signals);
+}
+
+TEST(ClockAnalyzer, RunLengthOfASoloRun) {
+    for (const auto& [claimed_s, flagged] :
+         std::vector<std::pair<double, bool>>{{100.0, false}, {98.5, false}, {80.0, true}}) {
+        EventScript script;
+        script.at(0.0, 0, test::match_start(20.0f, 5'000'000));
+        script.at(0.1, kCheat, join("runner"));
+        script.at(100.0, 0,
+                  build::MatchEnd{.claimed_length_us = std::llround(claimed_s * 1e6),
+                                  .ended_unix_us = 105'000'000});
+        const Signals signals = test::only(test::run_events(script), kCheat, "clock.run_length");
+        EXPECT_EQ(!signals.empty(), flagged) << claimed_s;
+        if (flagged) {
+            EXPECT_GE(weighted(signals), 0.7);
+            EXPECT_EQ(test::evidence_number(signals[0].evidence, "relay_s"), 100.0);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace arbiter::reference
