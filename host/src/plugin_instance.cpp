@@ -9,7 +9,6 @@
 
 namespace arbiter::host {
 
-
 std::string signal_problem(const arb_signal* signal) {
     if (!signal) return "the signal is NULL";
     if (signal->struct_size < sizeof(arb_signal))
@@ -88,7 +87,8 @@ std::string describe_config_refusal(const PluginSettings& settings, const std::s
     // The SDK's form is "key.path: problem", and a quoted TOML key may hold spaces or
     // even ": ". Prefer the longest prefix before a ": " that names a key of the table.
     std::string key;
-    for (auto colon = detail.find(": "); colon != std::string::npos; colon = detail.find(": ", colon + 1)) {
+    for (auto colon = detail.find(": "); colon != std::string::npos;
+         colon = detail.find(": ", colon + 1)) {
         std::string candidate = detail.substr(0, colon);
         if (settings.config_positions.count(candidate)) key = candidate;
     }
@@ -98,10 +98,11 @@ std::string describe_config_refusal(const PluginSettings& settings, const std::s
         if (colon != std::string::npos && detail.find(' ') > colon) key = detail.substr(0, colon);
     }
     if (key.empty())
-        return fmt::format("{}: plugin '{}' refused its config: {}", settings.position.str(), settings.name,
-                           detail.empty() ? "(no detail given)" : detail);
-    return fmt::format("{}: plugin '{}' refused its config: plugins.{}.config.{}: {}", settings.locate(key).str(),
-                       settings.name, settings.name, key, detail.substr(key.size() + 2));
+        return fmt::format("{}: plugin '{}' refused its config: {}", settings.position.str(),
+                           settings.name, detail.empty() ? "(no detail given)" : detail);
+    return fmt::format("{}: plugin '{}' refused its config: plugins.{}.config.{}: {}",
+                       settings.locate(key).str(), settings.name, settings.name, key,
+                       detail.substr(key.size() + 2));
 }
 
 PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
@@ -130,15 +131,15 @@ PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
     std::string detail = created ? std::string(library_->api().last_error(created)) : std::string();
     if (created) library_->api().destroy(created);
     if (status == ARB_OK) {
-        throw PluginError(fmt::format("{}: plugin '{}' ({}): create returned ARB_OK but no instance",
-                                      settings.position.str(), settings.name, settings.library.string()));
+        throw PluginError(
+            fmt::format("{}: plugin '{}' ({}): create returned ARB_OK but no instance",
+                        settings.position.str(), settings.name, settings.library.string()));
     }
 
     if (status == ARB_ERR_CONFIG) throw PluginError(describe_config_refusal(settings, detail));
-    throw PluginError(fmt::format("{}: plugin '{}' ({}): create failed with {}{}{}", settings.position.str(),
-                                  settings.name, settings.library.string(), status_name(status),
-                                  detail.empty() ? "" : ": ",
-                                  detail));
+    throw PluginError(fmt::format("{}: plugin '{}' ({}): create failed with {}{}{}",
+                                  settings.position.str(), settings.name, settings.library.string(),
+                                  status_name(status), detail.empty() ? "" : ": ", detail));
 }
 
 PluginInstance::~PluginInstance() {
@@ -172,29 +173,38 @@ CallResult PluginInstance::on_match_end(const std::string& relay_id, uint64_t ma
     return result;
 }
 
-std::optional<std::vector<uint8_t>> PluginInstance::save_state(std::string& error) {
-    if (!library_->api().save_state) {
-        error = "the plugin keeps no state across reloads (no ARB_CAP_STATE)";
+std::optional<std::vector<uint8_t>> PluginInstance::take_blob(
+    arb_status (*slot)(arb_instance*, arb_bytes*), const char* slot_name, const char* missing,
+    std::string& error) {
+    if (!slot) {
+        error = missing;
         return std::nullopt;
     }
     arb_bytes out{};
-    arb_status status = library_->api().save_state(handle_, &out);
+    arb_status status = slot(handle_, &out);
     if (status != ARB_OK) {
         error = std::string(status_name(status)) + ": " + last_error();
         return std::nullopt;
     }
     if (!out.data && out.size) {
-        error = "save_state returned a NULL blob of non-zero size";
+        error = std::string(slot_name) + " returned a NULL blob of non-zero size";
         return std::nullopt;
     }
     return std::vector<uint8_t>(out.data, out.data + out.size);
 }
 
-CallResult PluginInstance::configure(const PluginSettings& settings, std::span<const uint8_t> baseline) {
+std::optional<std::vector<uint8_t>> PluginInstance::save_state(std::string& error) {
+    return take_blob(library_->api().save_state, "save_state",
+                     "the plugin keeps no state across reloads (no ARB_CAP_STATE)", error);
+}
+
+CallResult PluginInstance::configure(const PluginSettings& settings,
+                                     std::span<const uint8_t> baseline) {
     CallResult result;
     if (!library_->api().configure) {
         result.status = ARB_ERR_UNSUPPORTED;
-        result.error = "the plugin cannot take a new config without a reload (no ARB_CAP_RECONFIGURE)";
+        result.error =
+            "the plugin cannot take a new config without a reload (no ARB_CAP_RECONFIGURE)";
         return result;
     }
     arb_create_args args{};
@@ -223,21 +233,8 @@ CallResult PluginInstance::baseline_begin() {
 }
 
 std::optional<std::vector<uint8_t>> PluginInstance::baseline_end(std::string& error) {
-    if (!library_->api().baseline_end) {
-        error = "the plugin computes no baselines (no ARB_CAP_BASELINE)";
-        return std::nullopt;
-    }
-    arb_bytes out{};
-    arb_status status = library_->api().baseline_end(handle_, &out);
-    if (status != ARB_OK) {
-        error = std::string(status_name(status)) + ": " + last_error();
-        return std::nullopt;
-    }
-    if (!out.data && out.size) {
-        error = "baseline_end returned a NULL blob of non-zero size";
-        return std::nullopt;
-    }
-    return std::vector<uint8_t>(out.data, out.data + out.size);
+    return take_blob(library_->api().baseline_end, "baseline_end",
+                     "the plugin computes no baselines (no ARB_CAP_BASELINE)", error);
 }
 
 CallResult PluginInstance::restore_state(std::span<const uint8_t> blob) {

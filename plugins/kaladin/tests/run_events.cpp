@@ -1,6 +1,7 @@
 #include "run_events.hpp"
 
 #include <sys/wait.h>
+#include <unistd.h>
 #include <array>
 #include <cstdio>
 
@@ -61,7 +62,13 @@ int run_command(const std::string& command, std::string& output) {
 }
 
 std::filesystem::path work_dir(const std::string& name) {
-    const auto dir = std::filesystem::path(KALADIN_WORK_DIR) / name;
+    // ctest runs tests in parallel, one process each: a folder per test and process, or
+    // one test's set-up deletes the files of another that is running.
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    const std::string owner =
+        test ? std::string(test->test_suite_name()) + "." + test->name() : "no-test";
+    const auto dir = std::filesystem::path(KALADIN_WORK_DIR) /
+                     (name + "-" + owner + "-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     return dir;

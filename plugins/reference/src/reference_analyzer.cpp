@@ -240,6 +240,37 @@ double ReferenceAnalyzer::tick_s(const Match& match) const {
     return match.tick_s > 0 ? match.tick_s : 1.0 / settings_.clock.tick_rate_hz;
 }
 
+void ReferenceAnalyzer::check_rate(uint32_t id, Player& player, std::deque<int64_t>& times,
+                                   int64_t t_us, const std::string& weapon_name,
+                                   const WeaponLimits& weapon, const char* kind,
+                                   const char* count_key, Signals& signals) {
+    const HitLimits& limits = settings_.hits;
+    times.push_back(t_us);
+    trim(times, micros(limits.fire_window_s));
+    if (weapon.fire_interval_s <= 0) return;
+    const double allowance =
+        silence_allowance_s(player.arrivals, times.front(), t_us, limits.max_lag_allowance_s);
+    auto rate = check_fire_rate(times, weapon, allowance, limits);
+    if (!rate) return;
+    report(player,
+           {.player = id,
+            .code = "hits.fire_rate",
+            .score = rate->score,
+            .confidence = 0.9,
+            .evidence = Evidence()
+                            .add("kind", kind)
+                            .add("weapon", weapon_name)
+                            .add(count_key, rate->shots)
+                            .add("allowed", rate->allowed)
+                            .add("fire_interval_s", weapon.fire_interval_s)
+                            .add("tolerance", limits.fire_tolerance)
+                            .add("window_s", rate->window_s)
+                            .add("lag_allowance_s", rate->allowance_s)
+                            .add("first_t_us", rate->first_us)
+                            .add("last_t_us", rate->last_us)},
+           signals);
+}
+
 void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& signals) {
     const uint32_t id = event.player();
     const int64_t t_us = event.relay_time_us();
@@ -335,32 +366,8 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
         }
     }
     // Fire rate: every claim is one shot of its weapon.
-    auto& shots = player.shots[weapon_name];
-    shots.push_back(t_us);
-    trim(shots, micros(limits.fire_window_s));
-    if (weapon.fire_interval_s > 0) {
-        const double allowance =
-            silence_allowance_s(player.arrivals, shots.front(), t_us, limits.max_lag_allowance_s);
-        if (auto rate = check_fire_rate(shots, weapon, allowance, limits)) {
-            report(player,
-                   {.player = id,
-                    .code = "hits.fire_rate",
-                    .score = rate->score,
-                    .confidence = 0.9,
-                    .evidence = Evidence()
-                                    .add("kind", "hits")
-                                    .add("weapon", weapon_name)
-                                    .add("shots", rate->shots)
-                                    .add("allowed", rate->allowed)
-                                    .add("fire_interval_s", weapon.fire_interval_s)
-                                    .add("tolerance", limits.fire_tolerance)
-                                    .add("window_s", rate->window_s)
-                                    .add("lag_allowance_s", rate->allowance_s)
-                                    .add("first_t_us", rate->first_us)
-                                    .add("last_t_us", rate->last_us)},
-                   signals);
-        }
-    }
+    check_rate(id, player, player.shots[weapon_name], t_us, weapon_name, weapon, "hits", "shots",
+               signals);
     // The target took a damaging hit: the invulnerability check's evidence of combat.
     if (hit.target_player() != 0 && hit.target_player() != id && hit.damage() > 0 &&
         hit.target_alive() && hit.target_damageable()) {
@@ -414,31 +421,8 @@ void ReferenceAnalyzer::on_kill(Match& match, const fb::Event& event, Signals& s
                signals);
     }
     // A kill needs at least one shot: more kills than shots the weapon fires is impossible.
-    auto& kills = player.kills[weapon_name];
-    kills.push_back(t_us);
-    trim(kills, micros(limits.fire_window_s));
-    if (weapon.fire_interval_s > 0) {
-        const double allowance =
-            silence_allowance_s(player.arrivals, kills.front(), t_us, limits.max_lag_allowance_s);
-        if (auto rate = check_fire_rate(kills, weapon, allowance, limits)) {
-            report(player,
-                   {.player = id,
-                    .code = "hits.fire_rate",
-                    .score = rate->score,
-                    .confidence = 0.9,
-                    .evidence = Evidence()
-                                    .add("kind", "kills")
-                                    .add("weapon", weapon_name)
-                                    .add("kills", rate->shots)
-                                    .add("allowed", rate->allowed)
-                                    .add("fire_interval_s", weapon.fire_interval_s)
-                                    .add("window_s", rate->window_s)
-                                    .add("lag_allowance_s", rate->allowance_s)
-                                    .add("first_t_us", rate->first_us)
-                                    .add("last_t_us", rate->last_us)},
-                   signals);
-        }
-    }
+    check_rate(id, player, player.kills[weapon_name], t_us, weapon_name, weapon, "kills", "kills",
+               signals);
 }
 
 void ReferenceAnalyzer::on_inventory(Player& player, const fb::Event& event, Signals& signals) {

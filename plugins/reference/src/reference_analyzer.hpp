@@ -108,6 +108,10 @@ class ReferenceAnalyzer final : public Analyzer {
                      const fb::PositionUpdate& update, Signals& signals);
     void on_hit(Match& match, const fb::Event& event, Signals& signals);
     void on_kill(Match& match, const fb::Event& event, Signals& signals);
+    // Counts one shot (or kill) of a weapon and reports when the count outruns its fire rate.
+    void check_rate(uint32_t id, Player& player, std::deque<int64_t>& times, int64_t t_us,
+                    const std::string& weapon_name, const WeaponLimits& weapon, const char* kind,
+                    const char* count_key, Signals& signals);
     void on_inventory(Player& player, const fb::Event& event, Signals& signals);
     void on_stat(Match& match, const fb::Event& event, Signals& signals);
     void on_join(const MatchKey& key, Match& match, const fb::Event& event, Signals& signals);

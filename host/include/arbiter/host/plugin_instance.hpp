@@ -36,7 +36,6 @@ struct CallResult {
     bool ok() const { return status == ARB_OK; }
 };
 
-
 class PluginInstance {
   public:
     // Creates an instance; throws PluginError with the plugin's own reason, and, for a
@@ -65,6 +64,11 @@ class PluginInstance {
 
   private:
     std::string last_error();
+    // Calls a slot that hands back a plugin-owned blob (save_state, baseline_end) and
+    // copies it; nullopt with `error` set when the slot is missing or fails.
+    std::optional<std::vector<uint8_t>> take_blob(arb_status (*slot)(arb_instance*, arb_bytes*),
+                                                  const char* slot_name, const char* missing,
+                                                  std::string& error);
     // Keeps a well-formed signal; drops, counts and logs any other. True when kept.
     bool check_signal_and_keep(const arb_signal* signal, CallResult& result);
 
