@@ -240,6 +240,25 @@ double ReferenceAnalyzer::tick_s(const Match& match) const {
     return match.tick_s > 0 ? match.tick_s : 1.0 / settings_.clock.tick_rate_hz;
 }
 
+namespace {
+// What a reviewer needs to see a hit or kill claim: who, with what, from where, when.
+template <class Claim>
+Evidence claim_evidence(const fb::Event& event, const Claim& claim,
+                        const std::string& weapon_name) {
+    Evidence evidence = Evidence()
+                            .add("t_us", event.relay_time_us())
+                            .add("tick", event.tick())
+                            .add("target_player", claim.target_player())
+                            .add("weapon", weapon_name)
+                            .add("attacker", vec_evidence(claim.attacker_position()))
+                            .add("target", vec_evidence(claim.target_position()))
+                            .add("range_m", static_cast<double>(claim.range_m()));
+    if constexpr (requires { claim.damage(); })
+        evidence.add("damage", static_cast<double>(claim.damage()));
+    return evidence;
+}
+}  // namespace
+
 void ReferenceAnalyzer::check_rate(uint32_t id, Player& player, std::deque<int64_t>& times,
                                    int64_t t_us, const std::string& weapon_name,
                                    const WeaponLimits& weapon, const char* kind,
@@ -279,16 +298,7 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
     const HitLimits& limits = settings_.hits;
     const std::string weapon_name = text(hit.weapon());
     const WeaponLimits weapon = limits.weapon(weapon_name);
-    // What a reviewer needs to see the claim: who, with what, from where, when.
-    const Evidence claim = Evidence()
-                               .add("t_us", t_us)
-                               .add("tick", event.tick())
-                               .add("target_player", hit.target_player())
-                               .add("weapon", weapon_name)
-                               .add("attacker", vec_evidence(hit.attacker_position()))
-                               .add("target", vec_evidence(hit.target_position()))
-                               .add("range_m", static_cast<double>(hit.range_m()))
-                               .add("damage", static_cast<double>(hit.damage()));
+    const Evidence claim = claim_evidence(event, hit, weapon_name);
 
     if (auto range = check_range(hit.range_m(), weapon, limits)) {
         report(player,
@@ -386,14 +396,7 @@ void ReferenceAnalyzer::on_kill(Match& match, const fb::Event& event, Signals& s
     const HitLimits& limits = settings_.hits;
     const std::string weapon_name = text(kill.weapon());
     const WeaponLimits weapon = limits.weapon(weapon_name);
-    const Evidence claim = Evidence()
-                               .add("t_us", t_us)
-                               .add("tick", event.tick())
-                               .add("target_player", kill.target_player())
-                               .add("weapon", weapon_name)
-                               .add("attacker", vec_evidence(kill.attacker_position()))
-                               .add("target", vec_evidence(kill.target_position()))
-                               .add("range_m", static_cast<double>(kill.range_m()));
+    const Evidence claim = claim_evidence(event, kill, weapon_name);
     if (auto range = check_range(kill.range_m(), weapon, limits)) {
         report(player,
                {.player = id,
