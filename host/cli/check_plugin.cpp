@@ -39,8 +39,8 @@ struct CheckOptions {
 };
 
 std::filesystem::path default_sample_events() {
-    return (host::default_bundled_plugin_dir() / ".." / ".." / ".." / "share" / "arbiter" / "samples" /
-            "sample-match.arbev")
+    return (host::default_bundled_plugin_dir() / ".." / ".." / ".." / "share" / "arbiter" /
+            "samples" / "sample-match.arbev")
         .lexically_normal();
 }
 
@@ -81,17 +81,20 @@ Outcome check_symbols(const std::filesystem::path& library) {
         report(Outcome::warn, fmt::format("exports {} symbol(s) besides the entry (build it with "
                                           "arbiter_add_plugin(), which hides them)",
                                           extra.size()));
-        for (size_t i = 0; i < extra.size() && i < 10; ++i) detail(extra[i]);
+        for (size_t i = 0; i < extra.size() && i < 10; ++i)
+            detail(extra[i]);
         if (extra.size() > 10) detail(fmt::format("... and {} more", extra.size() - 10));
         worst = Outcome::warn;
     }
     if (symbols.unique.empty()) {
         report(Outcome::pass, "no GNU unique symbols (it can leave memory on reload)");
     } else {
-        report(Outcome::warn, fmt::format("{} GNU unique symbol(s) will keep it loaded after release, so a hot "
-                                          "reload never frees it (compile with -fno-gnu-unique)",
-                                          symbols.unique.size()));
-        for (size_t i = 0; i < symbols.unique.size() && i < 10; ++i) detail(symbols.unique[i]);
+        report(Outcome::warn,
+               fmt::format("{} GNU unique symbol(s) will keep it loaded after release, so a hot "
+                           "reload never frees it (compile with -fno-gnu-unique)",
+                           symbols.unique.size()));
+        for (size_t i = 0; i < symbols.unique.size() && i < 10; ++i)
+            detail(symbols.unique[i]);
         worst = Outcome::warn;
     }
     return worst;
@@ -115,16 +118,20 @@ host::PluginSettings settings_for(const CheckOptions& options, const host::Plugi
     std::error_code error;
     auto wanted = std::filesystem::weakly_canonical(options.library, error);
     for (const auto& plugin : config.plugins) {
-        if (std::filesystem::weakly_canonical(plugin.library, error) == wanted || plugin.name == identity.name) {
+        if (std::filesystem::weakly_canonical(plugin.library, error) == wanted ||
+            plugin.name == identity.name) {
             origin = fmt::format("[plugins.{}] of {}", plugin.name, *options.config);
             return plugin;
         }
     }
-    origin = fmt::format("an empty config table ({} has no table for this plugin)", *options.config);
+    origin =
+        fmt::format("an empty config table ({} has no table for this plugin)", *options.config);
     return settings;
 }
 
-std::string micros(double nanoseconds) { return fmt::format("{:.1f} us", nanoseconds / 1000.0); }
+std::string micros(double nanoseconds) {
+    return fmt::format("{:.1f} us", nanoseconds / 1000.0);
+}
 
 // The steps that run plugin code. Returns the worst outcome.
 Outcome run_plugin_steps(const CheckOptions& options) {
@@ -138,11 +145,13 @@ Outcome run_plugin_steps(const CheckOptions& options) {
         return Outcome::fail;
     }
     const auto& id = library->identity();
-    report(Outcome::pass, fmt::format("negotiates: {} {}, ABI {}.{} (host {}.{}), event schema {}.{} (host {}.{})",
-                                      id.name, id.version, id.abi_major, id.abi_minor, ARB_ABI_VERSION_MAJOR,
-                                      ARB_ABI_VERSION_MINOR, id.schema_major, id.schema_minor,
-                                      ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR));
-    detail(fmt::format("capabilities: {}; declared class: {}", host::describe_capabilities(id.capabilities),
+    report(Outcome::pass,
+           fmt::format("negotiates: {} {}, ABI {}.{} (host {}.{}), event schema {}.{} (host {}.{})",
+                       id.name, id.version, id.abi_major, id.abi_minor, ARB_ABI_VERSION_MAJOR,
+                       ARB_ABI_VERSION_MINOR, id.schema_major, id.schema_minor,
+                       ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR));
+    detail(fmt::format("capabilities: {}; declared class: {}",
+                       host::describe_capabilities(id.capabilities),
                        host::to_string(id.declared_class)));
     detail(fmt::format("contact: {}; {}", id.contact.empty() ? "-" : id.contact, id.description));
 
@@ -150,8 +159,8 @@ Outcome run_plugin_steps(const CheckOptions& options) {
     std::string origin;
     try {
         auto settings = settings_for(options, id, origin);
-        instance = std::make_unique<host::PluginInstance>(library, settings, std::span<const uint8_t>(), 0, 1,
-                                                          &metrics);
+        instance = std::make_unique<host::PluginInstance>(
+            library, settings, std::span<const uint8_t>(), 0, 1, &metrics);
     } catch (const std::exception& error) {
         report(Outcome::fail, std::string("does not create: ") + error.what());
         return Outcome::fail;
@@ -176,7 +185,9 @@ Outcome run_plugin_steps(const CheckOptions& options) {
             signals += result.signals.size();
             dropped += result.dropped;
             if (!result.ok()) {
-                if (!errors++) first_error = std::string(host::status_name(result.status)) + ": " + result.error;
+                if (!errors++)
+                    first_error =
+                        std::string(host::status_name(result.status)) + ": " + result.error;
             }
             if (ingested.batch.ends_match)
                 instance->on_match_end(ingested.batch.relay_id, ingested.batch.match_id);
@@ -186,18 +197,23 @@ Outcome run_plugin_steps(const CheckOptions& options) {
         return Outcome::fail;
     }
     Outcome run = (errors || dropped) ? Outcome::warn : Outcome::pass;
-    report(run, fmt::format("runs {}: {} batches, {} events, {} signal(s), {} error(s), {} malformed signal(s)",
-                            options.events.filename().string(), batch_ns.size(), events, signals, errors, dropped));
+    report(
+        run,
+        fmt::format(
+            "runs {}: {} batches, {} events, {} signal(s), {} error(s), {} malformed signal(s)",
+            options.events.filename().string(), batch_ns.size(), events, signals, errors, dropped));
     if (errors) detail("first error: " + first_error);
     worst = std::max(worst, run);
     if (!batch_ns.empty()) {
         double total = 0;
-        for (double ns : batch_ns) total += ns;
+        for (double ns : batch_ns)
+            total += ns;
         std::sort(batch_ns.begin(), batch_ns.end());
-        detail(fmt::format("time per batch: median {}, 99th percentile {}, mean {} ({:.0f} ns per event)",
-                           micros(batch_ns[batch_ns.size() / 2]), micros(batch_ns[batch_ns.size() * 99 / 100]),
-                           micros(total / static_cast<double>(batch_ns.size())),
-                           events ? total / static_cast<double>(events) : 0.0));
+        detail(fmt::format(
+            "time per batch: median {}, 99th percentile {}, mean {} ({:.0f} ns per event)",
+            micros(batch_ns[batch_ns.size() / 2]), micros(batch_ns[batch_ns.size() * 99 / 100]),
+            micros(total / static_cast<double>(batch_ns.size())),
+            events ? total / static_cast<double>(events) : 0.0));
     }
 
     auto copy = library->private_copy();
@@ -212,30 +228,40 @@ Outcome run_plugin_steps(const CheckOptions& options) {
     return worst;
 }
 
+// The child's exit status for each outcome: values nothing else uses, so that a plugin
+// that calls exit(1), or a sanitizer that ends the process after a crash, is never read
+// as one of our own outcomes.
+constexpr int kChildExitBase = 70;
+
 // Runs the plugin steps in a child; a crash there is reported as a failure.
 Outcome run_isolated(const CheckOptions& options) {
     std::fflush(stdout);
     std::fflush(stderr);
     pid_t child = ::fork();
     if (child < 0) {
-        report(Outcome::fail, std::string("cannot fork a child to run the plugin in: ") + std::strerror(errno));
+        report(Outcome::fail,
+               std::string("cannot fork a child to run the plugin in: ") + std::strerror(errno));
         return Outcome::fail;
     }
     if (child == 0) {
         Outcome outcome = run_plugin_steps(options);
         std::fflush(stdout);
-        ::_exit(static_cast<int>(outcome));
+        ::_exit(kChildExitBase + static_cast<int>(outcome));
     }
     int status = 0;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
-    if (WIFEXITED(status) && WEXITSTATUS(status) <= static_cast<int>(Outcome::fail))
-        return static_cast<Outcome>(WEXITSTATUS(status));
+    if (WIFEXITED(status) && WEXITSTATUS(status) >= kChildExitBase &&
+        WEXITSTATUS(status) <= kChildExitBase + static_cast<int>(Outcome::fail))
+        return static_cast<Outcome>(WEXITSTATUS(status) - kChildExitBase);
     if (WIFSIGNALED(status)) {
-        report(Outcome::fail, fmt::format("the plugin crashed the process (signal {}: {})", WTERMSIG(status),
-                                          ::strsignal(WTERMSIG(status))));
+        report(Outcome::fail, fmt::format("the plugin crashed the process (signal {}: {})",
+                                          WTERMSIG(status), ::strsignal(WTERMSIG(status))));
     } else {
-        report(Outcome::fail, "the plugin ended the process (it called exit)");
+        report(Outcome::fail,
+               fmt::format("the plugin ended the process with exit status {} (it called exit, or "
+                           "a sanitizer stopped it after a crash)",
+                           WEXITSTATUS(status)));
     }
     return Outcome::fail;
 }
