@@ -12,12 +12,6 @@ namespace arbiter::kaladin {
 namespace {
 constexpr const char* kStateTag = "KLD1";
 constexpr uint32_t kStateVersion = 1;
-
-double finite(StateReader& in, const char* what) {
-    const double value = in.get<double>();
-    if (!std::isfinite(value)) throw StateError(std::string("state blob has a non-finite ") + what);
-    return value;
-}
 }  // namespace
 
 std::vector<uint8_t> KaladinAnalyzer::save_state() {
@@ -78,7 +72,7 @@ void KaladinAnalyzer::restore_state(std::span<const uint8_t> blob) {
         key.relay_id = in.get_string();
         key.match_id = in.get<uint64_t>();
         MatchState match;
-        match.tick_rate_hz = finite(in, "tick rate");
+        match.tick_rate_hz = in.get_finite("tick rate");
         match.started_unix_us = in.get<int64_t>();
         const uint64_t player_count = in.get_count(4 + 8);
         for (uint64_t i = 0; i < player_count; ++i) {
@@ -119,11 +113,11 @@ void KaladinAnalyzer::restore_state(std::span<const uint8_t> blob) {
             const uint32_t rtt = in.get<uint32_t>();
             p.reactions.restore(std::move(pending), std::move(delays),
                                 has_rtt ? std::optional<uint32_t>(rtt) : std::nullopt);
-            p.peak_rate = finite(in, "peak rate");
-            p.min_cv = finite(in, "CV");
-            p.min_entropy = finite(in, "entropy");
+            p.peak_rate = in.get_finite("peak rate");
+            p.min_cv = in.get_finite("CV");
+            p.min_entropy = in.get_finite("entropy");
             for (size_t c = 0; c < kCheckCount; ++c) {
-                p.reported[c] = finite(in, "reported score");
+                p.reported[c] = in.get_finite("reported score");
                 p.tripped[c] = in.get<uint8_t>() != 0;
             }
             if (p.inputs.recent().empty() && p.first_input_us)

@@ -13,12 +13,6 @@ namespace arbiter::lagpool {
 namespace {
 constexpr const char* kStateTag = "LGP1";
 constexpr uint32_t kStateVersion = 1;
-
-double finite(StateReader& in, const char* what) {
-    const double value = in.get<double>();
-    if (!std::isfinite(value)) throw StateError(std::string("state blob has a non-finite ") + what);
-    return value;
-}
 }  // namespace
 
 std::vector<uint8_t> LagpoolAnalyzer::save_state() {
@@ -69,7 +63,7 @@ void LagpoolAnalyzer::restore_state(std::span<const uint8_t> blob) {
         key.relay_id = in.get_string();
         key.match_id = in.get<uint64_t>();
         MatchState& match = matches[key];
-        const double lag_s = finite(in, "lag estimate");
+        const double lag_s = in.get_finite("lag estimate");
         const int64_t lag_at_us = in.get<int64_t>();
         if (lag_s < 0) throw StateError("state blob has a negative lag estimate");
         match.lag = ServerLag(lag_s, lag_at_us);
@@ -78,16 +72,16 @@ void LagpoolAnalyzer::restore_state(std::span<const uint8_t> blob) {
             PlayerState& player = match.players[in.get<uint32_t>()];
             const bool has_position = in.get<uint8_t>() != 0;
             Vec3 position;
-            position.x = finite(in, "position");
-            position.y = finite(in, "position");
-            position.z = finite(in, "position");
+            position.x = in.get_finite("position");
+            position.y = in.get_finite("position");
+            position.z = in.get_finite("position");
             if (has_position) player.position = position;
             const uint64_t kind_count = in.get_count(8 + 8 + 8 + 8 + 8 + 1 + 8 + 8);
             for (uint64_t k = 0; k < kind_count; ++k) {
                 std::string name = in.get_string();
                 KindState& kind = player.kinds[name];
-                const double capacity = finite(in, "budget capacity");
-                const double spent = finite(in, "budget spent");
+                const double capacity = in.get_finite("budget capacity");
+                const double spent = in.get_finite("budget spent");
                 try {
                     kind.budget = Budget::restored(capacity, spent);
                 } catch (const std::invalid_argument& error) {
@@ -96,16 +90,16 @@ void LagpoolAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 kind.updated_us = in.get<int64_t>();
                 kind.reset_us = in.get<int64_t>();
                 const bool reported = in.get<uint8_t>() != 0;
-                const double reported_score = finite(in, "reported score");
+                const double reported_score = in.get_finite("reported score");
                 if (reported) kind.reported = reported_score;
                 const uint64_t overdraw_count = in.get_count(8 + 24);
                 std::deque<Overdraw> items;
                 for (uint64_t i = 0; i < overdraw_count; ++i) {
                     Overdraw o;
                     o.t_us = in.get<int64_t>();
-                    o.cost_s = finite(in, "overdraw cost");
-                    o.available_s = finite(in, "overdraw budget");
-                    o.capacity_s = finite(in, "overdraw capacity");
+                    o.cost_s = in.get_finite("overdraw cost");
+                    o.available_s = in.get_finite("overdraw budget");
+                    o.capacity_s = in.get_finite("overdraw capacity");
                     if (!items.empty() && o.t_us < items.back().t_us)
                         throw StateError("state blob has overdraws out of relay-time order");
                     items.push_back(o);

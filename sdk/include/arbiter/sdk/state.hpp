@@ -11,6 +11,7 @@
 // into ARB_ERR_STATE: the host then starts the new instance fresh and says so.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -133,6 +134,14 @@ class StateReader {
         T value;
         std::memcpy(&value, payload_.data() + offset_, sizeof(T));
         offset_ += sizeof(T);
+        return value;
+    }
+
+    // A double that must be finite: a NaN or infinity in a blob is damage, never state.
+    double get_finite(const char* what) {
+        const double value = get<double>();
+        if (!std::isfinite(value))
+            throw StateError(std::string("state blob has a non-finite ") + what);
         return value;
     }
 
