@@ -1,5 +1,6 @@
 #include "arbiter/host/dispatch.hpp"
 
+#include <chrono>
 #include <fstream>
 #include <iterator>
 
@@ -26,6 +27,12 @@ namespace {
 bool worth_logging(double count) {
     auto n = static_cast<uint64_t>(count);
     return n <= 5 || (n & (n - 1)) == 0;
+}
+
+uint64_t elapsed_ns(std::chrono::steady_clock::time_point start) {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now() - start)
+                                     .count());
 }
 
 }  // namespace
@@ -64,7 +71,9 @@ void Dispatcher::collect(PluginSlot& slot, CallResult&& result, const std::strin
                          uint64_t match_id, int64_t relay_time_us, const char* call,
                          std::vector<SignalRecord>& out) {
     const std::string& name = slot.settings.name;
+    ++slot.stats.calls;
     if (!result.ok()) {
+        ++slot.stats.errors;
         metrics_.add("host.plugin_errors." + name, 1);
         if (worth_logging(metrics_.get("host.plugin_errors." + name)))
             spdlog::error("plugin '{}': {} failed for match {}/{} with {}: {}", name, call,
@@ -92,8 +101,11 @@ std::vector<SignalRecord> Dispatcher::dispatch(const VerifiedBatch& batch) {
     std::vector<SignalRecord> out;
     for (auto& slot : slots_) {
         if (!slot.active()) continue;
-        collect(slot, slot.instance->on_batch(batch), batch.relay_id, batch.match_id,
-                batch.last_relay_time_us, "on_batch", out);
+        const auto start = std::chrono::steady_clock::now();
+        CallResult result = slot.instance->on_batch(batch);
+        slot.stats.busy_ns += elapsed_ns(start);
+        collect(slot, std::move(result), batch.relay_id, batch.match_id, batch.last_relay_time_us,
+                "on_batch", out);
     }
     return out;
 }
@@ -103,8 +115,10 @@ std::vector<SignalRecord> Dispatcher::end_match(const std::string& relay_id, uin
     std::vector<SignalRecord> out;
     for (auto& slot : slots_) {
         if (!slot.active()) continue;
-        collect(slot, slot.instance->on_match_end(relay_id, match_id), relay_id, match_id,
-                relay_time_us, "on_match_end", out);
+        const auto start = std::chrono::steady_clock::now();
+        CallResult result = slot.instance->on_match_end(relay_id, match_id);
+        slot.stats.busy_ns += elapsed_ns(start);
+        collect(slot, std::move(result), relay_id, match_id, relay_time_us, "on_match_end", out);
     }
     return out;
 }

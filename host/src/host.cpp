@@ -38,15 +38,30 @@ Host::~Host() {
     }
 }
 
-std::optional<std::string> Host::push(std::span<const uint8_t> bytes) {
+std::optional<std::string> Host::push(std::span<const uint8_t> bytes) { return push_batch(bytes).problem; }
+
+Host::PushResult Host::push_batch(std::span<const uint8_t> bytes) {
+    PushResult result;
     IngestResult ingested = ingest_batch(bytes, config_.host.max_batch_bytes);
     if (!ingested.ok) {
         ++counters_.refused_batches;
         metrics_.add("host.batches_refused", 1);
-        return ingested.problem;
+        result.problem = std::move(ingested.problem);
+        return result;
     }
+    result.relay_id = ingested.batch.relay_id;
+    result.match_id = ingested.batch.match_id;
+    result.events = ingested.batch.event_count;
+    result.ended_match = ingested.batch.ends_match;
     deliver(ingested.batch);
-    return std::nullopt;
+    return result;
+}
+
+std::vector<std::pair<std::string, uint64_t>> Host::open_matches() const {
+    std::vector<std::pair<std::string, uint64_t>> matches;
+    for (const auto& [key, match] : open_matches_)
+        matches.push_back(key);
+    return matches;
 }
 
 void Host::deliver(const VerifiedBatch& batch) {

@@ -30,7 +30,7 @@ std::string ReloadReport::describe() const {
     return fmt::format("plugin '{}': new weight, class or trip-wire setting applied", plugin);
 }
 
-ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh) {
+ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* retired) {
     ReloadReport report;
     report.plugin = slot.settings.name;
     report.change = "reload";
@@ -40,7 +40,6 @@ ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh) {
         return report;
     }
     report.to_version = fresh.library->identity().version;
-    const std::filesystem::path old_copy = slot.library ? slot.library->private_copy() : "";
 
     const auto start = std::chrono::steady_clock::now();
     if (!slot.active()) {
@@ -62,15 +61,53 @@ ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh) {
         }
     }
     std::swap(slot, fresh);
+    slot.stats = fresh.stats;  // the plugin's call counts go on across versions
     report.pause_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
 
     // Off the event path: the old generation goes, and must leave memory.
-    fresh.instance.reset();
-    fresh.library.reset();
-    report.old_library_left = old_copy.empty() || !library_still_resident(old_copy);
+    if (retired) {
+        *retired = std::move(fresh);
+        report.old_library_left = true;  // checked by release_retired
+    } else {
+        report.old_library_left = release_retired(std::move(fresh));
+    }
     report.ok = true;
     metrics_.add("host.reloads", 1);
     metrics_.set("host.reload_pause_us." + report.plugin, report.pause_us);
+    return report;
+}
+
+bool Host::release_retired(PluginSlot retired) {
+    if (!retired.library) return true;
+    const std::filesystem::path copy = retired.library->private_copy();
+    const std::string name = retired.settings.name;
+    retired.instance.reset();
+    retired.library.reset();
+    const bool left = !library_still_resident(copy);
+    if (!left)
+        spdlog::warn("plugin '{}': the old version's library {} is still in memory after its release "
+                     "(a thread or a unique symbol of its own keeps it)",
+                     name, copy.filename().string());
+    return left;
+}
+
+PluginSlot Host::prepare_plugin(const PluginSettings& settings) {
+    return load_plugin_slot(settings, store_, metrics_);
+}
+
+ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
+    PluginSlot* slot = dispatcher_.find(fresh.settings.name);
+    if (!slot || slot->settings.library != fresh.settings.library) {
+        ReloadReport report;
+        report.plugin = fresh.settings.name;
+        report.change = "reload";
+        report.error = slot ? "the config changed while the new version loaded; reload it again"
+                            : "no plugin '" + fresh.settings.name + "' is configured any more";
+        spdlog::error("{}", report.describe());
+        return report;
+    }
+    ReloadReport report = swap_in(*slot, std::move(fresh), retired);
+    report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
     return report;
 }
 

@@ -20,8 +20,16 @@
 
 namespace arbiter::host {
 
+// How a plugin has been doing, for `arbiter ctl status`; carried across reloads.
+struct PluginCallStats {
+    uint64_t calls = 0;
+    uint64_t errors = 0;
+    uint64_t busy_ns = 0;  // wall time inside the plugin's on_batch and on_match_end
+};
+
 // One configured plugin: what the operator asked for and what the host made of it.
 struct PluginSlot {
+    PluginCallStats stats;
     PluginSettings settings;
     std::shared_ptr<PluginLibrary> library;  // null when the plugin was refused
     std::unique_ptr<PluginInstance> instance;

@@ -50,11 +50,22 @@ class Host {
 
     // One batch from outside. Returns the reason when ingest refused it.
     std::optional<std::string> push(std::span<const uint8_t> bytes);
+    // The same, saying which match the batch belonged to and whether it ended it.
+    struct PushResult {
+        std::optional<std::string> problem;  // why ingest refused it
+        std::string relay_id;
+        uint64_t match_id = 0;
+        size_t events = 0;
+        bool ended_match = false;
+    };
+    PushResult push_batch(std::span<const uint8_t> bytes);
     // A batch that has passed ingest.
     void deliver(const VerifiedBatch& batch);
     // A match ended without a MatchEnd event (its stream closed): plugins report their
     // final signals and free its state. Unknown or already ended matches are ignored.
     void end_match(const std::string& relay_id, uint64_t match_id);
+    // Matches with batches and no end yet, with the relay time of their last batch.
+    std::vector<std::pair<std::string, uint64_t>> open_matches() const;
     // The stream is over: ends every open match and flushes the sinks.
     void close();
 
@@ -64,6 +75,16 @@ class Host {
     // library released. If anything fails, the old generation stays and the report says
     // why. Call it from the thread that pushes batches. (reload.cpp)
     ReloadReport reload_plugin(const std::string& name);
+    // The same reload in two halves, so that a server can keep the stream flowing while a
+    // new version loads. prepare_plugin does everything slow (copy, load, negotiate,
+    // create) and may run on any thread while batches are pushed; install_plugin is the
+    // swap, on the pushing thread. The slot it replaces goes to `retired` (to destroy off
+    // the event path with release_retired), or is released at once when that is null.
+    PluginSlot prepare_plugin(const PluginSettings& settings);
+    ReloadReport install_plugin(PluginSlot fresh, PluginSlot* retired = nullptr);
+    // Destroys an old generation and reports whether its library left memory (it warns
+    // in the log when not).
+    static bool release_retired(PluginSlot retired);
     // Applies a changed server_config.toml the same way: aggregation and sinks at once; a
     // plugin added, removed, reweighted, reconfigured (through configure when it has the
     // capability, else by a reload with its state) or pointed at a new library. Plugins
@@ -93,7 +114,7 @@ class Host {
     };
     void register_players(const VerifiedBatch& batch, OpenMatch& match);
     // Puts a freshly loaded slot in place of the old one, carrying state across.
-    ReloadReport swap_in(PluginSlot& slot, PluginSlot&& fresh);
+    ReloadReport swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* retired = nullptr);
     void open_sinks();
     void aggregate(const std::vector<SignalRecord>& signals);
 
