@@ -23,6 +23,9 @@ int run_import(const std::vector<std::string>& args);
 int run_evaluate(const std::vector<std::string>& args);
 // Population baselines for the plugins that compute them (host/src/baseline.cpp).
 int run_baseline(const std::vector<std::string>& args);
+// The live host (arbiter/host/server.hpp) and its control client.
+int run_serve(const std::vector<std::string>& args);
+int run_ctl(const std::vector<std::string>& args);
 
 // Sets up logging to stderr at a level ("info", "warn", ...).
 void setup_logging(const std::string& level);

@@ -37,6 +37,12 @@ void print_usage(std::FILE* out) {
                  "  arbiter baseline CONFIG CORPUS.arbev... [--log-level LEVEL]\n"
                  "      Runs a corpus of recorded matches through every configured plugin that computes\n"
                  "      population baselines, and writes each one to its [plugins.NAME] baseline file.\n"
+                 "  arbiter serve CONFIG [--unix PATH] [--tcp ADDRESS:PORT] [--control PATH] [--ready-file PATH]\n"
+                 "      Serves relays live over a Unix socket and TCP ([serve] in the config): batches in,\n"
+                 "      assessments back; reloads plugins and the config when their files change.\n"
+                 "      SIGTERM drains what was received, flushes the sinks and exits.\n"
+                 "  arbiter ctl SOCKET|CONFIG status|plugins|assessments|reload [PLUGIN] [--json]\n"
+                 "      Asks a running server over its control socket.\n"
                  "  arbiter help | --help\n"
                  "\n"
                  "Exit status: 0 success; 1 usage error; 2 the config or an input cannot be read;\n"
@@ -64,6 +70,8 @@ int main(int argc, char** argv) {
     if (command == "import") return arbiter::cli::run_import(args);
     if (command == "evaluate") return arbiter::cli::run_evaluate(args);
     if (command == "baseline") return arbiter::cli::run_baseline(args);
+    if (command == "serve") return arbiter::cli::run_serve(args);
+    if (command == "ctl") return arbiter::cli::run_ctl(args);
     if (command == "check-plugin") return arbiter::cli::run_check_plugin(args);
     std::fprintf(stderr, "arbiter: unknown command '%s'\n\n", command.c_str());
     print_usage(stderr);

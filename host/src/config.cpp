@@ -375,6 +375,48 @@ void read_plugin(const std::string& name, const toml::table& table, const Source
     out.plugins.push_back(std::move(plugin));
 }
 
+// A path in the config: relative ones are relative to the config file's folder.
+std::string resolve_path(const std::string& path, const std::filesystem::path& base_dir) {
+    if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
+    return (base_dir / path).lexically_normal().string();
+}
+
+void read_serve(const toml::table& table, const std::string& file, const std::filesystem::path& base_dir,
+                std::vector<std::string>& problems, ServeSettings& serve) {
+    TableReader reader(table, "serve", file, problems);
+    if (reader.string("unix_socket", serve.unix_socket)) {
+        serve.unix_socket = resolve_path(serve.unix_socket, base_dir);
+        // sockaddr_un holds 107 bytes and a NUL.
+        if (serve.unix_socket.size() > 107)
+            reader.problem(*table.get("unix_socket"), "unix_socket",
+                           "a Unix socket path can be at most 107 bytes long");
+    }
+    if (reader.string("control_socket", serve.control_socket)) {
+        serve.control_socket = resolve_path(serve.control_socket, base_dir);
+        if (serve.control_socket.size() > 107)
+            reader.problem(*table.get("control_socket"), "control_socket",
+                           "a Unix socket path can be at most 107 bytes long");
+    }
+    if (reader.string("tcp_listen", serve.tcp_listen) && !serve.tcp_listen.empty() &&
+        serve.tcp_listen.rfind(':') == std::string::npos)
+        reader.problem(*table.get("tcp_listen"), "tcp_listen", "expected \"address:port\", e.g. \"127.0.0.1:7878\"");
+    reader.boolean("tcp_allow_remote", serve.tcp_allow_remote);
+    reader.string("token", serve.token);
+    if (reader.string("token_file", serve.token_file)) serve.token_file = resolve_path(serve.token_file, base_dir);
+    reader.boolean("unix_requires_token", serve.unix_requires_token);
+    reader.integer("max_queued_bytes", serve.max_queued_bytes, 1024 * 1024, 16ll * 1024 * 1024 * 1024);
+    reader.integer("max_reply_bytes", serve.max_reply_bytes, 64 * 1024, 1024ll * 1024 * 1024);
+    reader.boolean("watch", serve.watch);
+    reader.integer("watch_settle_ms", serve.watch_settle_ms, 0, 60'000);
+    reader.integer("idle_match_end_s", serve.idle_match_end_s, 0, 7 * 24 * 3600);
+    if (!serve.token.empty() && !serve.token_file.empty())
+        problems.push_back(reader.where(table).str() + ": serve: give token or token_file, not both");
+    if (!serve.tcp_listen.empty() && serve.token.empty() && serve.token_file.empty())
+        reader.problem(*table.get("tcp_listen"), "tcp_listen",
+                       "relays over TCP must give a shared token: set serve.token or serve.token_file");
+    reader.reject_unknown();
+}
+
 ServerConfig read_config(const toml::table& root, const std::string& file,
                          const std::filesystem::path& base_dir, const ConfigLoadOptions& options) {
     std::vector<std::string> problems;
@@ -430,6 +472,8 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
         reader.number("report_threshold", config.sinks.report_threshold, 0.0, 1.0);
         reader.reject_unknown();
     }
+
+    if (const toml::table* serve = top.table("serve")) read_serve(*serve, file, base_dir, problems, config.serve);
 
     if (const toml::table* plugins = top.table("plugins")) {
         for (const auto& [key, node] : *plugins) {

@@ -225,3 +225,40 @@ TEST(Config, LoadResolvesPathsAgainstTheFilesFolder) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Config, ServeSettingsResolvePathsAgainstTheConfigFolder) {
+    auto config = parse(
+        "[serve]\nunix_socket = \"run/relays.sock\"\ncontrol_socket = \"/run/arbiter/control.sock\"\n"
+        "tcp_listen = \"127.0.0.1:7878\"\ntoken_file = \"token\"\nmax_queued_bytes = 2097152\n"
+        "watch = false\nidle_match_end_s = 0\n");
+    EXPECT_EQ(config.serve.unix_socket, "/etc/arbiter/run/relays.sock");
+    EXPECT_EQ(config.serve.control_socket, "/run/arbiter/control.sock");
+    EXPECT_EQ(config.serve.tcp_listen, "127.0.0.1:7878");
+    EXPECT_EQ(config.serve.token_file, "/etc/arbiter/token");
+    EXPECT_EQ(config.serve.max_queued_bytes, 2097152u);
+    EXPECT_FALSE(config.serve.watch);
+    EXPECT_EQ(config.serve.idle_match_end_s, 0u);
+    EXPECT_FALSE(config.serve.tcp_allow_remote);  // loopback unless the operator says otherwise
+}
+
+TEST(Config, ServeOverTcpNeedsAToken) {
+    auto problems = problems_of("[serve]\ntcp_listen = \"127.0.0.1:7878\"\n");
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_TRUE(mentions(problems, "server_config.toml:2:14: serve.tcp_listen: relays over TCP must give a shared token"))
+        << problems[0];
+}
+
+TEST(Config, ServeMistakesAreNamedByKey) {
+    auto problems = problems_of(
+        "[serve]\ntcp_listen = \"7878\"\ntoken = \"a\"\ntoken_file = \"b\"\nmax_queued_bytes = 10\n"
+        "unix_sockett = \"x\"\nunix_socket = \"/" + std::string(120, 'a') + "\"\n");
+    EXPECT_TRUE(mentions(problems, "serve.tcp_listen: expected \"address:port\""));
+    EXPECT_TRUE(mentions(problems, "give token or token_file, not both"));
+    EXPECT_TRUE(mentions(problems, "serve.max_queued_bytes"));
+    EXPECT_TRUE(mentions(problems, "unknown key 'serve.unix_sockett'"));
+    EXPECT_TRUE(mentions(problems, "serve.unix_socket: a Unix socket path can be at most 107 bytes"));
+}
+
+}  // namespace

@@ -63,6 +63,23 @@ struct HostSettings {
     uint64_t max_batch_bytes = 16u * 1024u * 1024u;
 };
 
+// [serve]: how `arbiter serve` listens for relays (docs/serve-protocol.md). Read here so
+// that a mistake in it is reported with the rest of the file; the other commands ignore it.
+struct ServeSettings {
+    std::string unix_socket;     // path of the relays' Unix socket; "" = none
+    std::string tcp_listen;      // "address:port" for relays over TCP; "" = none
+    bool tcp_allow_remote = false;  // without it, tcp_listen must be a loopback address
+    std::string token;           // the shared token a TCP relay gives in its hello
+    std::string token_file;      // or a file holding it (first line); read at start
+    bool unix_requires_token = false;
+    std::string control_socket;  // `arbiter ctl` talks here; "" = none
+    uint64_t max_queued_bytes = 64u * 1024u * 1024u;  // received, not yet processed
+    uint64_t max_reply_bytes = 8u * 1024u * 1024u;    // per connection, not yet sent
+    bool watch = true;             // reload plugins and the config when their files change
+    uint64_t watch_settle_ms = 250;  // quiet time after a change before acting on it
+    uint64_t idle_match_end_s = 600; // a match with no batch for this long is ended; 0 = never
+};
+
 struct PluginSettings {
     std::string name;               // the key under [plugins]
     std::filesystem::path library;  // resolved path of the .so
@@ -87,6 +104,7 @@ struct ServerConfig {
     HostSettings host;
     AggregationSettings aggregation;
     SinkSettings sinks;
+    ServeSettings serve;
     std::vector<PluginSettings> plugins;  // in file order
 };
 

@@ -1,0 +1,153 @@
+// `arbiter ctl`: asks a running `arbiter serve` over its control socket. The protocol
+// is one line of text in (the command), one JSON document out.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+
+namespace arbiter::cli {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kUsage =
+    "usage: arbiter ctl SOCKET|CONFIG COMMAND [--json]\n"
+    "  commands: status | plugins | assessments | reload [PLUGIN]\n"
+    "  SOCKET is the control socket; CONFIG a server_config.toml whose serve.control_socket names "
+    "it.\n"
+    "  reload PLUGIN reloads one plugin from its file; reload alone re-reads the config.\n";
+
+// The whole answer, or nothing with `error` set.
+std::optional<std::string> ask(const std::string& path, const std::string& command,
+                               std::string& error) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.size() >= sizeof address.sun_path) {
+        error = "the socket path is too long";
+        return std::nullopt;
+    }
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+        error = fmt::format(
+            "cannot connect to {}: {} (is `arbiter serve` running with this control socket?)", path,
+            std::strerror(errno));
+        if (fd >= 0) ::close(fd);
+        return std::nullopt;
+    }
+    const std::string line = command + "\n";
+    if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
+        error = fmt::format("cannot send to {}: {}", path, std::strerror(errno));
+        ::close(fd);
+        return std::nullopt;
+    }
+    std::string answer;
+    char buffer[65536];
+    ssize_t got;
+    while ((got = ::recv(fd, buffer, sizeof buffer, 0)) > 0)
+        answer.append(buffer, static_cast<size_t>(got));
+    ::close(fd);
+    if (got < 0) {
+        error = fmt::format("reading from {}: {}", path, std::strerror(errno));
+        return std::nullopt;
+    }
+    return answer;
+}
+
+void print_status(const json& status) {
+    std::cout << fmt::format("server {}: up {:.0f} s, {:.0f} events/s, queue {} of {} bytes\n",
+                             status.value("server_id", ""), status.value("uptime_s", 0.0),
+                             status.value("events_per_second", 0.0),
+                             status["queue"].value("bytes", 0),
+                             status["queue"].value("capacity", 0));
+    const json& c = status["counters"];
+    std::cout << fmt::format(
+        "batches {}  events {}  refused {}  signals {}  open matches {}  ended {}\n",
+        c.value("batches", 0), c.value("events", 0), c.value("refused_batches", 0),
+        c.value("signals", 0), c.value("open_matches", 0), c.value("matches_ended", 0));
+    std::cout << fmt::format("\n{:<5} {:<9} {:<22} {:<16} {:>10} {:>12} {:>8} {:>8}\n", "conn",
+                             "transport", "peer", "relay", "batches", "events", "refused",
+                             "problems");
+    for (const auto& connection : status["connections"])
+        std::cout << fmt::format("{:<5} {:<9} {:<22} {:<16} {:>10} {:>12} {:>8} {:>8}\n",
+                                 connection.value("id", 0), connection.value("transport", ""),
+                                 connection.value("peer", ""), connection.value("relay", ""),
+                                 connection.value("batches", 0), connection.value("events", 0),
+                                 connection.value("refused", 0), connection.value("problems", 0));
+    std::cout << fmt::format("\n{:<12} {:<10} {:>10} {:>8} {:>12}  {}\n", "plugin", "version",
+                             "calls", "errors", "busy ms", "state");
+    for (const auto& plugin : status["plugins"])
+        std::cout << fmt::format(
+            "{:<12} {:<10} {:>10} {:>8} {:>12.1f}  {}\n", plugin.value("name", ""),
+            plugin.value("version", ""), plugin.value("calls", 0), plugin.value("errors", 0),
+            plugin.value("busy_ms", 0.0),
+            plugin.value("active", false) ? "active" : "REFUSED: " + plugin.value("error", ""));
+    if (!status["recent_reloads"].empty()) std::cout << "\nrecent reloads:\n";
+    for (const auto& report : status["recent_reloads"])
+        std::cout << "  " << report.value("message", "") << "\n";
+}
+
+}  // namespace
+
+int run_ctl(const std::vector<std::string>& args) {
+    bool raw = false;
+    std::vector<std::string> words;
+    for (const auto& arg : args) {
+        if (arg == "--json")
+            raw = true;
+        else
+            words.push_back(arg);
+    }
+    if (words.size() < 2 || words.size() > 3) {
+        std::fprintf(stderr, "%s", kUsage);
+        return kExitUsage;
+    }
+    std::string socket = words[0];
+    if (socket.ends_with(".toml")) {
+        auto config = load_config_or_report(socket);
+        if (!config) return kExitInput;
+        if (config->serve.control_socket.empty()) {
+            std::fprintf(stderr, "arbiter ctl: %s sets no serve.control_socket\n", socket.c_str());
+            return kExitInput;
+        }
+        socket = config->serve.control_socket;
+    }
+    std::string command = words[1] + (words.size() == 3 ? " " + words[2] : "");
+    std::string error;
+    auto answer = ask(socket, command, error);
+    if (!answer) {
+        std::fprintf(stderr, "arbiter ctl: %s\n", error.c_str());
+        return kExitInput;
+    }
+    json parsed = json::parse(*answer, nullptr, false);
+    if (parsed.is_discarded()) {
+        std::fprintf(stderr, "arbiter ctl: the server's answer is not JSON: %s\n", answer->c_str());
+        return kExitInput;
+    }
+    const bool ok = !parsed.is_object() || parsed.value("ok", true);
+    if (raw || words[1] == "plugins" || words[1] == "assessments") {
+        std::cout << parsed.dump(2) << "\n";
+    } else if (words[1] == "status") {
+        print_status(parsed);
+    } else {
+        for (const auto& report : parsed.value("reports", json::array()))
+            std::cout << report.value("message", "") << "\n";
+        for (const auto& problem : parsed.value("problems", json::array()))
+            std::cout << problem.get<std::string>() << "\n";
+        if (parsed.contains("error") && parsed["error"].is_string())
+            std::cerr << "arbiter ctl: " << parsed["error"].get<std::string>() << "\n";
+    }
+    return ok ? kExitOk : kExitPartial;
+}
+
+}  // namespace arbiter::cli

@@ -1,0 +1,386 @@
+#include "serve/event_processor.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include "arbiter/host/sinks.hpp"
+
+namespace arbiter::host::serve {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+// Hands each raised action to the processor, which knows which relay to tell.
+class RoutingSink : public Sink {
+  public:
+    explicit RoutingSink(std::function<void(const Assessment&)> route) : route_(std::move(route)) {}
+    void on_action(const Assessment& assessment) override { route_(assessment); }
+
+  private:
+    std::function<void(const Assessment&)> route_;
+};
+
+json report_json(const ReloadReport& report) {
+    return {{"plugin", report.plugin},
+            {"change", report.change},
+            {"ok", report.ok},
+            {"error", report.error},
+            {"from_version", report.from_version},
+            {"to_version", report.to_version},
+            {"state", report.state},
+            {"pause_us", report.pause_us},
+            {"message", report.describe()}};
+}
+
+std::string error_json(const std::string& problem, uint64_t offset) {
+    return json{{"error", problem}, {"offset", offset}, {"closing", false}}.dump();
+}
+
+}  // namespace
+
+EventProcessor::EventProcessor(Host& host, ConfigLoadOptions options, WorkQueue& queue,
+                               Outbox& outbox)
+    : host_(host), options_(std::move(options)), queue_(queue), outbox_(outbox) {
+    router_ =
+        std::make_shared<RoutingSink>([this](const Assessment& assessment) { route(assessment); });
+    host_.add_sink(router_);
+}
+
+EventProcessor::~EventProcessor() {
+    host_.remove_sink(router_);
+}
+
+void EventProcessor::run() {
+    while (!drained_) {
+        if (auto work = queue_.pop(std::chrono::milliseconds(200))) {
+            try {
+                handle(*work);
+            } catch (const std::exception& error) {
+                // The host catches what plugins throw; this is the host's own failure on
+                // one item (out of memory, say). The item is reported and the stream goes on.
+                spdlog::error("serve: could not process a {} item: {}",
+                              static_cast<int>(work->kind), error.what());
+                if (work->connection)
+                    reply(work->connection, wire::FrameKind::error,
+                          error_json(error.what(), work->offset));
+            }
+        }
+        if (Clock::now() - last_housekeeping_ >= std::chrono::seconds(1)) {
+            last_housekeeping_ = Clock::now();
+            sample_rate();
+            end_idle_matches();
+        }
+    }
+}
+
+void EventProcessor::handle(Work& work) {
+    switch (work.kind) {
+        case Work::Kind::batch:
+            return on_batch(work);
+        case Work::Kind::sync:
+            return on_sync(work);
+        case Work::Kind::closed:
+            relay_stats_.erase(work.connection);
+            return;
+        case Work::Kind::control:
+            return on_control(work);
+        case Work::Kind::reload:
+            return start_reload(work.text, work.connection);
+        case Work::Kind::config_changed:
+            return apply_config_file(work.connection);
+        case Work::Kind::installed:
+            return on_installed(work);
+        case Work::Kind::drain:
+            return drain();
+    }
+}
+
+void EventProcessor::on_batch(Work& work) {
+    RelayStats& stats = relay_stats_[work.connection];
+    Host::PushResult pushed = host_.push_batch(work.payload);
+    if (pushed.problem) {
+        ++stats.refused;
+        reply(work.connection, wire::FrameKind::error,
+              error_json("batch refused: " + *pushed.problem, work.offset));
+        return;
+    }
+    ++stats.batches;
+    stats.events += pushed.events;
+    const MatchKey match{pushed.relay_id, pushed.match_id};
+    if (pushed.ended_match) {
+        match_owner_[match] = work.connection;
+        send_match_assessments(match);
+        match_owner_.erase(match);
+        last_batch_at_.erase(match);
+        return;
+    }
+    match_owner_[match] = work.connection;
+    last_batch_at_[match] = Clock::now();
+}
+
+void EventProcessor::on_sync(const Work& work) {
+    // Everything this connection sent before the sync has been processed: say how much.
+    const RelayStats& stats = relay_stats_[work.connection];
+    json answer = json::parse(work.payload.begin(), work.payload.end(), nullptr, false);
+    if (!answer.is_object()) answer = json::object();
+    answer["batches"] = stats.batches;
+    answer["events"] = stats.events;
+    answer["refused"] = stats.refused;
+    reply(work.connection, wire::FrameKind::sync, answer.dump());
+}
+
+void EventProcessor::on_control(const Work& work) {
+    const std::string& command = work.payload.empty()
+                                     ? std::string()
+                                     : std::string(work.payload.begin(), work.payload.end());
+    auto answer = [&](const json& body) { answer_control(work.connection, body); };
+    std::string verb = command.substr(0, command.find(' '));
+    std::string argument =
+        command.find(' ') == std::string::npos ? "" : command.substr(command.find(' ') + 1);
+    if (verb == "status") {
+        answer(json::parse(status_json(work.text)));
+    } else if (verb == "plugins") {
+        answer(json::parse(plugins_json()));
+    } else if (verb == "assessments") {
+        json list = json::array();
+        for (const auto& assessment : host_.assessments())
+            list.push_back(json::parse(assessment_json(assessment)));
+        answer(list);
+    } else if (verb == "reload" && argument.empty()) {
+        apply_config_file(work.connection);
+    } else if (verb == "reload") {
+        start_reload(argument, work.connection);
+    } else {
+        answer(
+            {{"ok", false},
+             {"error", "unknown command '" + command +
+                           "': expected status, plugins, assessments, reload or reload PLUGIN"}});
+    }
+}
+
+void EventProcessor::start_reload(const std::string& plugin, uint64_t connection) {
+    const PluginSlot* slot = nullptr;
+    for (const auto& candidate : host_.plugins())
+        if (candidate.settings.name == plugin) slot = &candidate;
+    if (!slot) {
+        ReloadReport report;
+        report.plugin = plugin;
+        report.change = "reload";
+        report.error = "no plugin '" + plugin + "' is configured";
+        spdlog::error("{}", report.describe());
+        answer_control(connection, {{"ok", false}, {"reports", {report_json(report)}}});
+        return;
+    }
+    spdlog::info("plugin '{}': loading {} for a reload, off the event path", plugin,
+                 slot->settings.library.string());
+    // The slow half on the loader thread; the swap comes back here as `installed`.
+    loader_.post([this, settings = slot->settings, connection] {
+        Work done;
+        done.kind = Work::Kind::installed;
+        done.connection = connection;
+        try {
+            done.prepared = std::make_shared<PluginSlot>(host_.prepare_plugin(settings));
+        } catch (const std::exception& error) {
+            done.prepared = std::make_shared<PluginSlot>();
+            done.prepared->settings = settings;
+            done.prepared->error = fmt::format("plugin '{}': {}", settings.name, error.what());
+        }
+        queue_.push_urgent(std::move(done));
+    });
+}
+
+void EventProcessor::on_installed(Work& work) {
+    auto retired = std::make_shared<PluginSlot>();
+    ReloadReport report = host_.install_plugin(std::move(*work.prepared), retired.get());
+    recent_reloads_.push_back(report);
+    if (recent_reloads_.size() > 20) recent_reloads_.erase(recent_reloads_.begin());
+    // The old generation is destroyed and its library released off the event path.
+    loader_.post([retired] { Host::release_retired(std::move(*retired)); });
+    answer_control(work.connection, {{"ok", report.ok}, {"reports", {report_json(report)}}});
+}
+
+void EventProcessor::apply_config_file(uint64_t connection) {
+    const auto file = host_.config().file;
+    json answer = {{"ok", false}, {"config", file.string()}};
+    try {
+        ServerConfig next = load_config(file, options_);
+        if (next.serve.unix_socket != host_.config().serve.unix_socket ||
+            next.serve.tcp_listen != host_.config().serve.tcp_listen ||
+            next.serve.control_socket != host_.config().serve.control_socket)
+            spdlog::warn("{}: [serve] sockets changed; they take effect at the next start",
+                         file.string());
+        next.serve = host_.config().serve;
+        spdlog::info("{}: changed; applying it", file.string());
+        json reports = json::array();
+        bool all_ok = true;
+        for (const auto& report : host_.apply_config(std::move(next))) {
+            reports.push_back(report_json(report));
+            all_ok = all_ok && report.ok;
+            recent_reloads_.push_back(report);
+        }
+        answer["ok"] = all_ok;
+        answer["reports"] = reports;
+        outbox_.post_watch(watched_files());
+    } catch (const ConfigError& error) {
+        // The old config stays, whole.
+        for (const auto& problem : error.problems())
+            spdlog::error("{} (the config was not applied; the old one stays)", problem);
+        answer["error"] = "the config has errors and was not applied; the old one stays";
+        answer["problems"] = error.problems();
+    }
+    answer_control(connection, answer);
+}
+
+void EventProcessor::drain() {
+    // Everything received before SIGTERM has been processed; end the open matches so
+    // that each plugin reports what it holds, tell the relays, and flush the sinks.
+    std::vector<MatchKey> open = host_.open_matches();
+    host_.close();
+    for (const auto& match : open)
+        send_match_assessments(match);
+    const auto& counters = host_.counters();
+    spdlog::info(
+        "serve: drained: {} batches ({} events) processed, {} refused, {} signals; sinks flushed",
+        counters.batches, counters.events, counters.refused_batches, counters.signals);
+    drained_ = true;
+    outbox_.post_drained();
+}
+
+void EventProcessor::reply(uint64_t connection, wire::FrameKind kind,
+                           const std::string& json_text) {
+    if (connection == 0) return;
+    Reply reply;
+    reply.connection = connection;
+    wire::append_frame(reply.bytes, kind, json_text);
+    outbox_.post(std::move(reply));
+}
+
+void EventProcessor::answer_control(uint64_t connection, const nlohmann::json& answer) {
+    if (connection == 0) return;  // the request came from the file watcher
+    // The control protocol is plain text: one JSON document, then the connection ends.
+    const std::string text = answer.dump(2) + "\n";
+    outbox_.post(
+        Reply{.connection = connection, .bytes = {text.begin(), text.end()}, .close_after = true});
+}
+
+void EventProcessor::route(const Assessment& assessment) {
+    auto owner = match_owner_.find({assessment.player.relay_id, assessment.player.match_id});
+    if (owner == match_owner_.end()) return;
+    reply(owner->second, wire::FrameKind::assessment, assessment_json(assessment));
+}
+
+void EventProcessor::send_match_assessments(const MatchKey& match) {
+    auto owner = match_owner_.find(match);
+    if (owner == match_owner_.end()) return;
+    for (const auto& assessment : host_.assessments())
+        if (assessment.player.relay_id == match.first && assessment.player.match_id == match.second)
+            reply(owner->second, wire::FrameKind::assessment, assessment_json(assessment));
+}
+
+void EventProcessor::end_idle_matches() {
+    const uint64_t idle_s = host_.config().serve.idle_match_end_s;
+    if (idle_s == 0) return;
+    const auto now = Clock::now();
+    for (auto it = last_batch_at_.begin(); it != last_batch_at_.end();) {
+        if (now - it->second < std::chrono::seconds(idle_s)) {
+            ++it;
+            continue;
+        }
+        const MatchKey match = it->first;
+        it = last_batch_at_.erase(it);
+        spdlog::info("match {}/{}: no batch for {} s; ending it", match.first, match.second,
+                     idle_s);
+        host_.end_match(match.first, match.second);
+        send_match_assessments(match);
+        match_owner_.erase(match);
+    }
+}
+
+void EventProcessor::sample_rate() {
+    rate_samples_.emplace_back(Clock::now(), host_.counters().events);
+    while (rate_samples_.size() > 11)
+        rate_samples_.pop_front();
+}
+
+std::string EventProcessor::status_json(const std::string& connections_json) const {
+    double events_per_second = 0;
+    if (rate_samples_.size() >= 2) {
+        const auto& [t0, e0] = rate_samples_.front();
+        const auto& [t1, e1] = rate_samples_.back();
+        const double seconds = std::chrono::duration<double>(t1 - t0).count();
+        if (seconds > 0) events_per_second = static_cast<double>(e1 - e0) / seconds;
+    }
+    json connections = json::parse(connections_json, nullptr, false);
+    if (!connections.is_array()) connections = json::array();
+    for (auto& connection : connections) {
+        auto stats = relay_stats_.find(connection.value("id", uint64_t{0}));
+        const RelayStats none;
+        const RelayStats& s = stats == relay_stats_.end() ? none : stats->second;
+        connection["batches"] = s.batches;
+        connection["events"] = s.events;
+        connection["refused"] = s.refused;
+    }
+    json plugins = json::array();
+    for (const auto& slot : host_.plugins()) {
+        plugins.push_back({{"name", slot.settings.name},
+                           {"version", slot.active() ? slot.library->identity().version : ""},
+                           {"active", slot.active()},
+                           {"error", slot.error},
+                           {"calls", slot.stats.calls},
+                           {"errors", slot.stats.errors},
+                           {"busy_ms", static_cast<double>(slot.stats.busy_ns) / 1e6}});
+    }
+    json reloads = json::array();
+    for (const auto& report : recent_reloads_)
+        reloads.push_back(report_json(report));
+    const auto& counters = host_.counters();
+    return json{{"server_id", host_.config().host.server_id},
+                {"uptime_s", std::chrono::duration<double>(Clock::now() - started_).count()},
+                {"events_per_second", events_per_second},
+                {"queue", {{"bytes", queue_.queued_bytes()}, {"capacity", queue_.capacity()}}},
+                {"counters",
+                 {{"batches", counters.batches},
+                  {"events", counters.events},
+                  {"refused_batches", counters.refused_batches},
+                  {"signals", counters.signals},
+                  {"matches_ended", counters.matches_ended},
+                  {"open_matches", host_.open_matches().size()}}},
+                {"connections", connections},
+                {"plugins", plugins},
+                {"recent_reloads", reloads}}
+        .dump();
+}
+
+std::string EventProcessor::plugins_json() const {
+    json plugins = json::array();
+    for (const auto& slot : host_.plugins()) {
+        json entry = {{"name", slot.settings.name},     {"library", slot.settings.library.string()},
+                      {"active", slot.active()},        {"error", slot.error},
+                      {"weight", slot.settings.weight}, {"class", to_string(slot.model_class)}};
+        if (slot.active()) {
+            const auto& id = slot.library->identity();
+            entry["plugin"] = id.name;
+            entry["version"] = id.version;
+            entry["abi"] = fmt::format("{}.{}", id.abi_major, id.abi_minor);
+            entry["schema"] = fmt::format("{}.{}", id.schema_major, id.schema_minor);
+            entry["capabilities"] = describe_capabilities(id.capabilities);
+            entry["private_copy"] = slot.library->private_copy().filename().string();
+        }
+        plugins.push_back(entry);
+    }
+    return plugins.dump();
+}
+
+std::vector<WatchedFile> EventProcessor::watched_files() const {
+    std::vector<WatchedFile> files{{host_.config().file, ""}};
+    for (const auto& settings : host_.config().plugins)
+        if (settings.enabled) files.push_back({settings.library, settings.name});
+    return files;
+}
+
+}  // namespace arbiter::host::serve

@@ -1,0 +1,80 @@
+// The event thread of `arbiter serve`: the only thread that touches the Host. It takes
+// the network thread's work in order (batches, syncs, commands, reload steps), runs
+// each batch through the pipeline, and sends each relay the assessments of its players
+// as they change.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arbiter/host/host.hpp"
+#include "arbiter/host/wire.hpp"
+#include "serve/background_worker.hpp"
+#include "serve/outbox.hpp"
+#include "serve/work_queue.hpp"
+
+namespace arbiter::host::serve {
+
+class EventProcessor {
+  public:
+    EventProcessor(Host& host, ConfigLoadOptions options, WorkQueue& queue, Outbox& outbox);
+    ~EventProcessor();
+    EventProcessor(const EventProcessor&) = delete;
+    EventProcessor& operator=(const EventProcessor&) = delete;
+
+    // The thread's body: returns once a drain has been processed.
+    void run();
+    // The files whose change means a reload: the config and each plugin's library.
+    std::vector<WatchedFile> watched_files() const;
+
+  private:
+    using MatchKey = std::pair<std::string, uint64_t>;
+    struct RelayStats {
+        uint64_t batches = 0;
+        uint64_t events = 0;
+        uint64_t refused = 0;
+    };
+
+    void handle(Work& work);
+    void on_batch(Work& work);
+    void on_sync(const Work& work);
+    void on_control(const Work& work);
+    void start_reload(const std::string& plugin, uint64_t connection);
+    void on_installed(Work& work);
+    void apply_config_file(uint64_t connection);
+    void drain();
+
+    void reply(uint64_t connection, wire::FrameKind kind, const std::string& json);
+    void answer_control(uint64_t connection, const nlohmann::json& answer);
+    void route(const Assessment& assessment);
+    void send_match_assessments(const MatchKey& match);
+    void end_idle_matches();
+    void sample_rate();
+    std::string status_json(const std::string& connections_json) const;
+    std::string plugins_json() const;
+
+    Host& host_;
+    ConfigLoadOptions options_;
+    WorkQueue& queue_;
+    Outbox& outbox_;
+    std::shared_ptr<Sink> router_;
+    std::map<MatchKey, uint64_t> match_owner_;  // the connection that last fed the match
+    std::map<MatchKey, std::chrono::steady_clock::time_point> last_batch_at_;
+    std::map<uint64_t, RelayStats> relay_stats_;
+    std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> rate_samples_;
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point last_housekeeping_ = started_;
+    std::vector<ReloadReport> recent_reloads_;
+    bool drained_ = false;
+    BackgroundWorker loader_;  // last: its jobs may post back while it winds down
+};
+
+}  // namespace arbiter::host::serve

@@ -1,0 +1,23 @@
+// The sockets `arbiter serve` listens on. Each function throws std::runtime_error
+// saying which address could not be used and why.
+#pragma once
+
+#include <string>
+
+namespace arbiter::host::serve {
+
+// A listening Unix socket at `path`. A stale socket file left by a server that died is
+// replaced; a live server on it, or a file that is not a socket, is an error.
+int listen_unix(const std::string& path, const std::string& setting);
+
+// A listening TCP socket for "address:port" ("[v6]:port" for IPv6). Unless
+// `allow_remote`, the address must be a loopback one. `bound` receives the address
+// actually bound (the port the kernel chose when the config gave 0).
+int listen_tcp(const std::string& address, bool allow_remote, const std::string& setting,
+               std::string& bound);
+
+void set_nonblocking(int fd);
+// Who is on the other end, for logs: "127.0.0.1:51234", or "unix" for a Unix socket.
+std::string peer_name(int fd);
+
+}  // namespace arbiter::host::serve

@@ -1,0 +1,88 @@
+// What the network thread hands the event thread, in arrival order, with a bound on
+// the bytes waiting: when the queue is full the network thread stops reading, so the
+// kernel's socket buffers fill and TCP or the Unix socket pushes back on the relay.
+// Nothing received is ever dropped for want of room.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arbiter/host/dispatch.hpp"
+
+namespace arbiter::host::serve {
+
+struct Work {
+    enum class Kind {
+        batch,           // a relay's batch
+        sync,            // a relay asks to hear back once everything before is processed
+        closed,          // a relay's connection ended
+        control,         // an `arbiter ctl` command
+        reload,          // reload a plugin (its file changed, or ctl asked)
+        config_changed,  // server_config.toml changed (or ctl asked)
+        installed,       // a new plugin generation is ready to be swapped in
+        drain,           // SIGTERM: everything before this is all there will be
+    };
+    Kind kind = Kind::batch;
+    uint64_t connection = 0;               // who asked, and who hears the reply; 0 = nobody
+    std::vector<uint8_t> payload;          // batch bytes, sync payload
+    uint64_t offset = 0;                   // of the frame in its stream
+    std::string text;                      // control command, plugin name, connections (JSON)
+    std::shared_ptr<PluginSlot> prepared;  // installed
+};
+
+class WorkQueue {
+  public:
+    explicit WorkQueue(uint64_t capacity_bytes) : capacity_(capacity_bytes) {}
+
+    // Relays' frames, counted against the capacity.
+    void push(Work work) {
+        std::lock_guard lock(mutex_);
+        bytes_ += work.payload.size();
+        items_.push_back(std::move(work));
+        ready_.notify_one();
+    }
+    // Commands and reload steps: never held back by a full queue, and taken first, so
+    // that `arbiter ctl` answers and a swap happens between two batches even under load.
+    void push_urgent(Work work) {
+        std::lock_guard lock(mutex_);
+        urgent_.push_back(std::move(work));
+        ready_.notify_one();
+    }
+    bool has_room() const {
+        std::lock_guard lock(mutex_);
+        return bytes_ < capacity_;
+    }
+    uint64_t queued_bytes() const {
+        std::lock_guard lock(mutex_);
+        return bytes_;
+    }
+    uint64_t capacity() const { return capacity_; }
+
+    std::optional<Work> pop(std::chrono::milliseconds timeout) {
+        std::unique_lock lock(mutex_);
+        if (!ready_.wait_for(lock, timeout, [&] { return !urgent_.empty() || !items_.empty(); }))
+            return std::nullopt;
+        std::deque<Work>& from = urgent_.empty() ? items_ : urgent_;
+        Work work = std::move(from.front());
+        from.pop_front();
+        if (&from == &items_) bytes_ -= work.payload.size();
+        return work;
+    }
+
+  private:
+    const uint64_t capacity_;
+    mutable std::mutex mutex_;
+    std::condition_variable ready_;
+    std::deque<Work> items_;
+    std::deque<Work> urgent_;
+    uint64_t bytes_ = 0;
+};
+
+}  // namespace arbiter::host::serve

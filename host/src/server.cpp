@@ -1,0 +1,669 @@
+// The network thread of `arbiter serve`: accepts relays and control clients, cuts
+// their bytes into verified frames, queues the work for the event thread, writes the
+// replies back, watches the plugin and config files, and turns SIGTERM into a drain.
+// The event thread's side is serve/event_processor.cpp.
+#include "arbiter/host/server.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include <arbiter/arbiter_plugin.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include "arbiter/host/host.hpp"
+#include "arbiter/host/wire.hpp"
+#include "serve/event_processor.hpp"
+#include "serve/file_watcher.hpp"
+#include "serve/outbox.hpp"
+#include "serve/sockets.hpp"
+#include "serve/work_queue.hpp"
+
+namespace arbiter::host {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using serve::Work;
+
+namespace {
+
+constexpr size_t kReadChunk = 256 * 1024;
+constexpr size_t kMaxControlLine = 4096;
+
+// Compares without stopping at the first difference, so the time taken does not tell
+// a guesser how much of the token was right.
+bool same_token(const std::string& given, const std::string& expected) {
+    unsigned char difference = given.size() == expected.size() ? 0 : 1;
+    for (size_t i = 0; i < given.size(); ++i)
+        difference |= static_cast<unsigned char>(
+            given[i] ^ expected[i % std::max<size_t>(1, expected.size())]);
+    return difference == 0 && !expected.empty();
+}
+
+std::string read_token_file(const std::string& path) {
+    std::ifstream in(path);
+    std::string token;
+    if (!in || !std::getline(in, token))
+        throw std::runtime_error("serve.token_file: cannot read a token from " + path);
+    while (!token.empty() && (token.back() == '\r' || token.back() == ' '))
+        token.pop_back();
+    if (token.empty())
+        throw std::runtime_error("serve.token_file: " + path + " holds an empty token");
+    return token;
+}
+
+// Logs the first few problems of a connection, then every power of two, so that a
+// relay sending garbage cannot flood the log.
+bool worth_logging(uint64_t count) {
+    return count <= 5 || (count & (count - 1)) == 0;
+}
+
+}  // namespace
+
+struct Server::Impl {
+    struct Listener {
+        int fd = -1;
+        enum class Role { unix_relays, tcp_relays, control } role;
+        std::string description;
+        std::string unlink_path;
+    };
+    struct Connection {
+        uint64_t id = 0;
+        int fd = -1;
+        bool control = false;
+        std::string transport;  // "unix" or "tcp"
+        std::string peer;
+        std::string relay;  // from the hello
+        bool token_required = false;
+        bool greeted = false;  // a hello was accepted, or is not needed
+        wire::FrameDecoder decoder;
+        std::string control_line;
+        std::vector<uint8_t> out;
+        size_t out_sent = 0;
+        bool stop_reading = false;  // a fatal problem, or a control request in flight
+        bool close_after_send = false;
+        bool dead = false;          // closed; swept out at the end of the loop's turn
+        bool write_closed = false;  // the peer reads no more; replies to it are dropped
+        std::string close_error;
+        uint64_t bytes_in = 0;
+        uint64_t frames = 0;
+        uint64_t problems = 0;
+        uint64_t held_back = 0;  // turns of the loop it was not read from, to push back
+        Clock::time_point since = Clock::now();
+
+        Connection(uint32_t max_payload) : decoder(max_payload) {}
+        size_t unsent() const { return out.size() - out_sent; }
+    };
+
+    ServeOptions options;
+    ServeSettings settings;
+    std::string token;
+    std::string server_id;
+    uint64_t max_message_bytes = 0;
+    std::unique_ptr<Host> host;
+    int wake_fd = -1;
+    int stop_fd = -1;
+    int signal_fd = -1;
+    std::vector<Listener> listeners;
+    std::unique_ptr<serve::FileWatcher> watcher;
+    serve::WorkQueue queue;
+    serve::Outbox outbox;
+    std::unique_ptr<serve::EventProcessor> processor;
+    std::map<uint64_t, Connection> connections;
+    uint64_t next_id = 1;
+    bool draining = false;
+    std::vector<uint8_t> read_buffer = std::vector<uint8_t>(kReadChunk);
+
+    Impl(ServerConfig config, ServeOptions opts)
+        : options(std::move(opts)),
+          settings(config.serve),
+          queue(config.serve.max_queued_bytes),
+          outbox(wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+        if (wake_fd < 0)
+            throw std::runtime_error(std::string("cannot create an eventfd: ") +
+                                     std::strerror(errno));
+        stop_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        token =
+            !settings.token_file.empty() ? read_token_file(settings.token_file) : settings.token;
+        server_id = config.host.server_id;
+        max_message_bytes = config.host.max_batch_bytes;
+        if (options.handle_signals) {
+            sigset_t signals;
+            sigemptyset(&signals);
+            sigaddset(&signals, SIGTERM);
+            sigaddset(&signals, SIGINT);
+            sigaddset(&signals, SIGPIPE);
+            ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+            sigdelset(&signals, SIGPIPE);
+            signal_fd = ::signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
+        }
+        try {
+            open_listeners();
+            if (listeners.empty())
+                throw std::runtime_error(
+                    config.file.string() +
+                    ": [serve] names no socket: set unix_socket or tcp_listen");
+            host = std::make_unique<Host>(std::move(config));
+            processor = std::make_unique<serve::EventProcessor>(*host, options.config_options,
+                                                                queue, outbox);
+            if (settings.watch) {
+                watcher = std::make_unique<serve::FileWatcher>(
+                    std::chrono::milliseconds(settings.watch_settle_ms));
+                watcher->watch(processor->watched_files());
+            }
+            write_ready_file();
+        } catch (...) {
+            close_everything();
+            throw;
+        }
+    }
+
+    ~Impl() { close_everything(); }
+
+    void close_everything() {
+        for (auto& [id, connection] : connections)
+            ::close(connection.fd);
+        connections.clear();
+        close_listeners();
+        for (int* fd : {&wake_fd, &stop_fd, &signal_fd})
+            if (*fd >= 0) ::close(std::exchange(*fd, -1));
+    }
+
+    void open_listeners() {
+        if (!settings.unix_socket.empty()) {
+            listeners.push_back({serve::listen_unix(settings.unix_socket, "serve.unix_socket"),
+                                 Listener::Role::unix_relays, "unix " + settings.unix_socket,
+                                 settings.unix_socket});
+        }
+        if (!settings.tcp_listen.empty()) {
+            std::string bound;
+            int fd = serve::listen_tcp(settings.tcp_listen, settings.tcp_allow_remote,
+                                       "serve.tcp_listen", bound);
+            listeners.push_back({fd, Listener::Role::tcp_relays, "tcp " + bound, ""});
+        }
+        if (!settings.control_socket.empty()) {
+            int fd = serve::listen_unix(settings.control_socket, "serve.control_socket");
+            ::chmod(settings.control_socket.c_str(), 0600);  // reloads are the operator's alone
+            listeners.push_back({fd, Listener::Role::control, "control " + settings.control_socket,
+                                 settings.control_socket});
+        }
+    }
+
+    void close_listeners() {
+        for (auto& listener : listeners) {
+            ::close(listener.fd);
+            if (!listener.unlink_path.empty()) ::unlink(listener.unlink_path.c_str());
+        }
+        listeners.clear();
+    }
+
+    void write_ready_file() {
+        if (options.ready_file.empty()) return;
+        json ready = {{"pid", ::getpid()}};
+        for (const auto& listener : listeners) {
+            const auto space = listener.description.find(' ');
+            ready[listener.description.substr(0, space)] = listener.description.substr(space + 1);
+        }
+        const auto temporary = options.ready_file.string() + ".tmp";
+        std::ofstream(temporary) << ready.dump() << "\n";
+        std::filesystem::rename(temporary, options.ready_file);
+    }
+
+    // ---- the loop ----
+
+    void run() {
+        for (const auto& listener : listeners)
+            spdlog::info(
+                "serve: listening on {}{}", listener.description,
+                listener.role == Listener::Role::tcp_relays ? " (relays must give the token)" : "");
+        std::thread events([this] { processor->run(); });
+        bool drained = false;
+        while (!drained) {
+            drained = collect_mail();
+            if (drained) break;
+            poll_once();
+        }
+        flush_before_exit();
+        events.join();
+        close_everything();
+        spdlog::info("serve: stopped");
+    }
+
+    // Takes what the event thread sent back; true once the drain is complete.
+    bool collect_mail() {
+        serve::Mail mail = outbox.take();
+        for (auto& reply : mail.replies) {
+            auto it = connections.find(reply.connection);
+            if (it == connections.end()) continue;  // it left; the reply has nowhere to go
+            Connection& connection = it->second;
+            connection.out.insert(connection.out.end(), reply.bytes.begin(), reply.bytes.end());
+            connection.close_after_send = connection.close_after_send || reply.close_after;
+            write_to(connection);
+        }
+        if (mail.watch && watcher) watcher->watch(*mail.watch);
+        sweep();
+        return mail.drained;
+    }
+
+    void poll_once() {
+        std::vector<pollfd> fds;
+        std::vector<uint64_t> owners;  // connection id per entry; 0 for the rest
+        auto add = [&](int fd, short events, uint64_t owner) {
+            fds.push_back({fd, events, 0});
+            owners.push_back(owner);
+        };
+        if (signal_fd >= 0) add(signal_fd, POLLIN, 0);
+        add(wake_fd, POLLIN, 0);
+        add(stop_fd, POLLIN, 0);
+        if (watcher) add(watcher->fd(), POLLIN, 0);
+        for (const auto& listener : listeners)
+            add(listener.fd, POLLIN, 0);
+        const bool room = queue.has_room();
+        bool held_back = false;
+        for (auto& [id, connection] : connections) {
+            if (connection.dead) continue;
+            short events = 0;
+            const bool may_read =
+                !connection.stop_reading && !draining &&
+                (connection.control || (room && connection.unsent() < settings.max_reply_bytes));
+            if (may_read) {
+                events |= POLLIN;
+            } else if (!connection.stop_reading && !draining && !connection.control) {
+                held_back = true;
+                ++connection.held_back;
+            }
+            if (connection.unsent() > 0) events |= POLLOUT;
+            add(connection.fd, events, id);
+        }
+        // While a relay is held back, look again soon: the queue empties without a wake-up.
+        int timeout = held_back ? 5 : 1000;
+        if (watcher && watcher->next_timeout_ms() >= 0)
+            timeout = std::min(timeout, watcher->next_timeout_ms());
+
+        if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR)
+            spdlog::error("serve: poll failed: {}", std::strerror(errno));
+
+        for (size_t i = 0; i < fds.size(); ++i) {
+            if (fds[i].revents == 0) continue;
+            const int fd = fds[i].fd;
+            if (owners[i] != 0) {
+                service_connection(owners[i], fds[i].revents);
+            } else if (fd == signal_fd) {
+                signalfd_siginfo info{};
+                [[maybe_unused]] auto got = ::read(signal_fd, &info, sizeof info);
+                spdlog::info("serve: {} received; draining what was received",
+                             ::strsignal(static_cast<int>(info.ssi_signo)));
+                begin_drain();
+            } else if (fd == stop_fd) {
+                uint64_t ignored;
+                [[maybe_unused]] auto got = ::read(stop_fd, &ignored, sizeof ignored);
+                spdlog::info("serve: asked to stop; draining what was received");
+                begin_drain();
+            } else if (fd == wake_fd) {
+                uint64_t ignored;
+                [[maybe_unused]] auto got = ::read(wake_fd, &ignored, sizeof ignored);
+            } else if (watcher && fd == watcher->fd()) {
+                watcher->read_events();
+            } else {
+                for (const auto& listener : listeners)
+                    if (listener.fd == fd) accept_all(listener);
+            }
+        }
+        sweep();
+        if (watcher && !draining) {
+            for (const auto& file : watcher->settled()) {
+                Work work;
+                if (file.plugin.empty()) {
+                    spdlog::info("serve: {} changed on disk; reloading the config",
+                                 file.path.string());
+                    work.kind = Work::Kind::config_changed;
+                } else {
+                    spdlog::info("serve: plugin '{}': {} changed on disk; reloading it",
+                                 file.plugin, file.path.string());
+                    work.kind = Work::Kind::reload;
+                    work.text = file.plugin;
+                }
+                queue.push_urgent(std::move(work));
+            }
+        }
+    }
+
+    void accept_all(const Listener& listener) {
+        while (true) {
+            const int fd = ::accept4(listener.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd < 0) {
+                if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                    spdlog::warn("serve: accept on {} failed: {}", listener.description,
+                                 std::strerror(errno));
+                return;
+            }
+            const uint64_t id = next_id++;
+            Connection& connection =
+                connections.emplace(id, Connection(static_cast<uint32_t>(max_message_bytes)))
+                    .first->second;
+            connection.id = id;
+            connection.fd = fd;
+            connection.control = listener.role == Listener::Role::control;
+            connection.transport = listener.role == Listener::Role::tcp_relays ? "tcp" : "unix";
+            connection.peer = serve::peer_name(fd);
+            connection.token_required =
+                listener.role == Listener::Role::tcp_relays || settings.unix_requires_token;
+            connection.greeted = !connection.token_required;
+            if (!connection.control) {
+                connection.out = wire::stream_header();
+                spdlog::info("serve: connection {} from {} over {}", id, connection.peer,
+                             connection.transport);
+            }
+        }
+    }
+
+    void service_connection(uint64_t id, short revents) {
+        auto it = connections.find(id);
+        if (it == connections.end()) return;
+        Connection& connection = it->second;
+        // Read first: a relay that sent its last batches and hung up has them waiting
+        // here even though writing to it now fails.
+        if (revents & (POLLIN | POLLHUP | POLLERR)) read_from(connection);
+        if (!connection.dead && (revents & POLLOUT)) write_to(connection);
+    }
+
+    // One read per wake-up (all of it when draining), so that every relay gets its turn.
+    void read_from(Connection& connection) {
+        do {
+            const ssize_t got = ::recv(connection.fd, read_buffer.data(), read_buffer.size(), 0);
+            if (got > 0) {
+                connection.bytes_in += static_cast<uint64_t>(got);
+                std::span<const uint8_t> bytes(read_buffer.data(), static_cast<size_t>(got));
+                connection.control ? take_control_bytes(connection, bytes)
+                                   : take_relay_bytes(connection, bytes);
+                if (connection.dead || connection.stop_reading) return;
+                continue;
+            }
+            if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+            disconnect(connection, got == 0 ? "" : std::strerror(errno));
+            return;
+        } while (draining);
+    }
+
+    void take_relay_bytes(Connection& connection, std::span<const uint8_t> bytes) {
+        connection.decoder.feed(bytes);
+        while (!connection.dead && !connection.stop_reading) {
+            auto decoded = connection.decoder.next();
+            if (!decoded) return;
+            if (!decoded->frame) {
+                send_error(connection, decoded->problem, decoded->offset, decoded->fatal);
+                if (decoded->fatal) return;
+                continue;
+            }
+            wire::Frame& frame = *decoded->frame;
+            ++connection.frames;
+            if (!connection.greeted) {
+                if (frame.kind != wire::FrameKind::hello) {
+                    send_error(connection,
+                               "expected a hello frame (ARBH) with the token before anything else",
+                               frame.offset, true);
+                    return;
+                }
+                if (!accept_hello(connection, frame)) return;
+                continue;
+            }
+            switch (frame.kind) {
+                case wire::FrameKind::batch:
+                case wire::FrameKind::sync: {
+                    Work work;
+                    work.kind =
+                        frame.kind == wire::FrameKind::batch ? Work::Kind::batch : Work::Kind::sync;
+                    work.connection = connection.id;
+                    work.offset = frame.offset;
+                    work.payload = std::move(frame.payload);
+                    queue.push(std::move(work));
+                    break;
+                }
+                case wire::FrameKind::hello:
+                    if (connection.relay.empty() && !connection.token_required) {
+                        accept_hello(connection,
+                                     frame);  // optional on a Unix socket: names the relay
+                    } else {
+                        send_error(connection, "a second hello; it was ignored", frame.offset,
+                                   false);
+                    }
+                    break;
+                default:
+                    send_error(
+                        connection,
+                        fmt::format(
+                            "a {} frame is the host's to send, not the relay's; it was ignored",
+                            wire::magic_of(frame.kind)),
+                        frame.offset, false);
+            }
+        }
+    }
+
+    bool accept_hello(Connection& connection, const wire::Frame& frame) {
+        json hello = json::parse(frame.payload.begin(), frame.payload.end(), nullptr, false);
+        if (!hello.is_object()) {
+            send_error(connection, "the hello is not a JSON object", frame.offset,
+                       connection.token_required);
+            return false;
+        }
+        if (connection.token_required) {
+            const std::string given = hello.value("token", "");
+            if (!same_token(given, token)) {
+                spdlog::warn("serve: connection {} from {}: wrong or missing token; closing it",
+                             connection.id, connection.peer);
+                send_error(connection, given.empty() ? "the hello carries no token" : "wrong token",
+                           frame.offset, true);
+                return false;
+            }
+        }
+        connection.greeted = true;
+        connection.relay = hello.value("relay", "");
+        spdlog::info("serve: connection {} from {} is relay '{}'", connection.id, connection.peer,
+                     connection.relay);
+        json welcome = {
+            {"server_id", server_id},
+            {"protocol", 1},
+            {"abi", fmt::format("{}.{}", ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR)},
+            {"schema", fmt::format("{}.{}", ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR)},
+            {"max_message_bytes", max_message_bytes}};
+        wire::append_frame(connection.out, wire::FrameKind::welcome, welcome.dump());
+        write_to(connection);
+        return true;
+    }
+
+    void send_error(Connection& connection, const std::string& problem, uint64_t offset,
+                    bool closing) {
+        ++connection.problems;
+        if (worth_logging(connection.problems))
+            spdlog::warn("serve: connection {} ({}): at byte {}: {}{}", connection.id,
+                         connection.relay.empty() ? connection.peer : connection.relay, offset,
+                         problem, closing ? "; closing it" : "");
+        json error = {{"error", problem}, {"offset", offset}, {"closing", closing}};
+        wire::append_frame(connection.out, wire::FrameKind::error, error.dump());
+        if (closing) {
+            connection.stop_reading = true;
+            connection.close_after_send = true;
+        }
+        write_to(connection);
+    }
+
+    void take_control_bytes(Connection& connection, std::span<const uint8_t> bytes) {
+        connection.control_line.append(bytes.begin(), bytes.end());
+        const auto end = connection.control_line.find('\n');
+        if (end == std::string::npos) {
+            if (connection.control_line.size() > kMaxControlLine)
+                answer_control_error(connection, "the command line is too long");
+            return;
+        }
+        std::string command = connection.control_line.substr(0, end);
+        if (!command.empty() && command.back() == '\r') command.pop_back();
+        connection.stop_reading = true;  // one command per connection
+        Work work;
+        work.kind = Work::Kind::control;
+        work.connection = connection.id;
+        work.payload.assign(command.begin(), command.end());
+        work.text = connections_json();
+        queue.push_urgent(std::move(work));
+    }
+
+    void answer_control_error(Connection& connection, const std::string& problem) {
+        const std::string text = json{{"ok", false}, {"error", problem}}.dump(2) + "\n";
+        connection.out.insert(connection.out.end(), text.begin(), text.end());
+        connection.stop_reading = true;
+        connection.close_after_send = true;
+        write_to(connection);
+    }
+
+    std::string connections_json() const {
+        json list = json::array();
+        for (const auto& [id, connection] : connections) {
+            if (connection.control) continue;
+            list.push_back(
+                {{"id", id},
+                 {"transport", connection.transport},
+                 {"peer", connection.peer},
+                 {"relay", connection.relay},
+                 {"bytes_in", connection.bytes_in},
+                 {"frames", connection.frames},
+                 {"problems", connection.problems},
+                 {"held_back", connection.held_back},
+                 {"reply_bytes_unsent", connection.unsent()},
+                 {"connected_s",
+                  std::chrono::duration<double>(Clock::now() - connection.since).count()}});
+        }
+        return list.dump();
+    }
+
+    void write_to(Connection& connection) {
+        if (connection.dead || connection.write_closed) {
+            connection.out.clear();
+            connection.out_sent = 0;
+            return;
+        }
+        while (connection.unsent() > 0) {
+            const ssize_t sent = ::send(connection.fd, connection.out.data() + connection.out_sent,
+                                        connection.unsent(), MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (sent > 0) {
+                connection.out_sent += static_cast<size_t>(sent);
+                continue;
+            }
+            if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+            if (!connection.control && !connection.stop_reading && !draining) {
+                // The relay no longer reads, but what it sent before is still to be
+                // taken; the end of its stream closes the connection.
+                connection.out.clear();
+                connection.out_sent = 0;
+                connection.write_closed = true;
+                return;
+            }
+            disconnect(connection, std::strerror(errno));
+            return;
+        }
+        connection.out.clear();
+        connection.out_sent = 0;
+        if (connection.close_after_send) disconnect(connection, "");
+    }
+
+    // Marks a connection closed; sweep() lets it go once nothing refers to it any more.
+    void disconnect(Connection& connection, const std::string& error) {
+        if (connection.dead) return;
+        connection.dead = true;
+        connection.close_error = error;
+    }
+
+    void sweep() {
+        for (auto it = connections.begin(); it != connections.end();) {
+            Connection& connection = it->second;
+            if (!connection.dead) {
+                ++it;
+                continue;
+            }
+            const std::string who = connection.relay.empty() ? connection.peer : connection.relay;
+            if (!connection.control) {
+                if (connection.decoder.pending_bytes() > 0)
+                    spdlog::warn(
+                        "serve: connection {} ({}) ended in the middle of a frame: {} bytes of it "
+                        "were "
+                        "dropped; the {} frames before it were all taken",
+                        connection.id, who, connection.decoder.pending_bytes(), connection.frames);
+                else
+                    spdlog::info("serve: connection {} ({}) closed{}{}", connection.id, who,
+                                 connection.close_error.empty() ? "" : ": ",
+                                 connection.close_error);
+                Work closed;
+                closed.kind = Work::Kind::closed;
+                closed.connection = connection.id;
+                queue.push(std::move(closed));
+            }
+            ::close(connection.fd);
+            it = connections.erase(it);
+        }
+    }
+
+    // SIGTERM: take in everything the relays have already sent, stop listening, and let
+    // the event thread finish it.
+    void begin_drain() {
+        if (draining) return;
+        draining = true;
+        close_listeners();
+        for (auto& [id, connection] : connections)
+            if (!connection.control && !connection.stop_reading && !connection.dead)
+                read_from(connection);
+        sweep();
+        Work drain;
+        drain.kind = Work::Kind::drain;
+        queue.push(std::move(drain));
+    }
+
+    // The last replies (final assessments, sync answers) get a short while to leave.
+    void flush_before_exit() {
+        const auto deadline = Clock::now() + std::chrono::seconds(2);
+        while (Clock::now() < deadline) {
+            collect_mail();
+            std::vector<pollfd> fds;
+            for (auto& [id, connection] : connections)
+                if (!connection.dead && connection.unsent() > 0)
+                    fds.push_back({connection.fd, POLLOUT, 0});
+            if (fds.empty()) return;
+            ::poll(fds.data(), fds.size(), 50);
+            for (auto& [id, connection] : connections)
+                write_to(connection);
+            sweep();
+        }
+    }
+};
+
+Server::Server(ServerConfig config, ServeOptions options)
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(options))) {}
+
+Server::~Server() = default;
+
+void Server::run() {
+    impl_->run();
+}
+
+void Server::stop() {
+    const uint64_t one = 1;
+    [[maybe_unused]] auto written = ::write(impl_->stop_fd, &one, sizeof one);
+}
+
+std::vector<std::string> Server::endpoints() const {
+    std::vector<std::string> out;
+    for (const auto& listener : impl_->listeners)
+        out.push_back(listener.description);
+    return out;
+}
+
+}  // namespace arbiter::host

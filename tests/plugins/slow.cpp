@@ -1,0 +1,35 @@
+// A plugin slower than any relay: it sleeps `delay_us` (default 1000) on every batch and
+// reports nothing. The serve tests use it to make the host fall behind a fast sender,
+// so that push-back, a SIGTERM with events queued and a swap under load really happen.
+#include <chrono>
+#include <thread>
+
+#include <arbiter/sdk.hpp>
+
+namespace {
+
+class Slow final : public arbiter::Analyzer {
+  public:
+    static constexpr arbiter::PluginInfo info{.name = "test-slow",
+                                              .version = "1.0.0",
+                                              .contact = "tests@arbiter.invalid",
+                                              .description = "sleeps on every batch",
+                                              .model_class = arbiter::ModelClass::validation};
+
+    explicit Slow(const arbiter::Context& context)
+        : Analyzer(context),
+          delay_(context.config.integer("delay_us", 1000, arbiter::Range::between(0, 1'000'000))) {
+        context.config.reject_unknown_keys();
+    }
+
+    void on_batch(const arbiter::Batch&, arbiter::Signals&) override {
+        std::this_thread::sleep_for(std::chrono::microseconds(delay_));
+    }
+
+  private:
+    int64_t delay_;
+};
+
+}  // namespace
+
+ARBITER_PLUGIN(Slow);

@@ -1,0 +1,614 @@
+// `arbiter serve` as relays meet it: a real server process, real sockets. A long match
+// over each transport (and the same assessments as `arbiter replay`), bad messages, a
+// wrong token, a client that leaves mid-message, a sender faster than the host, SIGTERM
+// with events in flight, and plugins and the config swapped under load without an
+// event lost or seen twice.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <arbiter/sdk/batch_builder.hpp>
+
+#include "arbiter/host/event_file.hpp"
+#include "arbiter/host/relay_client.hpp"
+#include "arbiter/host/wire.hpp"
+#include "support/cli.hpp"
+#include "support/server_process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using arbiter::host::RelayClient;
+using arbiter::host::wire::FrameKind;
+using arbiter::test::ServerProcess;
+using json = nlohmann::json;
+
+constexpr const char* kToken = "test-token-7f3a";
+
+std::vector<std::vector<uint8_t>> records_of(const fs::path& file) {
+    std::vector<std::vector<uint8_t>> records;
+    arbiter::host::EventFileReader reader(file);
+    while (auto item = reader.next())
+        if (item->kind == arbiter::host::EventFileItem::Kind::record)
+            records.emplace_back(item->payload.begin(), item->payload.end());
+    return records;
+}
+
+json parse(const arbiter::host::wire::Frame& frame) {
+    return json::parse(frame.payload.begin(), frame.payload.end(), nullptr, false);
+}
+
+std::vector<std::string> errors_in(const std::vector<arbiter::host::wire::Frame>& frames) {
+    std::vector<std::string> errors;
+    for (const auto& frame : frames)
+        if (frame.kind == FrameKind::error) errors.push_back(parse(frame).value("error", ""));
+    return errors;
+}
+
+// The last assessment the host sent for each player, by player number.
+std::map<uint32_t, json> last_assessments(const std::vector<arbiter::host::wire::Frame>& frames) {
+    std::map<uint32_t, json> last;
+    for (const auto& frame : frames)
+        if (frame.kind == FrameKind::assessment) {
+            json assessment = parse(frame);
+            last[assessment.value("player", 0u)] = assessment;
+        }
+    return last;
+}
+
+class Serve : public ::testing::Test {
+  protected:
+    fs::path config_path() const { return dir_ / "server_config.toml"; }
+    fs::path relay_socket() const { return dir_ / "relays.sock"; }
+    fs::path control_socket() const { return dir_ / "control.sock"; }
+
+    // A config with every transport, the given plugins and any extra [serve] keys.
+    std::string config_text(const std::string& plugins, const std::string& serve_extra = "",
+                            const std::string& host_extra = "") const {
+        return "[host]\nserver_id = \"serve-test\"\nlog_level = \"info\"\n" + host_extra +
+               "\n[sinks]\nsecurity_log = \"security.jsonl\"\n" + "\n[serve]\nunix_socket = \"" +
+               relay_socket().string() + "\"\ntcp_listen = \"127.0.0.1:0\"\ntoken = \"" + kToken +
+               "\"\ncontrol_socket = \"" + control_socket().string() +
+               "\"\nwatch_settle_ms = 50\n" + serve_extra + "\n" + plugins;
+    }
+    void write_config(const std::string& text) {
+        // Renamed into place, as a deploy tool (or an editor) does.
+        arbiter::test::write_text(dir_ / "config.tmp", text);
+        fs::rename(dir_ / "config.tmp", config_path());
+    }
+    static std::string bundled(const std::string& name) {
+        return "[plugins." + name + "]\nlibrary = \"" + name + "\"\n";
+    }
+    static std::string test_plugin(const std::string& key, const std::string& file,
+                                   const std::string& config = "") {
+        return "[plugins." + key + "]\nlibrary = \"" + (fs::path(TEST_PLUGIN_DIR) / file).string() +
+               "\"\n" + (config.empty() ? "" : "[plugins." + key + ".config]\n" + config + "\n");
+    }
+
+    // A simulated match through `arbiter simulate`.
+    fs::path simulate(const std::string& players, int seconds, int seed = 1) {
+        const fs::path out = dir_ / ("match-" + std::to_string(seed) + ".arbev");
+        auto result = arbiter::test::run_command(
+            {ARBITER_EXE, "simulate", out.string(), "--players", players, "--duration-s",
+             std::to_string(seconds), "--seed", std::to_string(seed)},
+            dir_.path());
+        EXPECT_EQ(result.exit_status, 0) << result.err;
+        return out;
+    }
+
+    json status() {
+        return json::parse(arbiter::test::ctl(control_socket(), {"status", "--json"}, dir_.path()),
+                           nullptr, false);
+    }
+
+    arbiter::test::TempDir dir_;
+};
+
+// Events in the records, as the host counts them (FlatBuffers' vector length).
+size_t events_in(const std::vector<std::vector<uint8_t>>& records) {
+    size_t events = 0;
+    for (const auto& record : records)
+        events += flatbuffers::GetRoot<arbiter::fb::EventBatch>(record.data())->events()->size();
+    return events;
+}
+
+void expect_same_actions_as_replay(const std::map<uint32_t, json>& served, const fs::path& config,
+                                   const fs::path& match, const fs::path& work_dir) {
+    auto replay = arbiter::test::run_command(
+        {ARBITER_EXE, "replay", config.string(), match.string(), "--json"}, work_dir);
+    ASSERT_EQ(replay.exit_status, 0) << replay.err;
+    size_t players = 0;
+    for (const auto& line : arbiter::test::lines_of(replay.out)) {
+        json expected = json::parse(line);
+        const uint32_t player = expected.value("player", 0u);
+        ++players;
+        ASSERT_TRUE(served.count(player)) << "no assessment served for player " << player;
+        EXPECT_EQ(served.at(player).value("action", ""), expected.value("action", ""))
+            << "player " << player;
+        EXPECT_NEAR(served.at(player).value("combined_score", 0.0),
+                    expected.value("combined_score", 0.0), 1e-9)
+            << "player " << player;
+    }
+    EXPECT_EQ(players, served.size());
+    EXPECT_GT(players, 0u);
+}
+
+TEST_F(Serve, StreamsALongMatchOverTheUnixSocketAndAssessesItAsReplayDoes) {
+    write_config(config_text(bundled("reference") + bundled("lagpool") + bundled("kaladin")));
+    const fs::path match = simulate("honest=12,speed_hack=2,teleport=1,reaction_bot=1", 300);
+    const auto records = records_of(match);
+    ServerProcess server(config_path(), dir_.path());
+
+    // No hello: on the Unix socket a recorded match streams as it is.
+    RelayClient relay = RelayClient::connect_unix(relay_socket());
+    for (const auto& record : records)
+        relay.send_batch(record);
+    json synced = json::parse(relay.sync(1));
+    EXPECT_EQ(synced.value("batches", 0u), records.size());
+    EXPECT_EQ(synced.value("events", 0u), events_in(records));
+    EXPECT_EQ(synced.value("refused", 1u), 0u);
+
+    auto frames = relay.take_received();
+    EXPECT_TRUE(errors_in(frames).empty());
+    // The match ended (MatchEnd), so every player's final assessment came back.
+    expect_same_actions_as_replay(last_assessments(frames), config_path(), match, dir_.path());
+    EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
+}
+
+TEST_F(Serve, StreamsALongMatchOverTcpAfterAHelloWithTheToken) {
+    write_config(config_text(bundled("reference") + bundled("lagpool")));
+    const fs::path match = simulate("honest=8,speed_hack=2", 300, 2);
+    const auto records = records_of(match);
+    ServerProcess server(config_path(), dir_.path());
+    ASSERT_FALSE(server.tcp_address().empty());
+    EXPECT_TRUE(server.tcp_address().starts_with("127.0.0.1:"));
+
+    RelayClient relay = RelayClient::connect_tcp(server.tcp_address());
+    json welcome = json::parse(relay.hello("relay-eu-1", kToken));
+    EXPECT_EQ(welcome.value("server_id", ""), "serve-test");
+    EXPECT_EQ(welcome.value("protocol", 0), 1);
+    for (const auto& record : records)
+        relay.send_batch(record);
+    json synced = json::parse(relay.sync(7));
+    EXPECT_EQ(synced.value("id", 0), 7);
+    EXPECT_EQ(synced.value("events", 0u), events_in(records));
+
+    auto served = last_assessments(relay.take_received());
+    expect_same_actions_as_replay(served, config_path(), match, dir_.path());
+    size_t flagged = 0;
+    for (const auto& [player, assessment] : served)
+        flagged += assessment.value("action", "") == "FlagForReview";
+    EXPECT_EQ(flagged, 2u) << "the two speed hackers, and no honest player";
+    EXPECT_TRUE(server.wait_for_log("is relay 'relay-eu-1'"));
+}
+
+TEST_F(Serve, RefusesAWrongOrMissingTokenAndGoesOnServingTheOthers) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
+    ServerProcess server(config_path(), dir_.path());
+    arbiter::BatchBuilder builder("relay", 1);
+    builder.add(1000, 1, 1, arbiter::build::Position{.position = {0, 0, 0}});
+    const auto batch = builder.finish();
+
+    RelayClient good = RelayClient::connect_tcp(server.tcp_address());
+    good.hello("good", kToken);
+
+    RelayClient wrong = RelayClient::connect_tcp(server.tcp_address());
+    try {
+        wrong.hello("intruder", "guess");
+        FAIL() << "a wrong token was accepted";
+    } catch (const std::runtime_error& error) {
+        EXPECT_NE(std::string(error.what()).find("wrong token"), std::string::npos) << error.what();
+    }
+    EXPECT_FALSE(wrong.read_frame(std::chrono::seconds(5)));
+    EXPECT_TRUE(wrong.host_hung_up());
+
+    // Batches before any hello: refused and closed, nothing of them processed.
+    RelayClient rude = RelayClient::connect_tcp(server.tcp_address());
+    rude.send_batch(batch);
+    auto refusal = rude.read_frame(std::chrono::seconds(5));
+    ASSERT_TRUE(refusal);
+    EXPECT_EQ(refusal->kind, FrameKind::error);
+    EXPECT_NE(parse(*refusal).value("error", "").find("hello"), std::string::npos);
+    EXPECT_TRUE(parse(*refusal).value("closing", false));
+
+    RelayClient empty = RelayClient::connect_tcp(server.tcp_address());
+    EXPECT_THROW(empty.hello("no-token"), std::runtime_error);
+
+    good.send_batch(batch);
+    EXPECT_EQ(json::parse(good.sync(1)).value("batches", 0), 1);
+    EXPECT_EQ(status()["counters"].value("batches", 0), 1);
+    EXPECT_NE(server.log().find("wrong or missing token"), std::string::npos);
+}
+
+TEST_F(Serve, ReportsEachBadMessageByNameAndGoesOnWithTheNext) {
+    write_config(
+        config_text(test_plugin("echo", "arbiter-test-echo.so"), "", "max_batch_bytes = 65536\n"));
+    ServerProcess server(config_path(), dir_.path());
+    arbiter::BatchBuilder builder("relay", 1);
+    auto batch = [&](int64_t t) {
+        builder.add(t, 1, 1, arbiter::build::Position{.position = {0, 0, 0}});
+        return builder.finish();
+    };
+    auto frame = [](FrameKind kind, std::span<const uint8_t> payload) {
+        std::vector<uint8_t> bytes;
+        arbiter::host::wire::append_frame(bytes, kind, payload);
+        return bytes;
+    };
+
+    RelayClient bystander = RelayClient::connect_unix(relay_socket());
+    RelayClient relay = RelayClient::connect_unix(relay_socket());
+    relay.send_batch(batch(1000));
+
+    auto damaged_header = frame(FrameKind::batch, batch(2000));
+    damaged_header[5] ^= 0x40;  // the length, under the header checksum
+    relay.send_raw(damaged_header);
+
+    relay.send_batch(batch(3000));
+
+    auto damaged_payload = frame(FrameKind::batch, batch(4000));
+    damaged_payload.back() ^= 0x01;
+    relay.send_raw(damaged_payload);
+
+    relay.send_raw(frame(FrameKind::batch, std::vector<uint8_t>(100 * 1024, 0x5a)));  // over 64 KiB
+    relay.send_raw(frame(FrameKind::batch, std::vector<uint8_t>(64, 0x11)));  // not a FlatBuffer
+    std::vector<uint8_t> unknown = frame(FrameKind::batch, batch(5000));
+    std::memcpy(unknown.data(), "ARBQ", 4);
+    const uint32_t header_crc = arbiter::host::crc32({unknown.data(), 12});
+    std::memcpy(unknown.data() + 12, &header_crc, 4);  // a well-formed frame of a kind nobody knows
+    relay.send_raw(unknown);
+    relay.send_raw(
+        frame(FrameKind::welcome, std::vector<uint8_t>{'{', '}'}));  // the host's to send
+    relay.send_batch(batch(6000));
+
+    json synced = json::parse(relay.sync(1));
+    EXPECT_EQ(synced.value("batches", 0), 3) << "the three good batches, and nothing else";
+    EXPECT_EQ(synced.value("refused", 0), 1) << "the one that was not a FlatBuffer";
+
+    // One error each. The network thread finds the framing problems and the event thread
+    // the refused batch, so the order between the two kinds is not fixed.
+    const auto errors = errors_in(relay.take_received());
+    const std::vector<std::string> expected = {
+        "frame header checksum mismatch", "payload checksum mismatch",
+        "over the limit of 65536 bytes",  "batch refused",
+        "unknown frame kind 'ARBQ'",      "host's to send"};
+    ASSERT_EQ(errors.size(), expected.size()) << ::testing::PrintToString(errors);
+    for (const auto& problem : expected)
+        EXPECT_EQ(std::count_if(errors.begin(), errors.end(),
+                                [&](const std::string& error) {
+                                    return error.find(problem) != std::string::npos;
+                                }),
+                  1)
+            << problem << " in " << ::testing::PrintToString(errors);
+
+    // The other connection heard none of it and works on.
+    bystander.send_batch(batch(7000));
+    EXPECT_EQ(json::parse(bystander.sync(2)).value("batches", 0), 1);
+    EXPECT_TRUE(errors_in(bystander.take_received()).empty());
+}
+
+TEST_F(Serve, ClosesAConnectionThatIsNotAnEventStreamWithTheReason) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
+    ServerProcess server(config_path(), dir_.path());
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strcpy(address.sun_path, relay_socket().c_str());
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    const std::string request = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+    std::string reply;
+    char buffer[4096];
+    for (ssize_t got; (got = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
+        reply.append(buffer, static_cast<size_t>(got));  // ends when the host closes
+    ::close(fd);
+    EXPECT_NE(reply.find("does not begin with the ARBEVLOG header"), std::string::npos) << reply;
+    EXPECT_EQ(status()["counters"].value("batches", 1), 0);  // and the server is still there
+}
+
+TEST_F(Serve, AClientThatLeavesMidMessageLosesOnlyThatMessage) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
+    const auto records = records_of(simulate("honest=3", 20));
+    ASSERT_GT(records.size(), 21u);
+    ServerProcess server(config_path(), dir_.path());
+    {
+        RelayClient relay = RelayClient::connect_unix(relay_socket());
+        for (size_t i = 0; i < 20; ++i)
+            relay.send_batch(records[i]);
+        std::vector<uint8_t> last;
+        arbiter::host::wire::append_frame(last, FrameKind::batch, records[20]);
+        relay.send_raw(std::span(last).first(last.size() / 2));
+    }  // gone, half a frame sent
+    ASSERT_TRUE(server.wait_for_log("ended in the middle of a frame")) << server.log();
+    const std::vector<std::vector<uint8_t>> sent(records.begin(), records.begin() + 20);
+    json counters = status()["counters"];
+    EXPECT_EQ(counters.value("batches", 0u), 20u);
+    EXPECT_EQ(counters.value("events", 0u), events_in(sent));
+    EXPECT_EQ(counters.value("refused_batches", 1u), 0u);
+}
+
+TEST_F(Serve, PushesBackOnASenderFasterThanTheHostAndLosesNothing) {
+    // 1 MiB of queue, and a plugin that takes 1 ms a batch: the relay can send far faster.
+    write_config(config_text(test_plugin("slow", "arbiter-test-slow.so", "delay_us = 1000") +
+                                 test_plugin("echo", "arbiter-test-echo.so"),
+                             "max_queued_bytes = 1048576\n"));
+    ServerProcess server(config_path(), dir_.path());
+    arbiter::BatchBuilder builder("relay", 1);
+    std::vector<std::vector<uint8_t>> batches;
+    for (int i = 0; i < 2500; ++i) {
+        for (uint32_t player = 1; player <= 20; ++player)
+            builder.add(i * 50'000 + player, static_cast<uint64_t>(i), player,
+                        arbiter::build::Position{.position = {float(i) * 0.1f, 0, 0}});
+        batches.push_back(builder.finish());
+    }
+    size_t bytes = 0;
+    for (const auto& batch : batches)
+        bytes += batch.size() + 16;
+    ASSERT_GT(bytes, 2u * 1048576u) << "the stream must be larger than the queue";
+
+    std::atomic<bool> sending{true};
+    uint64_t most_queued = 0;
+    std::jthread watcher([&] {
+        while (sending) {
+            json now = status();
+            if (now.is_object())
+                most_queued = std::max<uint64_t>(most_queued, now["queue"].value("bytes", 0u));
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+    });
+    RelayClient relay = RelayClient::connect_unix(relay_socket());
+    for (const auto& batch : batches)
+        relay.send_batch(batch);
+    json synced = json::parse(relay.sync(1));
+    sending = false;
+    watcher.join();
+
+    EXPECT_EQ(synced.value("batches", 0u), batches.size());
+    EXPECT_EQ(synced.value("events", 0u), batches.size() * 20);
+    // The queue never held more than its capacity plus one read's worth.
+    EXPECT_LE(most_queued, 1048576u + 256u * 1024u + batches.front().size() + 16);
+    json connections = status()["connections"];
+    ASSERT_EQ(connections.size(), 1u);
+    EXPECT_GT(connections[0].value("held_back", 0u), 0u) << "the host never had to push back";
+}
+
+TEST_F(Serve, SigtermDrainsEverythingReceivedFlushesTheSinksAndExits) {
+    // Slow enough that most of the stream is still queued when SIGTERM comes.
+    write_config(config_text(test_plugin("slow", "arbiter-test-slow.so", "delay_us = 2000") +
+                             test_plugin("echo", "arbiter-test-echo.so")));
+    ServerProcess server(config_path(), dir_.path());
+    arbiter::BatchBuilder builder("relay", 1);
+    RelayClient relay = RelayClient::connect_unix(relay_socket());
+    relay.hello("draining-relay");
+    const int batches = 400;
+    for (int i = 0; i < batches; ++i) {
+        builder.add(i * 50'000, static_cast<uint64_t>(i), 1,
+                    arbiter::build::Position{.position = {0, 0, 0}});
+        builder.add(i * 50'000 + 1, static_cast<uint64_t>(i), 2,
+                    arbiter::build::Position{.position = {0, 0, 0}});
+        relay.send_batch(builder.finish());
+    }
+    EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
+    const std::string log = server.log();
+    EXPECT_NE(log.find("drained: 400 batches (800 events) processed, 0 refused"), std::string::npos)
+        << log;
+
+    // The security log holds one line for each of echo's 400 signals: nothing queued was lost.
+    EXPECT_EQ(arbiter::test::lines_of(arbiter::test::read_text(dir_ / "security.jsonl")).size(),
+              400u);
+    // And the relay heard the final assessment of both its players before the host left.
+    auto served = last_assessments(relay.take_received());
+    while (auto frame = relay.read_frame(std::chrono::seconds(2)))
+        if (frame->kind == FrameKind::assessment)
+            served[parse(*frame).value("player", 0u)] = parse(*frame);
+    ASSERT_EQ(served.size(), 2u);
+    EXPECT_EQ(served[1].value("action", ""), "FlagForReview");
+    EXPECT_EQ(served[2].value("action", ""), "Clear");
+    EXPECT_FALSE(fs::exists(relay_socket())) << "the socket file is removed on exit";
+}
+
+// The long-history check of the counter plugin (host/tests/plugins/counter.cpp) fires
+// when a player's position updates reach report_at, exactly. Player 1 gets exactly
+// report_at updates and player 2 one fewer, streamed while the plugin is swapped v1, v2,
+// v1, v2, refused once and reweighted: player 1's signal shows that no update was lost
+// and the history carried across every swap; player 2's silence, that none was seen twice.
+TEST_F(Serve, SwapsAPluginUnderLoadWithoutLosingOrRepeatingAnEvent) {
+    const fs::path deployed = dir_ / "arbiter-counter.so";
+    auto deploy = [&](const fs::path& library) {
+        fs::copy_file(library, dir_ / "incoming.so", fs::copy_options::overwrite_existing);
+        fs::rename(dir_ / "incoming.so", deployed);
+    };
+    deploy(COUNTER_V1);
+    const int report_at = 4000;
+    auto plugins = [&](double weight) {
+        return test_plugin("slow", "arbiter-test-slow.so", "delay_us = 800") +
+               "[plugins.counter]\nlibrary = \"" + deployed.string() +
+               "\"\nweight = " + std::to_string(weight) +
+               "\n[plugins.counter.config]\nreport_at = " + std::to_string(report_at) + "\n";
+    };
+    write_config(config_text(plugins(1.0)));
+    ServerProcess server(config_path(), dir_.path());
+
+    std::atomic<bool> done{false};
+    std::string synced;
+    std::jthread relay_thread([&] {
+        RelayClient relay = RelayClient::connect_unix(relay_socket());
+        arbiter::BatchBuilder builder("relay", 1);
+        for (int i = 0; i < report_at; ++i) {
+            builder.add(i * 50'000, static_cast<uint64_t>(i), 1,
+                        arbiter::build::Position{.position = {0, 0, 0}});
+            if (i + 1 < report_at)
+                builder.add(i * 50'000 + 1, static_cast<uint64_t>(i), 2,
+                            arbiter::build::Position{.position = {0, 0, 0}});
+            relay.send_batch(builder.finish());
+        }
+        try {
+            synced = relay.sync(1);
+            done = true;
+        } catch (const std::exception& error) {
+            synced = error.what();
+        }
+    });
+
+    auto counter_version = [&] {
+        const json now = status();  // held: a range-for over status()["plugins"] would dangle
+        for (const auto& plugin : now.value("plugins", json::array()))
+            if (plugin.value("name", "") == "counter") return plugin.value("version", "");
+        return std::string();
+    };
+    auto wait_for = [&](auto condition) {
+        for (int i = 0; i < 600 && !condition(); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(25));
+        return condition();
+    };
+    uint64_t events_at_first_swap = 0;
+    for (const char* library : {COUNTER_V2, COUNTER_V1, COUNTER_V2, COUNTER_V1}) {
+        const std::string version = std::string(library) == COUNTER_V2 ? "2.0.0" : "1.0.0";
+        deploy(library);
+        ASSERT_TRUE(wait_for([&] { return counter_version() == version; }))
+            << "running " << counter_version() << ", wanted " << version << "\n"
+            << server.log();
+        if (events_at_first_swap == 0)
+            events_at_first_swap = status()["counters"].value("events", 0u);
+    }
+    // A broken build: refused, and 1.0.0 runs on.
+    arbiter::test::write_text(dir_ / "incoming.so", "this is not an ELF file");
+    fs::rename(dir_ / "incoming.so", deployed);
+    ASSERT_TRUE(
+        server.wait_for_log("plugin 'counter': reload refused, the running generation stays"))
+        << server.log();
+    EXPECT_EQ(counter_version(), "1.0.0");
+    // A config change under load: a new weight.
+    write_config(config_text(plugins(2.0)));
+    ASSERT_TRUE(
+        server.wait_for_log("plugin 'counter': new weight, class or trip-wire setting applied"))
+        << server.log();
+    deploy(COUNTER_V1);  // the good build again, so the file on disk is what runs
+
+    relay_thread.join();
+    ASSERT_TRUE(done);
+    EXPECT_LT(events_at_first_swap, uint64_t(2 * report_at - 1))
+        << "the first swap came after the stream ended";
+    json counts = json::parse(synced);
+    EXPECT_EQ(counts.value("events", 0), 2 * report_at - 1);
+    EXPECT_EQ(counts.value("refused", 1), 0);
+
+    json assessments =
+        json::parse(arbiter::test::ctl(control_socket(), {"assessments"}, dir_.path()));
+    std::map<uint32_t, json> by_player;
+    for (const auto& assessment : assessments)
+        by_player[assessment.value("player", 0u)] = assessment;
+    ASSERT_EQ(by_player.size(), 2u);
+    ASSERT_EQ(by_player[1]["signals"].size(), 1u) << by_player[1].dump(2);
+    EXPECT_EQ(by_player[1]["signals"][0]["evidence"].value("seen", 0), report_at);
+    EXPECT_TRUE(by_player[2]["signals"].empty()) << by_player[2].dump(2);
+
+    const std::string log = server.log();
+    EXPECT_NE(log.find("reloaded 1.0.0 -> 2.0.0; state carried"), std::string::npos) << log;
+    EXPECT_NE(log.find("reloaded 2.0.0 -> 1.0.0; state carried"), std::string::npos) << log;
+    EXPECT_NE(log.find("stream paused"), std::string::npos);
+    EXPECT_EQ(log.find("still in memory"), std::string::npos) << "an old version stayed resident";
+}
+
+TEST_F(Serve, CtlReportsStatusAndReloadsOnRequest) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
+    ServerProcess server(config_path(), dir_.path());
+    RelayClient relay = RelayClient::connect_unix(relay_socket());
+    relay.hello("status-relay");
+
+    int exit_status = -1;
+    const std::string table =
+        arbiter::test::ctl(control_socket(), {"status"}, dir_.path(), &exit_status);
+    EXPECT_EQ(exit_status, 0);
+    EXPECT_NE(table.find("status-relay"), std::string::npos) << table;
+    EXPECT_NE(table.find("echo"), std::string::npos) << table;
+
+    const std::string reloaded =
+        arbiter::test::ctl(control_socket(), {"reload", "echo"}, dir_.path(), &exit_status);
+    EXPECT_EQ(exit_status, 0) << reloaded;
+    EXPECT_NE(reloaded.find("plugin 'echo': reloaded 1.0.0 -> 1.0.0"), std::string::npos)
+        << reloaded;
+
+    const std::string missing =
+        arbiter::test::ctl(control_socket(), {"reload", "nosuch"}, dir_.path(), &exit_status);
+    EXPECT_EQ(exit_status, 3);
+    EXPECT_NE(missing.find("no plugin 'nosuch' is configured"), std::string::npos) << missing;
+
+    const std::string unknown =
+        arbiter::test::ctl(control_socket(), {"dance", "--json"}, dir_.path(), &exit_status);
+    EXPECT_EQ(exit_status, 3);
+    EXPECT_NE(unknown.find("unknown command 'dance'"), std::string::npos) << unknown;
+}
+
+TEST_F(Serve, AnInvalidConfigIsRefusedWithItsPositionAndTheOldOneStays) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
+    ServerProcess server(config_path(), dir_.path());
+    // An unknown key on line 5 of the new file.
+    std::string broken = config_text(test_plugin("echo", "arbiter-test-echo.so"));
+    broken.insert(broken.find("\n[sinks]"), "\nspeling_mistake = 1\n");
+    write_config(broken);
+    ASSERT_TRUE(server.wait_for_log("unknown key 'host.speling_mistake'")) << server.log();
+    const std::string log = server.log();
+    const auto at = log.find("server_config.toml:");
+    ASSERT_NE(at, std::string::npos) << log;
+    EXPECT_NE(log.find("the config was not applied; the old one stays"), std::string::npos);
+    EXPECT_EQ(status()["plugins"].size(), 1u);
+
+    // The operator fixes it in place and adds a plugin.
+    arbiter::test::write_text(
+        config_path(), config_text(test_plugin("echo", "arbiter-test-echo.so") +
+                                   test_plugin("slow", "arbiter-test-slow.so", "delay_us = 0")));
+    ASSERT_TRUE(server.wait_for_log("plugin 'slow': added")) << server.log();
+    EXPECT_EQ(status()["plugins"].size(), 2u);
+    // `ctl reload` re-reads it on request; nothing has changed since, so nothing to report.
+    int exit_status = -1;
+    const std::string applied =
+        arbiter::test::ctl(control_socket(), {"reload", "--json"}, dir_.path(), &exit_status);
+    EXPECT_EQ(exit_status, 0) << applied;
+    EXPECT_TRUE(json::parse(applied).value("ok", false)) << applied;
+}
+
+TEST_F(Serve, CtlWithoutARunningServerSaysSo) {
+    auto result = arbiter::test::run_command(
+        {ARBITER_EXE, "ctl", control_socket().string(), "status"}, dir_.path());
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_NE(result.err.find("cannot connect to"), std::string::npos) << result.err;
+}
+
+TEST_F(Serve, RefusesToStartOnAnAddressItMustNotOrCannotUse) {
+    auto serve = [&](const std::vector<std::string>& extra) {
+        std::vector<std::string> argv = {ARBITER_EXE, "serve", config_path().string()};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        return arbiter::test::run_command(argv, dir_.path());
+    };
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
+
+    auto remote = serve({"--tcp", "0.0.0.0:0"});
+    EXPECT_EQ(remote.exit_status, 2);
+    EXPECT_NE(remote.err.find("not a loopback address"), std::string::npos) << remote.err;
+
+    arbiter::test::write_text(dir_ / "not-a-socket", "precious");
+    auto file = serve({"--unix", (dir_ / "not-a-socket").string()});
+    EXPECT_EQ(file.exit_status, 2);
+    EXPECT_NE(file.err.find("exists and is not a socket"), std::string::npos) << file.err;
+    EXPECT_EQ(arbiter::test::read_text(dir_ / "not-a-socket"), "precious");
+
+    ServerProcess first(config_path(), dir_.path());
+    auto second = serve({"--tcp", "127.0.0.1:0", "--control", (dir_ / "other.sock").string()});
+    EXPECT_EQ(second.exit_status, 2);
+    EXPECT_NE(second.err.find("another server is already listening"), std::string::npos)
+        << second.err;
+    EXPECT_EQ(first.stop(SIGTERM), 0);
+}
+
+}  // namespace
