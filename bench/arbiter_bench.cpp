@@ -27,6 +27,7 @@
 #include <arbiter/host/ingest.hpp>
 
 #include "direct.hpp"
+#include "serve_bench.hpp"
 #include "workload.hpp"
 
 namespace arbiter::bench {
@@ -437,11 +438,13 @@ void run_reload(const Settings& s) {
     std::printf("\n");
 }
 
+void run_serve(const Settings& s) { run_serve_section(s.quick); }
+
 int usage() {
     std::fprintf(stderr,
                  "usage: arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... "
                  "[--filter TEXT]\n"
-                 "sections: core batch players plugins memory reload\n");
+                 "sections: core batch players plugins memory reload serve\n");
     return 1;
 }
 
@@ -474,7 +477,8 @@ int main(int argc, char** argv) {
         print_header();
         const std::vector<std::pair<std::string, void (*)(const Settings&)>> sections = {
             {"core", run_core},       {"batch", run_batch},   {"players", run_players},
-            {"plugins", run_plugins}, {"memory", run_memory}, {"reload", run_reload}};
+            {"plugins", run_plugins}, {"memory", run_memory}, {"reload", run_reload},
+            {"serve", run_serve}};
         for (const auto& [name, run] : sections)
             if (!s.skip.count(name)) run(s);
     } catch (const std::exception& error) {

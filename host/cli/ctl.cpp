@@ -1,17 +1,12 @@
 // `arbiter ctl`: asks a running `arbiter serve` over its control socket. The protocol
 // is one line of text in (the command), one JSON document out.
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "arbiter/host/control_client.hpp"
 #include "commands.hpp"
 
 namespace arbiter::cli {
@@ -26,43 +21,6 @@ constexpr const char* kUsage =
     "  SOCKET is the control socket; CONFIG a server_config.toml whose serve.control_socket names "
     "it.\n"
     "  reload PLUGIN reloads one plugin from its file; reload alone re-reads the config.\n";
-
-// The whole answer, or nothing with `error` set.
-std::optional<std::string> ask(const std::string& path, const std::string& command,
-                               std::string& error) {
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    if (path.size() >= sizeof address.sun_path) {
-        error = "the socket path is too long";
-        return std::nullopt;
-    }
-    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-        error = fmt::format(
-            "cannot connect to {}: {} (is `arbiter serve` running with this control socket?)", path,
-            std::strerror(errno));
-        if (fd >= 0) ::close(fd);
-        return std::nullopt;
-    }
-    const std::string line = command + "\n";
-    if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
-        error = fmt::format("cannot send to {}: {}", path, std::strerror(errno));
-        ::close(fd);
-        return std::nullopt;
-    }
-    std::string answer;
-    char buffer[65536];
-    ssize_t got;
-    while ((got = ::recv(fd, buffer, sizeof buffer, 0)) > 0)
-        answer.append(buffer, static_cast<size_t>(got));
-    ::close(fd);
-    if (got < 0) {
-        error = fmt::format("reading from {}: {}", path, std::strerror(errno));
-        return std::nullopt;
-    }
-    return answer;
-}
 
 void print_status(const json& status) {
     std::cout << fmt::format("server {}: up {:.0f} s, {:.0f} events/s, queue {} of {} bytes\n",
@@ -124,7 +82,7 @@ int run_ctl(const std::vector<std::string>& args) {
     }
     std::string command = words[1] + (words.size() == 3 ? " " + words[2] : "");
     std::string error;
-    auto answer = ask(socket, command, error);
+    auto answer = host::control_request(socket, command, error);
     if (!answer) {
         std::fprintf(stderr, "arbiter ctl: %s\n", error.c_str());
         return kExitInput;
