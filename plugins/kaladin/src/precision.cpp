@@ -57,6 +57,7 @@ std::optional<Vec> PositionTrack::at(int64_t t_us) const {
         std::upper_bound(points_.begin(), points_.end(), t_us,
                          [](int64_t t, const std::pair<int64_t, Vec>& p) { return t < p.first; });
     const auto before = std::prev(after);
+    if (before->first == t_us) return before->second;  // known exactly, whatever follows
     const int64_t gap = after->first - before->first;
     if (gap > kMaxGapUs) return std::nullopt;
     if (gap <= 0) return after->second;
