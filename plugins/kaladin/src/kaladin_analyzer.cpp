@@ -165,7 +165,7 @@ void KaladinAnalyzer::on_batch(const Batch& batch, Signals& signals) {
                     PlayerState& p = player(match, id);
                     const uint32_t rtt = event->body_as_LatencySample()->rtt_us();
                     p.reactions.rtt(rtt);
-                    p.last_rtt_us = rtt;
+                    p.rtt.add(rtt);
                 }
                 break;
             case fb::EventBody::PositionUpdate:
@@ -310,8 +310,7 @@ void KaladinAnalyzer::on_aim(MatchState& match, uint32_t id, PlayerState& p, con
     if (!own) return;
     const auto target_it = match.players.find(order.target_player());
     if (target_it == match.players.end()) return;
-    const int64_t rewind_us = static_cast<int64_t>(p.last_rtt_us.value_or(0)) +
-                              to_us(settings_.precision_view_delay_ms / 1e3);
+    const int64_t rewind_us = p.rtt.median_us() + to_us(settings_.precision_view_delay_ms / 1e3);
     const auto target = target_it->second.positions.at(t_us - rewind_us);
     if (!target) return;
     const fb::Vec3& aim = *order.target();
@@ -328,7 +327,8 @@ void KaladinAnalyzer::check_precision(uint32_t id, PlayerState& p, Signals& sign
     const PrecisionLimits limits{.min_session_s = settings_.precision_min_session_s,
                                  .min_blocks = settings_.precision_min_blocks,
                                  .spread_limit_mrad = settings_.precision_spread_limit_mrad,
-                                 .widening_limit = settings_.precision_widening_limit};
+                                 .widening_limit = settings_.precision_widening_limit,
+                                 .widening_floor_mrad = settings_.precision_widening_floor_mrad};
     const PrecisionMeasure m =
         measure_precision(p.precision.blocks(), p.precision.session_s(), limits);
     if (!m.flags) return;
@@ -349,6 +349,8 @@ void KaladinAnalyzer::check_precision(uint32_t id, PlayerState& p, Signals& sign
         .add("late_spread_mrad", m.late_mrad)
         .add("widening", m.widening)
         .add("widening_limit", limits.widening_limit)
+        .add("widening_floor_mrad", limits.widening_floor_mrad)
+        .add("allowed_late_mrad", m.allowed_late_mrad)
         .add("blocks_per_third", m.third)
         .add("session_s", m.session_s)
         .add("min_session_s", limits.min_session_s)
@@ -363,7 +365,8 @@ void KaladinAnalyzer::check_precision(uint32_t id, PlayerState& p, Signals& sign
         .add("measure",
              "per block, the median angle seen from the player between an aimed order's target "
              "point and the target player's position as the relay received it one round trip "
-             "and the view delay before the order; any error of that estimate widens it")
+             "(the median of the last 9 samples) and the view delay before the order; any "
+             "error of that estimate widens it")
         .add("view_delay_ms", settings_.precision_view_delay_ms);
     report(id, p, Check::precision, precision_score(m.widest_mrad, l.value), false, l, std::move(e),
            signals);

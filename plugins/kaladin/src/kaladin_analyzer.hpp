@@ -78,10 +78,10 @@ class KaladinAnalyzer final : public Analyzer {
         std::optional<int64_t> first_input_us;
         uint32_t since_window = 0;  // distinct inputs since the last CV window
         ReactionTracker reactions;
-        // Precision: the player's positions as received, the latest round trip, and the
+        // Precision: the player's positions as received, their recent round trips, and the
         // spread of their aimed orders block by block.
         PositionTrack positions;
-        std::optional<uint32_t> last_rtt_us;
+        RoundTrip rtt;
         PrecisionTracker precision;
         // The player's extremes, for a baseline.
         double peak_rate = -1;  // over full windows only

@@ -34,9 +34,12 @@ void KaladinAnalyzer::restore_precision(StateReader& in, PlayerState& p) {
         points.emplace_back(t_us, at);
     }
     p.positions.restore(std::move(points));
-    const bool has_rtt = in.get<uint8_t>() != 0;
-    const uint32_t rtt = in.get<uint32_t>();
-    if (has_rtt) p.last_rtt_us = rtt;
+    std::deque<uint32_t> rtts;
+    const uint64_t rtt_count = in.get_count(4);
+    if (rtt_count > RoundTrip::kKeep) throw StateError("state blob keeps too many round trips");
+    for (uint64_t k = 0; k < rtt_count; ++k)
+        rtts.push_back(in.get<uint32_t>());
+    p.rtt.restore(std::move(rtts));
     const bool has_first = in.get<uint8_t>() != 0;
     const int64_t first = in.get<int64_t>();
     const int64_t last = in.get<int64_t>();
@@ -120,8 +123,9 @@ std::vector<uint8_t> KaladinAnalyzer::save_state() {
                 out.put<double>(at.y);
                 out.put<double>(at.z);
             }
-            out.put<uint8_t>(p.last_rtt_us ? 1 : 0);
-            out.put<uint32_t>(p.last_rtt_us.value_or(0));
+            out.put<uint64_t>(p.rtt.samples().size());
+            for (uint32_t rtt : p.rtt.samples())
+                out.put<uint32_t>(rtt);
             const PrecisionTracker& precision = p.precision;
             out.put<uint8_t>(precision.first_us() ? 1 : 0);
             out.put<int64_t>(precision.first_us().value_or(0));

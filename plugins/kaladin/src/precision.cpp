@@ -67,6 +67,20 @@ std::optional<Vec> PositionTrack::at(int64_t t_us) const {
     return Vec{a.x + f * (b.x - a.x), a.y + f * (b.y - a.y), a.z + f * (b.z - a.z)};
 }
 
+void RoundTrip::add(uint32_t rtt_us) {
+    samples_.push_back(rtt_us);
+    while (samples_.size() > kKeep)
+        samples_.pop_front();
+}
+
+int64_t RoundTrip::median_us() const {
+    if (samples_.empty()) return 0;
+    std::vector<uint32_t> sorted(samples_.begin(), samples_.end());
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    return n % 2 ? sorted[n / 2] : (int64_t{sorted[n / 2 - 1]} + sorted[n / 2]) / 2;
+}
+
 PrecisionMeasure measure_precision(std::span<const PrecisionBlock> blocks, double session_s,
                                    const PrecisionLimits& limits) {
     PrecisionMeasure m;
@@ -84,9 +98,10 @@ PrecisionMeasure measure_precision(std::span<const PrecisionBlock> blocks, doubl
         m.widening = m.late_mrad / m.early_mrad;
     else
         m.widening = m.late_mrad > 0 ? kUnboundedWidening : 1.0;
+    m.allowed_late_mrad = m.early_mrad * limits.widening_limit + limits.widening_floor_mrad;
     m.judged = session_s >= limits.min_session_s && blocks.size() >= limits.min_blocks;
     m.flags =
-        m.judged && m.widest_mrad < limits.spread_limit_mrad && m.widening <= limits.widening_limit;
+        m.judged && m.widest_mrad < limits.spread_limit_mrad && m.late_mrad <= m.allowed_late_mrad;
     return m;
 }
 

@@ -7,7 +7,8 @@
 // players' positions (PositionUpdate) and the round trip the relay measured. One aimed
 // order gives one aim error: the angle, seen from the player's position, between the
 // point the order targets and the target player's position as the relay received it one
-// round trip (plus the game's view delay) before the order arrived, interpolated between
+// round trip (the median of its recent samples, plus the game's view delay) before the
+// order arrived, interpolated between
 // that player's updates. That rewind is a game server's lag compensation: it is what the
 // player's screen showed when they aimed. Every error of this estimate (a round trip that
 // changed, a lost update, a target that turned) can only add to the measured spread, so
@@ -16,8 +17,9 @@
 // A block's spread is the median aim error of the block (one stray click moves nothing);
 // a session is judged only when it is long and has enough blocks. It flags when every
 // block stays under the limit and the late blocks are no wider than the early ones by
-// more than the widening limit. Pixel-perfect aim alone is not enough: it must also not
-// tire.
+// more than the widening limit (a factor) plus a small floor (the block-to-block jitter
+// of the relay's own estimate, which a factor on a spread near 0 would not allow for).
+// Pixel-perfect aim alone is not enough: it must also not tire.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +62,21 @@ class PositionTrack {
     std::deque<std::pair<int64_t, Vec>> points_;  // in relay-time order
 };
 
+// The round trip a rewind uses: the median of the relay's last few samples, so that one
+// sample's jitter, or the long one that spans a lag spike, does not move the rewind.
+class RoundTrip {
+  public:
+    static constexpr size_t kKeep = 9;
+    void add(uint32_t rtt_us);
+    // 0 before the first sample.
+    int64_t median_us() const;
+    const std::deque<uint32_t>& samples() const { return samples_; }
+    void restore(std::deque<uint32_t> samples) { samples_ = std::move(samples); }
+
+  private:
+    std::deque<uint32_t> samples_;  // the newest kKeep
+};
+
 // One block of relay time with enough aimed orders.
 struct PrecisionBlock {
     int64_t from_us = 0;     // the block's start
@@ -73,19 +90,23 @@ struct PrecisionLimits {
     uint32_t min_blocks = 6;
     double spread_limit_mrad = 5.0;
     double widening_limit = 1.1;
+    // Added to the allowance: near 0 mrad a factor allows nothing (0 times 1.1), while
+    // the relay's own estimate jitters from block to block by about this much.
+    double widening_floor_mrad = 0.25;
 };
 
 struct PrecisionMeasure {
-    bool judged = false;     // the session is long enough and has enough blocks
-    bool flags = false;      // judged, tight throughout, and not widening
-    double session_s = 0;    // first to last aimed order
-    size_t blocks = 0;       // blocks with enough aims
-    uint64_t aims = 0;       // in those blocks
-    double widest_mrad = 0;  // the widest block's spread
-    double early_mrad = 0;   // median spread of the first third of the blocks
-    double late_mrad = 0;    // of the last third
-    double widening = 0;     // late / early (1 when both are 0)
-    size_t third = 0;        // blocks in each of those thirds
+    bool judged = false;           // the session is long enough and has enough blocks
+    bool flags = false;            // judged, tight throughout, and not widening
+    double session_s = 0;          // first to last aimed order
+    size_t blocks = 0;             // blocks with enough aims
+    uint64_t aims = 0;             // in those blocks
+    double widest_mrad = 0;        // the widest block's spread
+    double early_mrad = 0;         // median spread of the first third of the blocks
+    double late_mrad = 0;          // of the last third
+    double widening = 0;           // late / early (1 when both are 0)
+    double allowed_late_mrad = 0;  // early x widening_limit + widening_floor_mrad
+    size_t third = 0;              // blocks in each of those thirds
 };
 
 // Judges a session: `blocks` in order, `session_s` from its first to its last aimed order.

@@ -47,6 +47,9 @@ Settings Settings::parse(const ConfigTable& t) {
         "precision_spread_limit_mrad", s.precision_spread_limit_mrad, Range::between(0.0, 1000.0));
     s.precision_widening_limit =
         t.number("precision_widening_limit", s.precision_widening_limit, Range::between(1.0, 10.0));
+    s.precision_widening_floor_mrad =
+        t.number("precision_widening_floor_mrad", s.precision_widening_floor_mrad,
+                 Range::between(0.0, 100.0));
     s.precision_view_delay_ms =
         t.number("precision_view_delay_ms", s.precision_view_delay_ms, Range::between(0.0, 1000.0));
     s.precision_min_range_m =

@@ -38,6 +38,7 @@ struct Settings {
     uint32_t precision_min_blocks = 6;
     double precision_spread_limit_mrad = 5.0;
     double precision_widening_limit = 1.1;
+    double precision_widening_floor_mrad = 0.25;
     // The game's own display delay (client interpolation), rewound on top of the round trip.
     double precision_view_delay_ms = 0.0;
     double precision_min_range_m = 2.0;

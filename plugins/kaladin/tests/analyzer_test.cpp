@@ -366,12 +366,13 @@ TEST(AnalyzerPrecision, TirelessTightAimOverTwoHoursIsSignalledWithEvidence) {
     EXPECT_EQ(s.player, 1u);
     EXPECT_FALSE(s.tripwire);
     EXPECT_NEAR(s.score, 0.6, 0.02);  // (5 - 2) / 5
-    for (const char* key : {"\"widest_block_spread_mrad\":2", "\"limit\":{\"value\":5",
-                            "fixed default: population baselines hold no precision metric yet",
-                            "\"widening_limit\":1.1", "\"early_spread_mrad\":",
-                            "\"late_spread_mrad\":", "\"session_s\":", "\"block_s\":600",
-                            "\"blocks\":", "\"aims\":", "\"min_aims_per_block\":20",
-                            "\"block_spreads_mrad\":\"2.00 2.00"})
+    for (const char* key :
+         {"\"widest_block_spread_mrad\":2", "\"limit\":{\"value\":5",
+          "fixed default: population baselines hold no precision metric yet",
+          "\"widening_limit\":1.1", "\"widening_floor_mrad\":0.25", "\"allowed_late_mrad\":",
+          "\"early_spread_mrad\":", "\"late_spread_mrad\":", "\"session_s\":", "\"block_s\":600",
+          "\"blocks\":", "\"aims\":", "\"min_aims_per_block\":20",
+          "\"block_spreads_mrad\":\"2.00 2.00"})
         EXPECT_NE(s.evidence.find(key), std::string::npos) << key << "\n" << s.evidence;
     // Not before two hours of aims.
     EXPECT_NE(s.evidence.find("\"session_s\":72"), std::string::npos) << s.evidence;
@@ -513,6 +514,7 @@ INSTANTIATE_TEST_SUITE_P(Kaladin, AnalyzerPrecisionConfig,
                                            BadKey{"precision_min_blocks", 2},
                                            BadKey{"precision_spread_limit_mrad", -1.0},
                                            BadKey{"precision_widening_limit", 0.99},
+                                           BadKey{"precision_widening_floor_mrad", -0.1},
                                            BadKey{"precision_view_delay_ms", 1001.0},
                                            BadKey{"precision_min_range_m", 0.0}));
 

@@ -334,9 +334,13 @@ INSTANTIATE_TEST_SUITE_P(
         PrecisionCase{"widest_at_limit", with(flat(12, 2.0), 6, 5.0), 7200, true, false, 1.0},
         PrecisionCase{"widest_under", with(flat(12, 2.0), 6, 4.999), 7200, true, true, 1.0},
         PrecisionCase{"human", flat(12, 20.0), 7200, true, false, 1.0},
-        // The widening limit: late at 1.1 times early flags, a hair more does not.
-        PrecisionCase{"widening_at_limit", ramp(12, 2.0, 2.2), 7200, true, true, 1.1},
-        PrecisionCase{"widening_over", ramp(12, 2.0, 2.2002), 7200, true, false, 1.1001},
+        // The widening allowance: late at 1.1 times early plus 0.25 mrad flags, a hair
+        // more does not.
+        PrecisionCase{"widening_at_limit", ramp(12, 2.0, 2.45), 7200, true, true, 1.225},
+        PrecisionCase{"widening_over", ramp(12, 2.0, 2.4501), 7200, true, false, 1.22505},
+        // Near 0 a factor allows nothing; the floor still does.
+        PrecisionCase{"floor_from_zero", ramp(12, 0.0, 0.25), 7200, true, true, 1e9},
+        PrecisionCase{"over_floor_from_zero", ramp(12, 0.0, 0.2501), 7200, true, false, 1e9},
         PrecisionCase{"tiring", ramp(12, 2.0, 3.0), 7200, true, false, 1.5},
         // Sharper late than early (warming up) is not widening.
         PrecisionCase{"warming_up", ramp(12, 3.0, 2.0), 7200, true, true, 2.0 / 3.0},
