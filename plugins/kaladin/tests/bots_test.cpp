@@ -133,7 +133,9 @@ TEST_P(LongSession, TirelessAimbotReachesMonitorHonestPlayersStayClear) {
     std::filesystem::remove(o.out);  // over 100 MB
 }
 
-INSTANTIATE_TEST_SUITE_P(Kaladin, LongSession, ::testing::Values(1u, 2u, 3u));
+// One seed: each session takes seconds to simulate and evaluate. Seeds 1 to 3 with twice
+// as many players, through `arbiter evaluate`, are the figures of the README's "Detection".
+INSTANTIATE_TEST_SUITE_P(Kaladin, LongSession, ::testing::Values(1u));
 
 }  // namespace
 }  // namespace arbiter::kaladin::test
