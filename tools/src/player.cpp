@@ -13,6 +13,18 @@ constexpr double kKeyRepeatDelayS = 0.25;  // a held key starts repeating after 
 constexpr double kKeyRepeatRateHz = 40.0;  // then repeats this often (several per tick)
 constexpr double kSquadRadiusM = 35.0;     // players stay this close to their squad's anchor
 constexpr const char* kStimulusKinds[] = {"enemy_visible", "ability_ready", "objective_alert"};
+// A person's aim: a median angular error of 12 to 35 mrad (0.7 to 2 degrees) that widens by
+// 5 to 15 % an hour. An assumption, not a measurement: human pointing scatters by a few
+// per cent of each movement, a degree or more for the tens of degrees a flick covers, and
+// fatigue over hours is modest. A 2-D normal error has its median at 1.1774 sigma.
+constexpr double kHumanAimLoMrad = 12.0, kHumanAimHiMrad = 35.0;
+constexpr double kHumanFatigueLo = 0.05, kHumanFatigueHi = 0.15;
+constexpr double kRayleighMedian = 1.1774100225154747;  // sqrt(2 ln 2)
+constexpr double kKeepSentS = 3.0;  // position updates remembered for others to see
+
+double round3(double value) {
+    return std::round(value * 1000.0) / 1000.0;
+}
 
 double approach(double value, double target, double step) {
     return value < target ? std::min(value + step, target) : std::max(value - step, target);
@@ -36,7 +48,8 @@ Player::Player(uint32_t id, const ProfileInfo& profile, uint64_t seed, const Hum
       squads_(&squads),
       squad_(squads.squad_of(id)),
       hz_(hz),
-      stream_(rhythm.stream(rng_)) {
+      stream_(rhythm.stream(rng_)),
+      aim_rng_(mix64(seed ^ 0xa1a1a1a1a1a1a1a1ull)) {
     char account[32];
     std::snprintf(account, sizeof account, "sim-%06u", id);
     account_ = account;
@@ -48,6 +61,12 @@ Player::Player(uint32_t id, const ProfileInfo& profile, uint64_t seed, const Hum
     send_phase_ = rng_.uniform(0.0, 0.4);
     relay_phase_ = rng_.uniform(0.0, 0.5);
     address_hash_ = mix64(seed ^ 0xadd7e55ull);
+    if (behaviour_.aim_spread_mrad <= 0) {
+        behaviour_.aim_spread_mrad = aim_rng_.uniform(kHumanAimLoMrad, kHumanAimHiMrad);
+        behaviour_.aim_fatigue_per_h = aim_rng_.uniform(kHumanFatigueLo, kHumanFatigueHi);
+        behaviour_.params.emplace_back("aim_mrad", round3(behaviour_.aim_spread_mrad));
+        behaviour_.params.emplace_back("aim_fatigue_per_h", round3(behaviour_.aim_fatigue_per_h));
+    }
     rating_ = static_cast<float>(std::round(rng_.uniform(800.0, 2600.0)));
 
     line_drop_at_ = b.reconnect_spam_every_s > 0 ? rng_.uniform(2.0, 2.0 + b.reconnect_spam_every_s)
@@ -338,7 +357,34 @@ void Player::movement(TickContext& ctx) {
                            .on_ground = !airborne_,
                            .ground_height = static_cast<float>(ground),
                            .server_teleport = false};
-    send(ctx, now + send_phase_ * dt, std::move(update), true);
+    const fb::Vec3 at = update.position;
+    const double sent = now + send_phase_ * dt;
+    const double arrival = send(ctx, sent, std::move(update), true);
+    if (arrival >= 0) sent_position(sent, arrival, at);
+}
+
+void Player::sent_position(double sent, double arrival, const fb::Vec3& position) {
+    // By arrival: a packet held by a lag spike arrives after later ones.
+    auto at = sent_.end();
+    while (at != sent_.begin() && std::prev(at)->arrival > arrival)
+        --at;
+    sent_.insert(at, Sent{sent, arrival, position});
+    while (sent_.size() > 2 && sent_[1].arrival < arrival - kKeepSentS)
+        sent_.pop_front();
+}
+
+std::optional<fb::Vec3> Player::seen_at(double t) const {
+    // The last update the relay had at t, and the next, interpolated between.
+    auto after = std::upper_bound(sent_.begin(), sent_.end(), t,
+                                  [](double v, const Sent& s) { return v < s.arrival; });
+    if (after == sent_.begin()) return std::nullopt;
+    const Sent& before = *std::prev(after);
+    if (after == sent_.end()) return before.position;
+    const double f = (t - before.arrival) / (after->arrival - before.arrival);
+    const fb::Vec3 &a = before.position, &b = after->position;
+    return fb::Vec3(static_cast<float>(a.x() + f * (b.x() - a.x())),
+                    static_cast<float>(a.y() + f * (b.y() - a.y())),
+                    static_cast<float>(a.z() + f * (b.z() - a.z())));
 }
 
 void Player::respawn(TickContext& ctx) {
@@ -353,7 +399,9 @@ void Player::respawn(TickContext& ctx) {
     dead_ = false;
     health_ = 100.0;
     // The server moved the player: the relay says so on the update.
-    ctx.out->at(to_us(ctx.t0 + relay_phase_ * ctx.dt), id_,
+    const double at = ctx.t0 + relay_phase_ * ctx.dt;
+    sent_position(at, at, position());
+    ctx.out->at(to_us(at), id_,
                 build::Position{.position = position(),
                                 .velocity = fb::Vec3(0, 0, 0),
                                 .on_ground = true,
@@ -374,6 +422,37 @@ build::Order Player::order(std::string_view kind, double t, bool repeat, bool wi
     o.claimed_tick = static_cast<uint64_t>(std::floor(t * rate * hz_));
     o.client_time_us = clock_epoch_us_ + std::llround(t * 1e6 * rate * (1.0 + clock_drift_));
     return o;
+}
+
+void Player::aim(TickContext& ctx, double t, build::Order& o) {
+    if (!engaged_ || dead_ || !valid_target(ctx, target_, *weapon_)) return;
+    // The screen shows the target as the relay had it one downlink ago; the player's own
+    // eye is where its client last said it was.
+    const auto seen = (*ctx.players)[target_ - 1].seen_at(t - 0.5 * behaviour_.base_rtt_s);
+    if (!seen) return;
+    const Sent* eye = nullptr;
+    for (const Sent& s : sent_)
+        if (s.sent <= t && (!eye || s.sent > eye->sent)) eye = &s;
+    if (!eye) return;
+    const double ex = eye->position.x(), ey = eye->position.y(), ez = eye->position.z();
+    const double dx = seen->x() - ex, dy = seen->y() - ey, dz = seen->z() - ez;
+    const double range = std::sqrt(dx * dx + dy * dy + dz * dz);
+    if (range < 1.0) return;
+    // Two unit vectors across the line of sight, and an angular error along each.
+    const double ux = dx / range, uy = dy / range, uz = dz / range;
+    const double h = std::hypot(ux, uy);
+    const double ax = h > 1e-9 ? -uy / h : 1.0, ay = h > 1e-9 ? ux / h : 0.0, az = 0.0;
+    const double bx = uy * az - uz * ay, by = uz * ax - ux * az, bz = ux * ay - uy * ax;
+    const double hours = t / 3600.0;
+    const double spread =
+        behaviour_.aim_spread_mrad * (1.0 + behaviour_.aim_fatigue_per_h * hours) / 1e3;
+    const double sigma = spread / kRayleighMedian;
+    const double ta = std::tan(aim_rng_.normal(0.0, sigma)),
+                 tb = std::tan(aim_rng_.normal(0.0, sigma));
+    o.target = fb::Vec3(static_cast<float>(ex + range * (ux + ta * ax + tb * bx)),
+                        static_cast<float>(ey + range * (uy + ta * ay + tb * by)),
+                        static_cast<float>(ez + range * (uz + ta * az + tb * bz)));
+    o.target_player = target_;
 }
 
 double Player::next_gap() {
@@ -397,10 +476,14 @@ void Player::inputs(TickContext& ctx) {
         if (behaviour_.inputs == InputModel::human) {
             for (const InputAction& action : pending_) {
                 const bool targeted = action.kind == "command" || action.kind == "command_update";
-                send(ctx, t, order(action.kind, t, action.repeat, targeted), false);
+                build::Order o = order(action.kind, t, action.repeat, targeted);
+                if (targeted && !action.repeat) aim(ctx, t, o);
+                send(ctx, t, std::move(o), false);
             }
         } else {
-            send(ctx, t, order("command", t, false, true), false);
+            build::Order o = order("command", t, false, true);
+            aim(ctx, t, o);
+            send(ctx, t, std::move(o), false);
         }
         next_input_ += next_gap();
     }

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,9 @@ class Player {
     const std::string& account() const { return account_; }
     // The length this client claims for a match of `length_s` (its clock's view).
     int64_t claimed_length_us(double length_s) const;
+    // This player's position as the relay had received it at relay time `t` (seconds),
+    // interpolated between its updates; what another player's screen shows of it.
+    std::optional<fb::Vec3> seen_at(double t) const;
 
   private:
     // ---- the parts of a tick ----
@@ -69,6 +74,9 @@ class Player {
     double oneway();
     double rtt_now();
     build::Order order(std::string_view kind, double t, bool repeat, bool with_target);
+    // Points a targeted order at the player fought, when there is one in reach.
+    void aim(TickContext& ctx, double t, build::Order& order);
+    void sent_position(double sent, double arrival, const fb::Vec3& position);
     bool valid_target(const TickContext& ctx, uint32_t target, const Weapon& weapon) const;
     uint32_t pick_target(TickContext& ctx, const Weapon& weapon);
     // The relay applies a hit that arrived at `at`; true when it killed.
@@ -133,6 +141,15 @@ class Player {
     // stimuli
     double next_stimulus_ = 0;
     uint32_t stimuli_ = 0;
+
+    // aim: its own random stream, so that aiming changes no other draw
+    Rng aim_rng_;
+    // Position updates sent: client send time, relay arrival time (by arrival), position.
+    struct Sent {
+        double sent, arrival;
+        fb::Vec3 position;
+    };
+    std::deque<Sent> sent_;
 
     // combat
     bool engaged_ = false;

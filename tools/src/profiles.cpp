@@ -137,6 +137,15 @@ Behaviour humanised_bot(Rng& rng) {
     return note(b, "jitter_ms", b.input_jitter_s * 1e3);
 }
 
+// Aims within 0.5 to 2 mrad (a pixel or two of a 1080p screen at 90 degrees) of the target
+// as its screen shows it, and never tires: a session's last hour as tight as its first.
+Behaviour aimbot(Rng& rng) {
+    Behaviour b = honest(rng);
+    b.aim_spread_mrad = rng.uniform(0.5, 2.0);
+    b.aim_fatigue_per_h = 0.0;
+    return note(b, "aim_mrad", b.aim_spread_mrad);
+}
+
 constexpr ProfileInfo kProfiles[] = {
     {"honest", false,
      "a person: human movement, input rhythm from real traces, lag spikes, packet loss, "
@@ -158,6 +167,7 @@ constexpr ProfileInfo kProfiles[] = {
     {"rate_bot", true, "900-1,400 distinct inputs a minute, sustained", rate_bot},
     {"humanised_bot", true, "a fixed 150-250 ms delay plus up to 30 % random jitter",
      humanised_bot},
+    {"aimbot", true, "aims within 0.5-2 mrad of its target, hour after hour, never tiring", aimbot},
 };
 
 }  // namespace

@@ -49,7 +49,7 @@ TEST(Cli, SimulateRefusesBadArgumentsAndWritesNothing) {
     };
     const Case cases[] = {
         {{"simulate", "m.arbev"}, 1, "--players is required"},
-        {{"simulate", "m.arbev", "--players", "aimbot=1"}, 1, "unknown profile 'aimbot'"},
+        {{"simulate", "m.arbev", "--players", "wallhack=1"}, 1, "unknown profile 'wallhack'"},
         {{"simulate", "m.arbev", "--players", "honest=1", "--seed", "-4"}, 1, "--seed '-4'"},
         {{"simulate", "m.arbev", "--players", "honest=1", "--duration-s", "0"}, 1, "--duration-s"},
         {{"simulate", "m.arbev", "--players", "honest=1", "--tick-rate", "fast"},

@@ -203,7 +203,7 @@ TEST(Simulate, PlayerMixIsCheckedAndExplained) {
             EXPECT_NE(std::string(error.what()).find(expected), std::string::npos) << error.what();
         }
     };
-    refused("aimbot=2", "unknown profile 'aimbot'");
+    refused("wallhack=2", "unknown profile 'wallhack'");
     refused("honest", "is not PROFILE=COUNT");
     refused("honest=x", "the count of 'honest'");
     refused("honest=-1", "the count of 'honest'");

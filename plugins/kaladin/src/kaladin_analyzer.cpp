@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "cv.hpp"
 #include "entropy.hpp"
@@ -40,6 +41,8 @@ const char* check_code(Check check) {
             return "timing.entropy";
         case Check::reaction:
             return "timing.reaction";
+        case Check::precision:
+            return "aim.precision";
     }
     return "timing";
 }
@@ -81,6 +84,10 @@ Limit KaladinAnalyzer::limit(Check check, const std::string& tier, double tick_r
             metric = Metric::median_reaction;
             tail = kLowTail;
             break;
+        case Check::precision:
+            // No baseline metric yet (the baseline file holds none): the fixed default.
+            out.value = settings_.precision_spread_limit_mrad;
+            return out;
     }
     if (!baseline_) return out;
     // The player's own tier when it has enough samples, else every tier pooled, else the
@@ -154,8 +161,18 @@ void KaladinAnalyzer::on_batch(const Batch& batch, Signals& signals) {
                         std::string(str(event->body_as_PlayerJoin()->rating_tier()));
                 break;
             case fb::EventBody::LatencySample:
-                if (id != 0)
-                    player(match, id).reactions.rtt(event->body_as_LatencySample()->rtt_us());
+                if (id != 0) {
+                    PlayerState& p = player(match, id);
+                    const uint32_t rtt = event->body_as_LatencySample()->rtt_us();
+                    p.reactions.rtt(rtt);
+                    p.rtt.add(rtt);
+                }
+                break;
+            case fb::EventBody::PositionUpdate:
+                if (id != 0) {
+                    const fb::Vec3* at = event->body_as_PositionUpdate()->position();
+                    if (at) player(match, id).positions.add(t_us, {at->x(), at->y(), at->z()});
+                }
                 break;
             case fb::EventBody::Stimulus:
                 // A stimulus to one player; one to the whole match (player 0) carries no
@@ -171,6 +188,9 @@ void KaladinAnalyzer::on_batch(const Batch& batch, Signals& signals) {
                 if (order->response_to() != 0 &&
                     p.reactions.response(order->response_to(), t_us, settings_.reaction_keep_pairs))
                     check_reactions(id, p, signals);
+                if (order->has_target() && order->target() && order->target_player() != 0 &&
+                    order->target_player() != id)
+                    on_aim(match, id, p, *order, t_us, signals);
                 if (p.inputs.add(t_us, event->tick(), order->repeat())) {
                     if (!p.first_input_us) p.first_input_us = t_us;
                     on_input(match, id, p, signals);
@@ -281,6 +301,77 @@ void KaladinAnalyzer::check_reactions(uint32_t id, PlayerState& p, Signals& sign
            std::move(e), signals);
 }
 
+void KaladinAnalyzer::on_aim(MatchState& match, uint32_t id, PlayerState& p, const fb::Order& order,
+                             int64_t t_us, Signals& signals) {
+    // The player's own position as the relay last received it (it travelled with the
+    // order), and the target's as the relay received it one round trip and the game's
+    // view delay before the order arrived: what the player's screen showed.
+    const auto own = p.positions.latest(t_us);
+    if (!own) return;
+    const auto target_it = match.players.find(order.target_player());
+    if (target_it == match.players.end()) return;
+    const int64_t rewind_us = p.rtt.median_us() + to_us(settings_.precision_view_delay_ms / 1e3);
+    const auto target = target_it->second.positions.at(t_us - rewind_us);
+    if (!target) return;
+    const fb::Vec3& aim = *order.target();
+    const auto error =
+        aim_error_mrad(*own, {aim.x(), aim.y(), aim.z()}, *target, settings_.precision_min_range_m);
+    if (!error) return;
+    if (p.precision.add(t_us, *error, to_us(settings_.precision_block_s),
+                        settings_.precision_min_aims))
+        check_precision(id, p, signals);
+}
+
+void KaladinAnalyzer::check_precision(uint32_t id, PlayerState& p, Signals& signals) {
+    if (collecting_) return;
+    const PrecisionLimits limits{.min_session_s = settings_.precision_min_session_s,
+                                 .min_blocks = settings_.precision_min_blocks,
+                                 .spread_limit_mrad = settings_.precision_spread_limit_mrad,
+                                 .widening_limit = settings_.precision_widening_limit,
+                                 .widening_floor_mrad = settings_.precision_widening_floor_mrad};
+    const PrecisionMeasure m =
+        measure_precision(p.precision.blocks(), p.precision.session_s(), limits);
+    if (!m.flags) return;
+    const Limit l = limit(Check::precision, p.tier, 0.0);
+    std::string spreads;
+    for (const PrecisionBlock& b : p.precision.blocks()) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%s%.2f", spreads.empty() ? "" : " ", b.spread_mrad);
+        spreads += text;
+    }
+    Evidence limit_e;
+    limit_e.add("value", l.value)
+        .add("source", "fixed default: population baselines hold no precision metric yet");
+    Evidence e;
+    e.add("widest_block_spread_mrad", m.widest_mrad)
+        .add("limit", std::move(limit_e))
+        .add("early_spread_mrad", m.early_mrad)
+        .add("late_spread_mrad", m.late_mrad)
+        .add("widening", m.widening)
+        .add("widening_limit", limits.widening_limit)
+        .add("widening_floor_mrad", limits.widening_floor_mrad)
+        .add("allowed_late_mrad", m.allowed_late_mrad)
+        .add("blocks_per_third", m.third)
+        .add("session_s", m.session_s)
+        .add("min_session_s", limits.min_session_s)
+        .add("session_from_us", p.precision.first_us().value_or(0))
+        .add("session_to_us", p.precision.last_us())
+        .add("block_s", settings_.precision_block_s)
+        .add("blocks", m.blocks)
+        .add("blocks_with_too_few_aims", p.precision.thin_blocks())
+        .add("aims", m.aims)
+        .add("min_aims_per_block", settings_.precision_min_aims)
+        .add("block_spreads_mrad", spreads)
+        .add("measure",
+             "per block, the median angle seen from the player between an aimed order's target "
+             "point and the target player's position as the relay received it one round trip "
+             "(the median of the last 9 samples) and the view delay before the order; any "
+             "error of that estimate widens it")
+        .add("view_delay_ms", settings_.precision_view_delay_ms);
+    report(id, p, Check::precision, precision_score(m.widest_mrad, l.value), false, l, std::move(e),
+           signals);
+}
+
 void KaladinAnalyzer::report(uint32_t id, PlayerState& p, Check check, double score, bool tripwire,
                              const Limit&, Evidence evidence, Signals& signals) {
     const auto c = static_cast<size_t>(check);
@@ -303,9 +394,13 @@ void KaladinAnalyzer::report(uint32_t id, PlayerState& p, Check check, double sc
     host().count(std::string("signals.") + check_code(check));
 }
 
-void KaladinAnalyzer::on_match_end(const MatchKey& key, Signals&) {
+void KaladinAnalyzer::on_match_end(const MatchKey& key, Signals& signals) {
     auto it = matches_.find(key);
     if (it == matches_.end()) return;
+    // The last block of aims counts as it stands (if it has enough of them).
+    for (auto& [id, p] : it->second.players)
+        if (p.precision.close(to_us(settings_.precision_block_s), settings_.precision_min_aims))
+            check_precision(id, p, signals);
     if (collecting_) fold_into_baseline(it->second);
     matches_.erase(it);
 }

@@ -3,9 +3,11 @@
 //
 // Per player and match: distinct inputs (inputs.hpp), their sustained rate (rate.hpp),
 // the trimmed CV (cv.hpp) and entropy (entropy.hpp) of their intervals over long windows,
-// and relay-timed reactions (reaction.hpp). Limits are DETECTION.md's fixed numbers, or,
+// relay-timed reactions (reaction.hpp), and the spread of aimed orders over a long
+// session (precision.hpp). Limits are DETECTION.md's fixed numbers, or,
 // with a baseline file (baseline.hpp), the far tail of the player's rating tier; the
-// trip-wires are fixed either way, set far past anything a human was measured to do.
+// trip-wires are fixed either way, set far past anything a human was measured to do. The
+// precision check has no baseline metric yet: its limit is always the fixed default.
 #pragma once
 
 #include <array>
@@ -20,14 +22,15 @@
 
 #include "baseline.hpp"
 #include "inputs.hpp"
+#include "precision.hpp"
 #include "reaction.hpp"
 #include "settings.hpp"
 
 namespace arbiter::kaladin {
 
 // The checks, each with its own signal code.
-enum class Check : uint8_t { rate = 0, cv = 1, entropy = 2, reaction = 3 };
-inline constexpr size_t kCheckCount = 4;
+enum class Check : uint8_t { rate = 0, cv = 1, entropy = 2, reaction = 3, precision = 4 };
+inline constexpr size_t kCheckCount = 5;
 const char* check_code(Check check);
 
 // The limit a check compares against, and where it came from, for the evidence.
@@ -46,7 +49,8 @@ class KaladinAnalyzer final : public Analyzer {
         .version = "0.1.0",
         .contact = "https://github.com/arbiter-anticheat/arbiter",
         .description =
-            "input timing: sustained rate, metronomic intervals, entropy, relay-timed reactions",
+            "input timing: sustained rate, metronomic intervals, entropy, relay-timed reactions, "
+            "fatigue-free precision",
         .model_class = ModelClass::behavioural,
         // Every window and pair is per player per match; baselines are gathered per match
         // too and merged at baseline_end, so matches may go to different instances.
@@ -74,12 +78,17 @@ class KaladinAnalyzer final : public Analyzer {
         std::optional<int64_t> first_input_us;
         uint32_t since_window = 0;  // distinct inputs since the last CV window
         ReactionTracker reactions;
+        // Precision: the player's positions as received, their recent round trips, and the
+        // spread of their aimed orders block by block.
+        PositionTrack positions;
+        RoundTrip rtt;
+        PrecisionTracker precision;
         // The player's extremes, for a baseline.
         double peak_rate = -1;  // over full windows only
         double min_cv = -1, min_entropy = -1;
         // The strongest score reported per check; a check reports again only when its
         // score rises, so a steady bot does not flood the host. Trip-wires fire once.
-        std::array<double, kCheckCount> reported{-1, -1, -1, -1};
+        std::array<double, kCheckCount> reported{-1, -1, -1, -1, -1};
         std::array<bool, kCheckCount> tripped{};
     };
     struct MatchState {
@@ -91,9 +100,13 @@ class KaladinAnalyzer final : public Analyzer {
     PlayerState& player(MatchState& match, uint32_t id);
     void on_input(MatchState& match, uint32_t id, PlayerState& p, Signals& signals);
     void check_reactions(uint32_t id, PlayerState& p, Signals& signals);
+    void on_aim(MatchState& match, uint32_t id, PlayerState& p, const fb::Order& order,
+                int64_t t_us, Signals& signals);
+    void check_precision(uint32_t id, PlayerState& p, Signals& signals);
     void report(uint32_t id, PlayerState& p, Check check, double score, bool tripwire,
                 const Limit& limit, Evidence evidence, Signals& signals);
     void fold_into_baseline(const MatchState& match);
+    static void restore_precision(StateReader& in, PlayerState& p);  // kaladin_state.cpp
     Evidence limit_evidence(const Limit& limit) const;
 
     Settings settings_;

@@ -1,6 +1,10 @@
 // Saving and restoring the analyzer's state for a hot reload: every player's recent
-// inputs, window counters, reaction pairs and what was reported, so that a reload in the
-// middle of a window changes nothing.
+// inputs, window counters, reaction pairs, positions and aim blocks, and what was
+// reported, so that a reload in the middle of a window (or of a multi-hour precision
+// session) changes nothing.
+//
+// Version 2 added the precision check (its positions, round trip, blocks and report);
+// a version 1 blob still restores, its players starting their precision afresh.
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -11,8 +15,62 @@ namespace arbiter::kaladin {
 
 namespace {
 constexpr const char* kStateTag = "KLD1";
-constexpr uint32_t kStateVersion = 1;
+constexpr uint32_t kStateVersion = 2;
+// The checks a version 1 blob reports on (precision came with version 2).
+constexpr size_t kVersion1Checks = 4;
 }  // namespace
+
+void KaladinAnalyzer::restore_precision(StateReader& in, PlayerState& p) {
+    std::deque<std::pair<int64_t, Vec>> points;
+    const uint64_t point_count = in.get_count(8 + 3 * 8);
+    for (uint64_t k = 0; k < point_count; ++k) {
+        const int64_t t_us = in.get<int64_t>();
+        Vec at;
+        at.x = in.get_finite("position");
+        at.y = in.get_finite("position");
+        at.z = in.get_finite("position");
+        if (!points.empty() && t_us < points.back().first)
+            throw StateError("state blob has positions out of relay-time order");
+        points.emplace_back(t_us, at);
+    }
+    p.positions.restore(std::move(points));
+    std::deque<uint32_t> rtts;
+    const uint64_t rtt_count = in.get_count(4);
+    if (rtt_count > RoundTrip::kKeep) throw StateError("state blob keeps too many round trips");
+    for (uint64_t k = 0; k < rtt_count; ++k)
+        rtts.push_back(in.get<uint32_t>());
+    p.rtt.restore(std::move(rtts));
+    const bool has_first = in.get<uint8_t>() != 0;
+    const int64_t first = in.get<int64_t>();
+    const int64_t last = in.get<int64_t>();
+    const int64_t open_index = in.get<int64_t>();
+    if (open_index < 0) throw StateError("state blob has a negative precision block");
+    std::vector<double> open;
+    const uint64_t open_count = in.get_count(8);
+    for (uint64_t k = 0; k < open_count; ++k) {
+        open.push_back(in.get_finite("aim error"));
+        if (open.back() < 0) throw StateError("state blob has a negative aim error");
+    }
+    std::vector<PrecisionBlock> blocks;
+    const uint64_t block_count = in.get_count(8 + 4 + 8);
+    for (uint64_t k = 0; k < block_count; ++k) {
+        PrecisionBlock b;
+        b.from_us = in.get<int64_t>();
+        b.aims = in.get<uint32_t>();
+        b.spread_mrad = in.get_finite("block spread");
+        blocks.push_back(b);
+    }
+    const uint64_t thin = in.get<uint64_t>();
+    const uint64_t aims = in.get<uint64_t>();
+    if (!has_first && (!open.empty() || !blocks.empty()))
+        throw StateError("state blob has precision blocks without a first aim");
+    p.precision.restore(has_first ? std::optional<int64_t>(first) : std::nullopt, last, open_index,
+                        std::move(open), std::move(blocks), thin, aims);
+    for (size_t c = kVersion1Checks; c < kCheckCount; ++c) {
+        p.reported[c] = in.get_finite("reported score");
+        p.tripped[c] = in.get<uint8_t>() != 0;
+    }
+}
 
 std::vector<uint8_t> KaladinAnalyzer::save_state() {
     // A baseline run is a batch job over a corpus, not a live service: it is not reloaded.
@@ -53,7 +111,38 @@ std::vector<uint8_t> KaladinAnalyzer::save_state() {
             out.put<double>(p.peak_rate);
             out.put<double>(p.min_cv);
             out.put<double>(p.min_entropy);
-            for (size_t c = 0; c < kCheckCount; ++c) {
+            for (size_t c = 0; c < kVersion1Checks; ++c) {
+                out.put<double>(p.reported[c]);
+                out.put<uint8_t>(p.tripped[c] ? 1 : 0);
+            }
+            // ---- version 2 ----
+            out.put<uint64_t>(p.positions.points().size());
+            for (const auto& [t_us, at] : p.positions.points()) {
+                out.put<int64_t>(t_us);
+                out.put<double>(at.x);
+                out.put<double>(at.y);
+                out.put<double>(at.z);
+            }
+            out.put<uint64_t>(p.rtt.samples().size());
+            for (uint32_t rtt : p.rtt.samples())
+                out.put<uint32_t>(rtt);
+            const PrecisionTracker& precision = p.precision;
+            out.put<uint8_t>(precision.first_us() ? 1 : 0);
+            out.put<int64_t>(precision.first_us().value_or(0));
+            out.put<int64_t>(precision.last_us());
+            out.put<int64_t>(precision.open_index());
+            out.put<uint64_t>(precision.open_errors().size());
+            for (double error : precision.open_errors())
+                out.put<double>(error);
+            out.put<uint64_t>(precision.blocks().size());
+            for (const PrecisionBlock& b : precision.blocks()) {
+                out.put<int64_t>(b.from_us);
+                out.put<uint32_t>(b.aims);
+                out.put<double>(b.spread_mrad);
+            }
+            out.put<uint64_t>(precision.thin_blocks());
+            out.put<uint64_t>(precision.aims());
+            for (size_t c = kVersion1Checks; c < kCheckCount; ++c) {
                 out.put<double>(p.reported[c]);
                 out.put<uint8_t>(p.tripped[c] ? 1 : 0);
             }
@@ -116,10 +205,11 @@ void KaladinAnalyzer::restore_state(std::span<const uint8_t> blob) {
             p.peak_rate = in.get_finite("peak rate");
             p.min_cv = in.get_finite("CV");
             p.min_entropy = in.get_finite("entropy");
-            for (size_t c = 0; c < kCheckCount; ++c) {
+            for (size_t c = 0; c < kVersion1Checks; ++c) {
                 p.reported[c] = in.get_finite("reported score");
                 p.tripped[c] = in.get<uint8_t>() != 0;
             }
+            if (in.version() >= 2) restore_precision(in, p);
             if (p.inputs.recent().empty() && p.first_input_us)
                 throw StateError("state blob has a player with a first input but none kept");
             match.players.emplace(id, std::move(p));

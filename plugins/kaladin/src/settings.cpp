@@ -33,6 +33,27 @@ Settings Settings::parse(const ConfigTable& t) {
         t.integer("reaction_keep_pairs", s.reaction_keep_pairs, Range::between(1, 100000)));
     if (s.reaction_keep_pairs < s.reaction_min_pairs)
         throw ConfigError("reaction_keep_pairs", "expected at least reaction_min_pairs");
+    s.precision_block_s =
+        t.number("precision_block_s", s.precision_block_s, Range::between(10.0, 86400.0));
+    s.precision_min_aims = static_cast<uint32_t>(
+        t.integer("precision_min_aims", s.precision_min_aims, Range::between(1, 100000)));
+    s.precision_min_session_s = t.number("precision_min_session_s", s.precision_min_session_s,
+                                         Range::between(60.0, 7 * 86400.0));
+    s.precision_min_blocks = static_cast<uint32_t>(
+        t.integer("precision_min_blocks", s.precision_min_blocks, Range::between(3, 100000)));
+    if (s.precision_min_session_s < 2 * s.precision_block_s)
+        throw ConfigError("precision_min_session_s", "expected at least 2 x precision_block_s");
+    s.precision_spread_limit_mrad = t.number(
+        "precision_spread_limit_mrad", s.precision_spread_limit_mrad, Range::between(0.0, 1000.0));
+    s.precision_widening_limit =
+        t.number("precision_widening_limit", s.precision_widening_limit, Range::between(1.0, 10.0));
+    s.precision_widening_floor_mrad =
+        t.number("precision_widening_floor_mrad", s.precision_widening_floor_mrad,
+                 Range::between(0.0, 100.0));
+    s.precision_view_delay_ms =
+        t.number("precision_view_delay_ms", s.precision_view_delay_ms, Range::between(0.0, 1000.0));
+    s.precision_min_range_m =
+        t.number("precision_min_range_m", s.precision_min_range_m, Range::between(0.01, 10000.0));
     s.baseline_min_samples = static_cast<uint32_t>(
         t.integer("baseline_min_samples", s.baseline_min_samples, Range::between(1, 100000000)));
     t.reject_unknown_keys();

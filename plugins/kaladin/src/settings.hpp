@@ -29,6 +29,20 @@ struct Settings {
     double reaction_tripwire_ms = 40.0;
     uint32_t reaction_keep_pairs = 200;
 
+    // Fatigue-free precision (precision.hpp): aim errors of aimed orders, their median per
+    // block of relay time, judged over a long session. The spread limit is a fixed default
+    // (population baselines hold no precision metric yet).
+    double precision_block_s = 600.0;
+    uint32_t precision_min_aims = 20;  // per block; a block with fewer is not counted
+    double precision_min_session_s = 7200.0;
+    uint32_t precision_min_blocks = 6;
+    double precision_spread_limit_mrad = 5.0;
+    double precision_widening_limit = 1.1;
+    double precision_widening_floor_mrad = 0.25;
+    // The game's own display delay (client interpolation), rewound on top of the round trip.
+    double precision_view_delay_ms = 0.0;
+    double precision_min_range_m = 2.0;
+
     // A baseline tier (or the pooled tier) is used only with at least this many
     // samples of a metric; a percentile of fewer players is not a far tail.
     uint32_t baseline_min_samples = 100;

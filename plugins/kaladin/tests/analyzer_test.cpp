@@ -1,5 +1,7 @@
 // The analyzer through the SDK's harness: the same C glue the host calls.
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -7,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <arbiter/sdk/batch_builder.hpp>
+#include <arbiter/sdk/state.hpp>
 #include <arbiter/sdk/testing.hpp>
 
 #include "baseline.hpp"
@@ -278,6 +281,242 @@ TEST(Analyzer, UnknownConfigKeyIsRefused) {
     EXPECT_EQ(h.create_status(), ARB_ERR_CONFIG);
     EXPECT_NE(h.error().find("cv_limt"), std::string::npos);
 }
+
+// ---- fatigue-free precision ------------------------------------------------------------
+
+// A long session, sparse: player 1 stands at the origin and aims at player 2, who circles
+// it 30 m away at 5 m/s. Every 10 s an aimed order, with the target's updates of the
+// 300 ms before it and the aimer's own; the aim is off the target (as the relay had it one
+// round trip earlier) by spread(t) times 0.5, 1 or 1.5, so a block's median is spread(t).
+class AimMatch {
+  public:
+    static constexpr uint32_t kRttUs = 60'000;
+    static constexpr double kRangeM = 30.0, kSpeedMps = 5.0;
+
+    AimMatch() : builder_("relay", 1) {
+        build::MatchStart start;
+        start.game = "test";
+        start.tick_rate_hz = kHz;
+        builder_.add(0, 0, 0, start);
+        for (uint32_t id : {1u, 2u}) {
+            build::PlayerJoin join;
+            join.account_id = "p" + std::to_string(id);
+            join.rating_tier = "gold";
+            builder_.add(0, 0, id, join);
+        }
+        builder_.add(0, 0, 1, build::Latency{.rtt_us = kRttUs});
+    }
+    static Vec target_at(int64_t t_us) {
+        const double a = kSpeedMps / kRangeM * static_cast<double>(t_us) / 1e6;
+        return {kRangeM * std::cos(a), kRangeM * std::sin(a), 0};
+    }
+    // Aims every 10 s from `from_s` to `to_s` with the spread spread_mrad(t in hours).
+    void aims(double from_s, double to_s, const std::function<double(double)>& spread_mrad) {
+        // On a fixed grid (5 s, 15 s, ...), so that two halves make the whole.
+        for (int64_t t = 5'000'000; t < static_cast<int64_t>(to_s * 1e6); t += 10'000'000) {
+            if (t < static_cast<int64_t>(from_s * 1e6)) continue;
+            const int64_t n = t / 10'000'000;
+            for (int64_t back = 300'000; back >= 0; back -= 100'000)
+                position(t - back - 20'000, 2, target_at(t - back - 20'000));
+            position(t - 10'000, 1, {0, 0, 0});
+            static constexpr double kPattern[] = {0.5, 1.0, 1.5};
+            const double off = spread_mrad(static_cast<double>(t) / 3.6e9) / 1e3 * kPattern[n % 3] *
+                               (n % 2 ? 1 : -1);
+            const Vec seen = target_at(t - kRttUs);
+            const double a = std::atan2(seen.y, seen.x) + off;
+            build::Order o;
+            o.kind = "fire";
+            o.target_player = aim_at;
+            o.target = fb::Vec3(static_cast<float>(kRangeM * std::cos(a)),
+                                static_cast<float>(kRangeM * std::sin(a)), 0.0f);
+            builder_.add(t, static_cast<uint64_t>(t / kTickUs), 1, o);
+        }
+    }
+    std::vector<uint8_t> batch() { return builder_.finish(); }
+
+    uint32_t aim_at = 2;  // the order's target player
+
+  private:
+    void position(int64_t t_us, uint32_t id, Vec at) {
+        build::Position p;
+        p.position =
+            fb::Vec3(static_cast<float>(at.x), static_cast<float>(at.y), static_cast<float>(at.z));
+        builder_.add(t_us, static_cast<uint64_t>(t_us / kTickUs), id, p);
+    }
+    BatchBuilder builder_;
+};
+
+// Runs a session of `hours` through a harness, ending the match; precision signals only.
+std::vector<RecordedSignal> session(double hours, const std::function<double(double)>& spread,
+                                    const ConfigValue& config = ConfigValue::table({})) {
+    Harness<KaladinAnalyzer> h(config);
+    EXPECT_TRUE(h.ok()) << h.error();
+    AimMatch m;
+    m.aims(5, hours * 3600, spread);
+    auto signals = h.feed(m.batch());
+    auto end = h.end_match("relay", 1);
+    signals.insert(signals.end(), end.begin(), end.end());
+    return of(signals, "aim.precision");
+}
+
+TEST(AnalyzerPrecision, TirelessTightAimOverTwoHoursIsSignalledWithEvidence) {
+    auto signals = session(2.5, [](double) { return 2.0; });
+    ASSERT_FALSE(signals.empty());
+    const auto& s = signals.back();
+    EXPECT_EQ(s.player, 1u);
+    EXPECT_FALSE(s.tripwire);
+    EXPECT_NEAR(s.score, 0.6, 0.02);  // (5 - 2) / 5
+    for (const char* key :
+         {"\"widest_block_spread_mrad\":2", "\"limit\":{\"value\":5",
+          "fixed default: population baselines hold no precision metric yet",
+          "\"widening_limit\":1.1", "\"widening_floor_mrad\":0.25", "\"allowed_late_mrad\":",
+          "\"early_spread_mrad\":", "\"late_spread_mrad\":", "\"session_s\":", "\"block_s\":600",
+          "\"blocks\":", "\"aims\":", "\"min_aims_per_block\":20",
+          "\"block_spreads_mrad\":\"2.00 2.00"})
+        EXPECT_NE(s.evidence.find(key), std::string::npos) << key << "\n" << s.evidence;
+    // Not before two hours of aims.
+    EXPECT_NE(s.evidence.find("\"session_s\":72"), std::string::npos) << s.evidence;
+}
+
+TEST(AnalyzerPrecision, TheSameAimForLessThanTwoHoursIsNotJudged) {
+    EXPECT_TRUE(session(1.9, [](double) { return 2.0; }).empty());
+}
+
+TEST(AnalyzerPrecision, TightAimThatTiresIsNotSignalled) {
+    // 2 mrad widening by 30 % an hour: still under 5 mrad after 2.5 h, but it widens.
+    EXPECT_TRUE(session(2.5, [](double h) { return 2.0 * (1 + 0.3 * h); }).empty());
+    // 2 % an hour is within the 1.1 allowance: signalled.
+    EXPECT_FALSE(session(2.5, [](double h) { return 2.0 * (1 + 0.02 * h); }).empty());
+}
+
+TEST(AnalyzerPrecision, SpreadAroundTheLimit) {
+    EXPECT_TRUE(session(2.5, [](double) { return 20.0; }).empty());  // a person's degree
+    EXPECT_TRUE(session(2.5, [](double) { return 5.1; }).empty());
+    EXPECT_FALSE(session(2.5, [](double) { return 4.8; }).empty());
+}
+
+TEST(AnalyzerPrecision, LimitsComeFromTheConfig) {
+    auto config = ConfigValue::table({{"precision_spread_limit_mrad", ConfigValue(30.0)},
+                                      {"precision_min_session_s", ConfigValue(3600.0)}});
+    auto signals = session(
+        1.5, [](double) { return 20.0; }, config);
+    ASSERT_FALSE(signals.empty());
+    EXPECT_NE(signals.back().evidence.find("\"min_session_s\":3600"), std::string::npos);
+}
+
+TEST(AnalyzerPrecision, OnlyOrdersAimedAtAnotherPlayerAreAims) {
+    for (uint32_t aim_at : {0u, 1u}) {  // a point on the ground; the player itself
+        Harness<KaladinAnalyzer> h;
+        AimMatch m;
+        m.aim_at = aim_at;
+        m.aims(5, 2.5 * 3600, [](double) { return 2.0; });
+        EXPECT_TRUE(of(h.feed(m.batch()), "aim.precision").empty()) << aim_at;
+        EXPECT_TRUE(of(h.end_match("relay", 1), "aim.precision").empty()) << aim_at;
+    }
+}
+
+TEST(AnalyzerPrecision, StateRestoredMidSessionChangesNothing) {
+    auto spread = [](double) { return 2.0; };
+    AimMatch whole;
+    whole.aims(5, 2.5 * 3600, spread);
+    Harness<KaladinAnalyzer> straight;
+    auto expected = of(straight.feed(whole.batch()), "aim.precision");
+    ASSERT_FALSE(expected.empty());
+
+    // The same session in two batches with a reload between, 65 min in (mid-block).
+    AimMatch first;
+    first.aims(5, 65 * 60, spread);
+    Harness<KaladinAnalyzer> before;
+    auto got = of(before.feed(first.batch()), "aim.precision");
+    EXPECT_TRUE(got.empty());
+    auto blob = before.save_state();
+    ASSERT_TRUE(blob);
+    Harness<KaladinAnalyzer> after;
+    ASSERT_EQ(after.restore_state(*blob), ARB_OK) << after.error();
+    AimMatch rest;
+    rest.aims(65 * 60, 2.5 * 3600, spread);
+    auto later = of(after.feed(rest.batch()), "aim.precision");
+    got.insert(got.end(), later.begin(), later.end());
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_EQ(got[i].evidence, expected[i].evidence);
+
+    // Without the restore the session starts again at 65 min: too short to judge.
+    Harness<KaladinAnalyzer> fresh;
+    AimMatch alone;
+    alone.aims(65 * 60, 2.5 * 3600, spread);
+    EXPECT_TRUE(of(fresh.feed(alone.batch()), "aim.precision").empty());
+}
+
+TEST(AnalyzerPrecision, VersionOneStateStillRestores) {
+    // A blob as kaladin 0.1 wrote it before the precision check: one match, one player.
+    StateWriter v1("KLD1", 1);
+    v1.put<uint64_t>(1);
+    v1.put_string("relay");
+    v1.put<uint64_t>(1);
+    v1.put<double>(kHz);
+    v1.put<int64_t>(0);
+    v1.put<uint64_t>(1);
+    v1.put<uint32_t>(1);
+    v1.put_string("gold");
+    v1.put<uint64_t>(1);  // one input kept
+    v1.put<int64_t>(1'000'000);
+    v1.put<uint64_t>(20);
+    v1.put<uint64_t>(1);  // distinct
+    v1.put<uint64_t>(0);  // merged
+    v1.put<uint8_t>(1);
+    v1.put<uint64_t>(20);
+    v1.put<uint8_t>(1);
+    v1.put<int64_t>(1'000'000);
+    v1.put<uint32_t>(1);
+    v1.put<uint64_t>(0);  // pending stimuli
+    v1.put<uint64_t>(0);  // reaction delays
+    v1.put<uint8_t>(0);
+    v1.put<uint32_t>(0);
+    v1.put<double>(-1);
+    v1.put<double>(-1);
+    v1.put<double>(-1);
+    for (int c = 0; c < 4; ++c) {
+        v1.put<double>(-1);
+        v1.put<uint8_t>(0);
+    }
+    Harness<KaladinAnalyzer> h;
+    ASSERT_EQ(h.restore_state(v1.finish()), ARB_OK) << h.error();
+    // Its players start their precision afresh, and are judged as anyone.
+    AimMatch m;
+    m.aims(5, 2.5 * 3600, [](double) { return 2.0; });
+    EXPECT_FALSE(of(h.feed(m.batch()), "aim.precision").empty());
+    auto blob = h.save_state();
+    ASSERT_TRUE(blob);
+    Harness<KaladinAnalyzer> again;
+    EXPECT_EQ(again.restore_state(*blob), ARB_OK) << again.error();
+}
+
+struct BadKey {
+    const char* key;
+    double value;
+};
+class AnalyzerPrecisionConfig : public ::testing::TestWithParam<BadKey> {};
+TEST_P(AnalyzerPrecisionConfig, OutOfRangeIsRefusedNamingTheKey) {
+    const auto c = GetParam();
+    ConfigValue value =
+        std::string(c.key) == "precision_min_aims" || std::string(c.key) == "precision_min_blocks"
+            ? ConfigValue(static_cast<int64_t>(c.value))
+            : ConfigValue(c.value);
+    Harness<KaladinAnalyzer> h(ConfigValue::table({{c.key, value}}));
+    EXPECT_EQ(h.create_status(), ARB_ERR_CONFIG) << c.key;
+    EXPECT_NE(h.error().find(c.key), std::string::npos) << h.error();
+}
+INSTANTIATE_TEST_SUITE_P(Kaladin, AnalyzerPrecisionConfig,
+                         ::testing::Values(BadKey{"precision_block_s", 5.0},
+                                           BadKey{"precision_min_aims", 0},
+                                           BadKey{"precision_min_session_s", 1199.0},
+                                           BadKey{"precision_min_blocks", 2},
+                                           BadKey{"precision_spread_limit_mrad", -1.0},
+                                           BadKey{"precision_widening_limit", 0.99},
+                                           BadKey{"precision_widening_floor_mrad", -0.1},
+                                           BadKey{"precision_view_delay_ms", 1001.0},
+                                           BadKey{"precision_min_range_m", 0.0}));
 
 }  // namespace
 }  // namespace arbiter::kaladin

@@ -1,6 +1,8 @@
 // Each metric at and around its limit, table-driven.
 #include <cmath>
 #include <deque>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -11,6 +13,7 @@
 #include "cv.hpp"
 #include "entropy.hpp"
 #include "inputs.hpp"
+#include "precision.hpp"
 #include "rate.hpp"
 #include "reaction.hpp"
 
@@ -208,6 +211,187 @@ TEST(Baseline, DamagedFileIsRefused) {
     bytes.back() ^= 0x40;
     EXPECT_THROW(BaselineFile::read(bytes), StateError);
     EXPECT_THROW(BaselineFile::read(std::vector<uint8_t>{1, 2, 3}), StateError);
+}
+
+// ---- fatigue-free precision ------------------------------------------------------------
+
+struct AimCase {
+    Vec aim, target;
+    double min_range_m;
+    std::optional<double> mrad;
+};
+class AimError : public ::testing::TestWithParam<AimCase> {};
+TEST_P(AimError, AngleSeenFromThePlayer) {
+    const auto c = GetParam();
+    const auto got = aim_error_mrad({0, 0, 0}, c.aim, c.target, c.min_range_m);
+    ASSERT_EQ(got.has_value(), c.mrad.has_value());
+    if (got) {
+        EXPECT_NEAR(*got, *c.mrad, 1e-9);
+    }
+}
+const double k5mrad = std::atan(0.15 / 30.0) * 1e3;  // 0.15 m off at 30 m
+INSTANTIATE_TEST_SUITE_P(Kaladin, AimError,
+                         ::testing::Values(AimCase{{30, 0, 0}, {30, 0, 0}, 2.0, 0.0},
+                                           AimCase{{30, 0.15, 0}, {30, 0, 0}, 2.0, k5mrad},
+                                           // The same direction at twice the depth: the same angle.
+                                           AimCase{{60, 0.3, 0}, {30, 0, 0}, 2.0, k5mrad},
+                                           AimCase{{30, 0, 0.15}, {30, 0, 0}, 2.0, k5mrad},
+                                           AimCase{
+                                               {-30, 0, 0}, {30, 0, 0}, 2.0, std::acos(-1.0) * 1e3},
+                                           // The minimum range: at it a measure, below it none.
+                                           AimCase{{2, 0, 0}, {2, 0, 0}, 2.0, 0.0},
+                                           AimCase{{1.99, 0, 0}, {1.99, 0, 0}, 2.0, std::nullopt},
+                                           // An aim point on the player itself has no direction.
+                                           AimCase{{0, 0, 0}, {30, 0, 0}, 2.0, std::nullopt}));
+
+TEST(PositionTrack, InterpolatesBetweenUpdatesAndRefusesGaps) {
+    PositionTrack track;
+    EXPECT_FALSE(track.at(0));
+    track.add(1'000'000, {0, 0, 0});
+    track.add(1'100'000, {1, 2, 0});
+    auto mid = track.at(1'025'000);
+    ASSERT_TRUE(mid);
+    EXPECT_NEAR(mid->x, 0.25, 1e-12);
+    EXPECT_NEAR(mid->y, 0.5, 1e-12);
+    EXPECT_FALSE(track.at(999'999)) << "before the first update the relay cannot say";
+    // After the newest: the newest, up to half the longest gap, then nothing.
+    ASSERT_TRUE(track.at(1'100'000 + PositionTrack::kMaxGapUs / 2));
+    EXPECT_FALSE(track.at(1'100'001 + PositionTrack::kMaxGapUs / 2));
+    EXPECT_TRUE(track.latest(1'100'000 + PositionTrack::kMaxGapUs / 2));
+    EXPECT_FALSE(track.latest(1'100'001 + PositionTrack::kMaxGapUs / 2));
+    // Updates a lost stretch apart are not interpolated between.
+    track.add(1'100'000 + PositionTrack::kMaxGapUs + 1, {9, 9, 0});
+    EXPECT_FALSE(track.at(1'200'000));
+    EXPECT_TRUE(track.at(1'100'000));
+    // Out of order: left out.
+    track.add(1'050'000, {5, 5, 5});
+    EXPECT_NEAR(track.at(1'050'000)->x, 0.5, 1e-12);
+}
+
+TEST(PositionTrack, KeepsTwoSecondsAndTheBracketBeforeThem) {
+    PositionTrack track;
+    for (int64_t t = 0; t <= 10'000'000; t += 100'000)
+        track.add(t, {static_cast<double>(t) / 1e6, 0, 0});
+    EXPECT_EQ(track.points().front().first, 10'000'000 - PositionTrack::kKeepUs);
+    EXPECT_TRUE(track.at(10'000'000 - PositionTrack::kKeepUs));
+    EXPECT_FALSE(track.at(10'000'000 - PositionTrack::kKeepUs - 1));
+}
+
+// Blocks of the given spreads, 10 minutes apart, 50 aims each.
+std::vector<PrecisionBlock> blocks_of(std::vector<double> spreads) {
+    std::vector<PrecisionBlock> out;
+    for (size_t i = 0; i < spreads.size(); ++i)
+        out.push_back({static_cast<int64_t>(i) * 600'000'000, 50, spreads[i]});
+    return out;
+}
+std::vector<double> flat(size_t n, double spread) {
+    return std::vector<double>(n, spread);
+}
+std::vector<double> with(std::vector<double> v, size_t i, double spread) {
+    v[i] = spread;
+    return v;
+}
+// Early blocks at `early`, late ones at `late`, the middle in between.
+std::vector<double> ramp(size_t n, double early, double late) {
+    std::vector<double> v(n, (early + late) / 2);
+    for (size_t i = 0; i < n / 3; ++i) {
+        v[i] = early;
+        v[n - 1 - i] = late;
+    }
+    return v;
+}
+
+struct PrecisionCase {
+    const char* name;
+    std::vector<double> spreads;
+    double session_s;
+    bool judged, flags;
+    double widening;
+};
+class Precision : public ::testing::TestWithParam<PrecisionCase> {};
+TEST_P(Precision, AtAndAroundEachLimit) {
+    const auto c = GetParam();
+    // The defaults: 2 h, 6 blocks, 5 mrad, 1.1.
+    const PrecisionLimits limits;
+    const auto blocks = blocks_of(c.spreads);
+    const auto m = measure_precision(blocks, c.session_s, limits);
+    EXPECT_EQ(m.judged, c.judged);
+    EXPECT_EQ(m.flags, c.flags);
+    EXPECT_NEAR(m.widening, c.widening, 1e-12);
+    EXPECT_EQ(m.blocks, c.spreads.size());
+    EXPECT_EQ(m.aims, 50u * c.spreads.size());
+}
+INSTANTIATE_TEST_SUITE_P(
+    Kaladin, Precision,
+    ::testing::Values(
+        PrecisionCase{"tireless", flat(12, 2.0), 7200, true, true, 1.0},
+        // The session's length: at 2 h judged, just under it not.
+        PrecisionCase{"short", flat(12, 2.0), 7199.9, false, false, 1.0},
+        // The number of blocks: 6 judged, 5 not.
+        PrecisionCase{"six_blocks", flat(6, 2.0), 9000, true, true, 1.0},
+        PrecisionCase{"five_blocks", flat(5, 2.0), 9000, false, false, 1.0},
+        // The spread limit, on the widest block: at 5 no flag, just under it a flag.
+        PrecisionCase{"widest_at_limit", with(flat(12, 2.0), 6, 5.0), 7200, true, false, 1.0},
+        PrecisionCase{"widest_under", with(flat(12, 2.0), 6, 4.999), 7200, true, true, 1.0},
+        PrecisionCase{"human", flat(12, 20.0), 7200, true, false, 1.0},
+        // The widening allowance: late at 1.1 times early plus 0.25 mrad flags, a hair
+        // more does not.
+        PrecisionCase{"widening_at_limit", ramp(12, 2.0, 2.45), 7200, true, true, 1.225},
+        PrecisionCase{"widening_over", ramp(12, 2.0, 2.4501), 7200, true, false, 1.22505},
+        // Near 0 a factor allows nothing; the floor still does.
+        PrecisionCase{"floor_from_zero", ramp(12, 0.0, 0.25), 7200, true, true, 1e9},
+        PrecisionCase{"over_floor_from_zero", ramp(12, 0.0, 0.2501), 7200, true, false, 1e9},
+        PrecisionCase{"tiring", ramp(12, 2.0, 3.0), 7200, true, false, 1.5},
+        // Sharper late than early (warming up) is not widening.
+        PrecisionCase{"warming_up", ramp(12, 3.0, 2.0), 7200, true, true, 2.0 / 3.0},
+        PrecisionCase{"perfect", flat(12, 0.0), 7200, true, true, 1.0},
+        PrecisionCase{"perfect_then_not", ramp(12, 0.0, 1.0), 7200, true, false, 1e9}),
+    [](const auto& param_info) { return std::string(param_info.param.name); });
+
+TEST(Precision, ThirdsAreMediansOfBlocks) {
+    // Nine blocks: thirds of three; one stray block in each third moves nothing.
+    const auto blocks = blocks_of({2, 9, 2, 2, 2, 2, 3, 3, 0.5});
+    const auto m = measure_precision(blocks, 7200, PrecisionLimits{});
+    EXPECT_EQ(m.third, 3u);
+    EXPECT_DOUBLE_EQ(m.early_mrad, 2.0);
+    EXPECT_DOUBLE_EQ(m.late_mrad, 3.0);
+    EXPECT_DOUBLE_EQ(m.widest_mrad, 9.0);
+    EXPECT_FALSE(m.flags);
+}
+
+TEST(Precision, ScoreAtAndAroundTheLimit) {
+    EXPECT_DOUBLE_EQ(precision_score(5.0, 5.0), 0.0);
+    EXPECT_DOUBLE_EQ(precision_score(6.0, 5.0), 0.0);
+    EXPECT_DOUBLE_EQ(precision_score(2.5, 5.0), 0.5);
+    EXPECT_DOUBLE_EQ(precision_score(0.0, 5.0), 1.0);
+    EXPECT_DOUBLE_EQ(precision_score(1.0, 0.0), 0.0);
+}
+
+TEST(PrecisionTracker, BlocksFromTheFirstAimThinOnesLeftOut) {
+    constexpr int64_t kBlock = 600'000'000;
+    PrecisionTracker t;
+    EXPECT_FALSE(t.add(5'000'000, 1.0, kBlock, 3));
+    EXPECT_FALSE(t.add(6'000'000, 3.0, kBlock, 3));
+    EXPECT_FALSE(t.add(5'000'000 + kBlock - 1, 2.0, kBlock, 3));
+    // The first aim of the next block closes the previous one.
+    EXPECT_TRUE(t.add(5'000'000 + kBlock, 7.0, kBlock, 3));
+    ASSERT_EQ(t.blocks().size(), 1u);
+    EXPECT_EQ(t.blocks()[0].from_us, 5'000'000);
+    EXPECT_EQ(t.blocks()[0].aims, 3u);
+    EXPECT_DOUBLE_EQ(t.blocks()[0].spread_mrad, 2.0);
+    // Two aims are too few for a block; a silent block between is simply skipped.
+    EXPECT_TRUE(t.add(5'000'000 + 3 * kBlock, 1.0, kBlock, 3));
+    EXPECT_EQ(t.blocks().size(), 1u);
+    EXPECT_EQ(t.thin_blocks(), 1u);
+    EXPECT_FALSE(t.add(5'000'000 + 3 * kBlock + 1, 1.0, kBlock, 3));
+    EXPECT_FALSE(t.add(5'000'000 + 3 * kBlock + 2, 1.5, kBlock, 3));
+    EXPECT_TRUE(t.close(kBlock, 3));
+    EXPECT_FALSE(t.close(kBlock, 3));
+    ASSERT_EQ(t.blocks().size(), 2u);
+    EXPECT_EQ(t.blocks()[1].from_us, 5'000'000 + 3 * kBlock);
+    EXPECT_DOUBLE_EQ(t.blocks()[1].spread_mrad, 1.0);
+    EXPECT_EQ(t.aims(), 7u);
+    EXPECT_DOUBLE_EQ(t.session_s(), (3.0 * kBlock + 2) / 1e6);
 }
 
 }  // namespace

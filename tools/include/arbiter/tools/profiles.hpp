@@ -41,6 +41,13 @@ struct Behaviour {
     bool inhuman_reactions = false;  // uniform in [reaction_lo_s, reaction_hi_s)
     double reaction_lo_s = 0.0, reaction_hi_s = 0.0;
 
+    // ---- aim: orders aimed at the player fought (an angle off the target, as seen) ----
+    // The median angular error at the start of the match, milliradians, and how much it
+    // widens an hour (0.1: 10 % more each hour). 0 and 0: a person's, which the player
+    // draws from a stream of its own (so that drawing it changes no other draw).
+    double aim_spread_mrad = 0.0;
+    double aim_fatigue_per_h = 0.0;
+
     // ---- cheats: each 0 / false / 1 when off ----
     double speed_hack_mps = 0.0;          // runs at this speed in stretches of 5 to 15 s
     double teleport_every_s = 0.0;        // jumps 60 to 350 m in one update, this often
