@@ -1,7 +1,10 @@
 #include "movement.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <iterator>
+#include <limits>
 #include <vector>
 
 namespace arbiter::reference {
@@ -15,15 +18,33 @@ double distance(const Vec3& a, const Vec3& b) {
                      (a.z - b.z) * (a.z - b.z));
 }
 
+int64_t typical_interval_us(const Track& track, int64_t since_us) {
+    const auto& samples = track.samples;
+    if (samples.size() < 2) return 0;
+    // The first gap that ends at or after since_us (samples are in receive order).
+    auto first = std::lower_bound(samples.begin() + 1, samples.end(), since_us,
+                                  [](const Sample& s, int64_t t) { return s.t_us < t; });
+    if (first == samples.end()) return 0;
+    // On the stack when it fits (it does at any usual rate): this runs for every position
+    // update, and a fresh vector would cost an allocation each time. Not a thread_local
+    // buffer: its destructor would keep the plugin loaded after a reload.
+    const auto count = static_cast<size_t>(samples.end() - first);
+    std::array<int64_t, 512> on_stack;
+    std::vector<int64_t> on_heap;
+    int64_t* gaps = on_stack.data();
+    if (count > on_stack.size()) {
+        on_heap.resize(count);
+        gaps = on_heap.data();
+    }
+    size_t n = 0;
+    for (auto it = first; it != samples.end(); ++it)
+        gaps[n++] = it->t_us - std::prev(it)->t_us;
+    std::nth_element(gaps, gaps + n / 2, gaps + n);
+    return gaps[n / 2];
+}
+
 int64_t typical_interval_us(const Track& track) {
-    if (track.samples.size() < 2) return 0;
-    std::vector<int64_t> gaps;
-    gaps.reserve(track.samples.size() - 1);
-    for (size_t i = 1; i < track.samples.size(); ++i)
-        gaps.push_back(track.samples[i].t_us - track.samples[i - 1].t_us);
-    auto middle = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
-    std::nth_element(gaps.begin(), middle, gaps.end());
-    return *middle;
+    return typical_interval_us(track, std::numeric_limits<int64_t>::min());
 }
 
 namespace {
@@ -111,27 +132,35 @@ std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
     const size_t end = track.samples.size() - 1;
     auto after = measure_window(track, end, limits, typical_us);
     if (!after) return std::nullopt;
-    const size_t middle = window_start_index(track, end, limits);
-    auto before = measure_window(track, middle, limits, typical_us);
+    return measure_acceleration(track, *after, window_start_index(track, end, limits), limits,
+                                typical_us);
+}
+
+std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
+                                                        const WindowMeasure& after,
+                                                        size_t after_start,
+                                                        const MovementLimits& limits,
+                                                        int64_t typical_us) {
+    auto before = measure_window(track, after_start, limits, typical_us);
     if (!before) return std::nullopt;
     AccelerationMeasure m;
     m.before = *before;
-    m.after = *after;
-    m.change_mps = after->speed - before->speed;
-    m.separation_s = static_cast<double>((after->start.t_us + after->end.t_us) -
+    m.after = after;
+    m.change_mps = after.speed - before->speed;
+    m.separation_s = static_cast<double>((after.start.t_us + after.end.t_us) -
                                          (before->start.t_us + before->end.t_us)) /
                      2e6;
     // The longest wait in either window, beyond the usual spacing: a late update inside a
     // window shows an old position and makes that window look slow.
     int64_t longest_us = 0;
-    for (size_t i = 1; i <= end; ++i) {
+    for (size_t i = track.samples.size() - 1; i > 0; --i) {
         const Sample& sample = track.samples[i];
-        if (sample.t_us <= before->start.t_us) continue;
+        if (sample.t_us <= before->start.t_us) break;
         longest_us = std::max(longest_us, sample.t_us - track.samples[i - 1].t_us);
     }
     const double inside_s =
         static_cast<double>(std::max<int64_t>(0, longest_us - typical_us)) / 1e6;
-    m.allowance_s = std::min(std::max({before->allowance_s, after->allowance_s, inside_s}),
+    m.allowance_s = std::min(std::max({before->allowance_s, after.allowance_s, inside_s}),
                              limits.max_lag_allowance_s);
     m.acceleration = std::abs(m.change_mps) / (m.separation_s + m.allowance_s);
     return m;

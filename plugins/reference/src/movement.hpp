@@ -56,6 +56,11 @@ struct Track {
 
 // The usual time between a player's updates: the median receive gap of the track.
 int64_t typical_interval_us(const Track& track);
+// The same over the gaps that end at or after since_us only: the analyzer keeps two windows
+// of track for the acceleration check, but measures the usual spacing over the stretch it
+// kept before (the speed check's), which is what a median of a hundred gaps needs and
+// half of what it costs.
+int64_t typical_interval_us(const Track& track, int64_t since_us);
 
 // The lag a window starting at t0_us is widened by: the longest the relay waited for an
 // update in the stretch before the window's first one, beyond the usual spacing, capped.
@@ -112,6 +117,13 @@ struct AccelerationMeasure {
 // by at most the player's own speed, and spread over a longer time. nullopt until two
 // windows fit in the track.
 std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
+                                                        const MovementLimits& limits,
+                                                        int64_t typical_us);
+// The same, with the later window already measured: `after`, the window ending at the
+// track's last sample (measure_window), which starts at sample after_start.
+std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
+                                                        const WindowMeasure& after,
+                                                        size_t after_start,
                                                         const MovementLimits& limits,
                                                         int64_t typical_us);
 

@@ -792,7 +792,7 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
     const int64_t previous_us = track.samples.empty() ? -1 : track.samples.back().t_us;
     track.samples.push_back(sample);
     forget_old(player, t_us);
-    const int64_t typical_us = typical_interval_us(track);
+    const int64_t typical_us = typical_interval_us(track, t_us - spacing_horizon_us());
     check_ground(player_id, player, sample, update, previous_us, typical_us, signals);
     check_windows(player_id, player, typical_us, signals);
 }
@@ -851,7 +851,8 @@ void ReferenceAnalyzer::check_windows(uint32_t player_id, Player& player, int64_
                                       Signals& signals) {
     const MovementLimits& limits = settings_.movement;
     const Track& track = player.track;
-    auto window = measure_window(track, track.samples.size() - 1, limits, typical_us);
+    const size_t end = track.samples.size() - 1;
+    auto window = measure_window(track, end, limits, typical_us);
     if (!window) {
         player.sustained = {};
         return;
@@ -912,7 +913,8 @@ void ReferenceAnalyzer::check_windows(uint32_t player_id, Player& player, int64_
     }
 
     // The change of windowed speed from the window before this one.
-    if (auto accel = measure_acceleration(track, limits, typical_us)) {
+    if (auto accel = measure_acceleration(track, *window, window_start_index(track, end, limits),
+                                          limits, typical_us)) {
         const double accel_limit = limits.max_acceleration * limits.tolerance;
         if (double score = excess_score(accel->acceleration, accel_limit); score > 0) {
             report(player,
@@ -985,13 +987,18 @@ void ReferenceAnalyzer::report_held(uint32_t player_id, Player& player, Signals&
     player.held.clear();
 }
 
+int64_t ReferenceAnalyzer::spacing_horizon_us() const {
+    const MovementLimits& limits = settings_.movement;
+    // A window, the longest lag allowance and the second its look-back adds, and a second
+    // of slack.
+    return micros(limits.window_s + limits.max_lag_allowance_s + 1.0) + kSecondUs;
+}
+
 void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
     const MovementLimits& limits = settings_.movement;
-    // Keep two windows (the acceleration check compares consecutive ones), the longest lag
-    // allowance and the second its look-back adds, and a second of slack.
-    const int64_t keep_us =
-        static_cast<int64_t>((2.0 * limits.window_s + limits.max_lag_allowance_s + 1.0) * 1e6) +
-        1'000'000;
+    // Keep two windows (the acceleration check compares consecutive ones) and what a
+    // window's lag allowance looks back over.
+    const int64_t keep_us = micros(limits.window_s) + spacing_horizon_us();
     auto& samples = player.track.samples;
     // Keep one sample older than the horizon: it may be the start of a window.
     while (samples.size() > 2 && samples[1].t_us < now_us - keep_us)

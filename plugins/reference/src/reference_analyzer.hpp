@@ -135,6 +135,9 @@ class ReferenceAnalyzer final : public Analyzer {
     void report(Player& player, Signal signal, Signals& signals);
     void report_held(uint32_t player_id, Player& player, Signals& signals);
     void forget_old(Player& player, int64_t now_us) const;
+    // How far back a player's usual spacing of updates is measured (the track keeps a
+    // window more, for the acceleration check).
+    int64_t spacing_horizon_us() const;
 
     ReferenceSettings settings_;
     std::map<MatchKey, Match> matches_;
