@@ -77,6 +77,24 @@ MovementLimits lag_cap(double max_lag_allowance_s) {
     return limits;
 }
 
+// ---------------------------------------------------------------- typical_interval_us
+
+TEST(TypicalIntervalSince, CountsOnlyTheGapsEndingFromThen) {
+    // 20 Hz from 0 to 4 s (80 gaps of 50 ms), then 2 Hz to 14 s (20 gaps of 500 ms).
+    std::vector<Sample> samples = stretches({{4.0, 10.0}});
+    for (int i = 1; i <= 20; ++i)
+        samples.push_back({us(4.0 + 0.5 * i), {40.0 + 5.0 * i, 0, 0}});
+    const Track track = track_of(samples);
+    EXPECT_EQ(typical_interval_us(track), 50'000);
+    EXPECT_EQ(typical_interval_us(track, std::numeric_limits<int64_t>::min()), 50'000);
+    EXPECT_EQ(typical_interval_us(track, us(0.05)), 50'000);  // every gap
+    EXPECT_EQ(typical_interval_us(track, us(4.0)), 500'000);  // 4.0 s ends a 50 ms gap
+    EXPECT_EQ(typical_interval_us(track, us(4.0) + 1), 500'000);
+    EXPECT_EQ(typical_interval_us(track, us(14.0)), 500'000);  // the last gap alone
+    EXPECT_EQ(typical_interval_us(track, us(14.0) + 1), 0);    // no gap
+    EXPECT_EQ(typical_interval_us(Track{}, 0), 0);
+}
+
 // ---------------------------------------------------------------- measure_acceleration
 
 struct AccelCase {
