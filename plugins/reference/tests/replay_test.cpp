@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -101,6 +103,12 @@ Recording frame(const std::vector<uint32_t>& players, double length_s,
     return r;
 }
 
+// A folder of its own per test and process: ctest runs tests in parallel, and two builds'
+// test runs may share a build tree.
+std::filesystem::path work_dir(const std::string& name) {
+    return std::filesystem::path(REFERENCE_WORK_DIR) / (name + "-" + std::to_string(::getpid()));
+}
+
 struct Outcome {
     int exit_status = -1;
     std::string out;
@@ -138,7 +146,7 @@ std::map<uint32_t, nlohmann::json> parse(const std::string& out) {
 // config table, replays it, and returns each player's assessment.
 std::map<uint32_t, nlohmann::json> replay(const std::string& name, const Recording& match,
                                           const std::string& plugin_config) {
-    const std::filesystem::path dir = std::filesystem::path(REFERENCE_WORK_DIR) / name;
+    const std::filesystem::path dir = work_dir(name);
     std::filesystem::create_directories(dir);
     const auto events = dir / "match.arbev";
     const auto config = dir / "server_config.toml";
@@ -153,7 +161,9 @@ std::map<uint32_t, nlohmann::json> replay(const std::string& name, const Recordi
     const auto outcome =
         run_command(std::string("'") + ARBITER_EXE + "' replay '" + config.string() + "' '" +
                     events.string() + "' --json 2>'" + (dir / "stderr.txt").string() + "'");
-    EXPECT_EQ(outcome.exit_status, 0) << outcome.out;
+    EXPECT_EQ(outcome.exit_status, 0) << outcome.out << "\n(see " << dir << ")";
+    // Kept for a look when the replay failed; gone otherwise, one folder per run adding up.
+    if (outcome.exit_status == 0) std::filesystem::remove_all(dir);
     return parse(outcome.out);
 }
 
@@ -512,7 +522,7 @@ TEST(Replay, ClockRate) {
 TEST(Replay, TheSampleMatchGetsTheReadmesReferenceSignals) {
     // The sample's reference table, with this build's plugin (the other plugins of
     // samples/server_config.toml are other targets): the new areas add nothing to it.
-    const std::filesystem::path dir = std::filesystem::path(REFERENCE_WORK_DIR) / "sample";
+    const std::filesystem::path dir = work_dir("sample");
     std::filesystem::create_directories(dir);
     const auto config = dir / "server_config.toml";
     {
@@ -528,6 +538,7 @@ TEST(Replay, TheSampleMatchGetsTheReadmesReferenceSignals) {
         run_command(std::string("'") + ARBITER_EXE + "' replay '" + config.string() + "' '" +
                     (samples / "sample-match.arbev").string() + "' --json");
     ASSERT_EQ(outcome.exit_status, 0) << outcome.out;
+    std::filesystem::remove_all(dir);
     auto assessments = parse(outcome.out);
     ASSERT_EQ(assessments.size(), 6u) << outcome.out;
     for (uint32_t p : {1u, 2u, 3u, 4u}) {
