@@ -1,5 +1,10 @@
 // The three commands as an operator runs them: arguments, messages, exit statuses and
 // files left (or not) behind.
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <string>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -160,6 +165,72 @@ TEST(Cli, EvaluatePrintsATableOrJson) {
 
     auto usage = run_arbiter({"evaluate", "server_config.toml"}, dir.path());
     EXPECT_EQ(usage.exit_status, 1);
+}
+
+TEST(Cli, SimulatedFlyersAreCaughtInTheAirAndUnderTheTerrain) {
+    // The simulator's fly profile reports on_ground and ground_height as a server would:
+    // honest players jump for 0.92 s, flyers stay up for 5 to 15 s, every third flight under
+    // the terrain. Replayed through the reference plugin, every flyer reaches FlagForReview
+    // on movement.airborne, the ones that went more than 1 m under on movement.below_terrain
+    // too; honest players (lag spikes, packet loss and jumps included) get no movement signal.
+    TempDir dir;
+    write_text(dir / "server_config.toml",
+               std::string("[host]\nlog_level = \"warn\"\n[aggregation]\nmonitor_threshold = "
+                           "0.3\nreview_threshold = 0.7\n[plugins.reference]\nlibrary = \"") +
+                   REFERENCE_PLUGIN + "\"\n");
+    auto sim = run_arbiter({"simulate", "m.arbev", "--seed", "31", "--duration-s", "120",
+                            "--players", "honest=8,fly=3"},
+                           dir.path());
+    ASSERT_EQ(sim.exit_status, 0) << sim.err;
+    auto replay = run_arbiter({"replay", "server_config.toml", "m.arbev", "--json"}, dir.path());
+    ASSERT_EQ(replay.exit_status, 0) << replay.err;
+
+    const auto truth = nlohmann::json::parse(read_text(dir / "m.truth.json"));
+    std::map<uint32_t, std::string> profile;
+    for (const auto& p : truth["matches"][0]["players"])
+        profile[p["player"].get<uint32_t>()] = p["profile"].get<std::string>();
+    // How far under the terrain each player went, by the match itself.
+    std::map<uint32_t, double> deepest;
+    for (const fb::Event* e : read_match(dir / "m.arbev").events) {
+        const auto* u = e->body_as_PositionUpdate();
+        if (!u || !u->position() || !u->ground_height().has_value()) continue;
+        double& d = deepest[e->player()];
+        d = std::max(d, static_cast<double>(*u->ground_height() - u->position()->z()));
+    }
+
+    std::istringstream lines(replay.out);
+    std::string line;
+    int flyers = 0, under = 0, honest = 0;
+    while (std::getline(lines, line)) {
+        if (line.empty()) continue;
+        const auto a = nlohmann::json::parse(line);
+        const auto id = a["player"].get<uint32_t>();
+        std::map<std::string, bool> codes;
+        for (const auto& s : a["signals"])
+            codes[s["code"].get<std::string>()] = true;
+        if (profile[id] == "honest") {
+            ++honest;
+            EXPECT_EQ(a["action"], "Clear") << a.dump(2);
+            for (const auto& [code, _] : codes)
+                EXPECT_NE(code.rfind("movement.", 0), 0u) << a.dump(2);
+            EXPECT_LE(deepest[id], 0.01) << id;
+        } else {
+            ASSERT_EQ(profile[id], "fly");
+            ++flyers;
+            EXPECT_EQ(a["action"], "FlagForReview") << a.dump(2);
+            EXPECT_TRUE(codes.count("movement.airborne")) << a.dump(2);
+            // Under by more than the 1 m tolerance (with a margin for the float positions).
+            if (deepest[id] > 1.01) {
+                ++under;
+                EXPECT_TRUE(codes.count("movement.below_terrain")) << a.dump(2);
+            } else if (deepest[id] < 0.99) {
+                EXPECT_FALSE(codes.count("movement.below_terrain")) << a.dump(2);
+            }
+        }
+    }
+    EXPECT_EQ(honest, 8);
+    EXPECT_EQ(flyers, 3);
+    EXPECT_GE(under, 1) << "no flyer went under the terrain: the test shows nothing of it";
 }
 
 }  // namespace

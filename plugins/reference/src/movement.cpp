@@ -1,7 +1,10 @@
 #include "movement.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <iterator>
+#include <limits>
 #include <vector>
 
 namespace arbiter::reference {
@@ -15,15 +18,33 @@ double distance(const Vec3& a, const Vec3& b) {
                      (a.z - b.z) * (a.z - b.z));
 }
 
+int64_t typical_interval_us(const Track& track, int64_t since_us) {
+    const auto& samples = track.samples;
+    if (samples.size() < 2) return 0;
+    // The first gap that ends at or after since_us (samples are in receive order).
+    auto first = std::lower_bound(samples.begin() + 1, samples.end(), since_us,
+                                  [](const Sample& s, int64_t t) { return s.t_us < t; });
+    if (first == samples.end()) return 0;
+    // On the stack when it fits (it does at any usual rate): this runs for every position
+    // update, and a fresh vector would cost an allocation each time. Not a thread_local
+    // buffer: its destructor would keep the plugin loaded after a reload.
+    const auto count = static_cast<size_t>(samples.end() - first);
+    std::array<int64_t, 512> on_stack;
+    std::vector<int64_t> on_heap;
+    int64_t* gaps = on_stack.data();
+    if (count > on_stack.size()) {
+        on_heap.resize(count);
+        gaps = on_heap.data();
+    }
+    size_t n = 0;
+    for (auto it = first; it != samples.end(); ++it)
+        gaps[n++] = it->t_us - std::prev(it)->t_us;
+    std::nth_element(gaps, gaps + n / 2, gaps + n);
+    return gaps[n / 2];
+}
+
 int64_t typical_interval_us(const Track& track) {
-    if (track.samples.size() < 2) return 0;
-    std::vector<int64_t> gaps;
-    gaps.reserve(track.samples.size() - 1);
-    for (size_t i = 1; i < track.samples.size(); ++i)
-        gaps.push_back(track.samples[i].t_us - track.samples[i - 1].t_us);
-    auto middle = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
-    std::nth_element(gaps.begin(), middle, gaps.end());
-    return *middle;
+    return typical_interval_us(track, std::numeric_limits<int64_t>::min());
 }
 
 namespace {
@@ -47,12 +68,14 @@ double lag_allowance_s(const Track& track, int64_t t0_us, const MovementLimits& 
 
 }  // namespace
 
-size_t window_start_index(const Track& track, const MovementLimits& limits) {
+size_t window_start_index(const Track& track, size_t end_index, const MovementLimits& limits) {
     const auto& samples = track.samples;
-    if (samples.empty()) return 0;  // shorter than a window
-    const Sample& end = samples.back();
+    if (samples.empty() || end_index >= samples.size()) return samples.size();
+    const size_t size = end_index + 1;  // the samples the window may use
+    const Sample& end = samples[end_index];
     const int64_t window_us = static_cast<int64_t>(limits.window_s * 1e6);
-    auto it = std::upper_bound(samples.begin(), samples.end(), end.t_us - window_us,
+    const auto last = samples.begin() + static_cast<std::ptrdiff_t>(size);
+    auto it = std::upper_bound(samples.begin(), last, end.t_us - window_us,
                                [](int64_t t, const Sample& s) { return t < s.t_us; });
     if (it == samples.begin()) return samples.size();  // shorter than a window
     size_t start = static_cast<size_t>(it - samples.begin()) - 1;
@@ -64,32 +87,160 @@ size_t window_start_index(const Track& track, const MovementLimits& limits) {
     // long catch-up burst can be most of a track, and must not redefine what normal is.
     const auto spacing_us = static_cast<int64_t>(limits.burst_gap_s * 1e6);
     const int64_t latest_us = samples[start].t_us + window_us / 4;
-    while (start + 2 < samples.size() &&
-           samples[start + 1].t_us - samples[start].t_us < spacing_us &&
+    while (start + 2 < size && samples[start + 1].t_us - samples[start].t_us < spacing_us &&
            samples[start + 1].t_us <= latest_us)
         ++start;
     return start;
+}
+
+size_t window_start_index(const Track& track, const MovementLimits& limits) {
+    if (track.samples.empty()) return 0;  // shorter than a window
+    return window_start_index(track, track.samples.size() - 1, limits);
 }
 
 double lag_allowance_s(const Track& track, int64_t t0_us, const MovementLimits& limits) {
     return lag_allowance_s(track, t0_us, limits, typical_interval_us(track));
 }
 
-std::optional<WindowMeasure> measure_window(const Track& track, const MovementLimits& limits) {
-    if (track.samples.size() < 2) return std::nullopt;
-    const int64_t typical_us = typical_interval_us(track);
-    const size_t start = window_start_index(track, limits);
-    if (start >= track.samples.size() - 1) return std::nullopt;
-    const Sample& end = track.samples.back();
+std::optional<WindowMeasure> measure_window(const Track& track, size_t end_index,
+                                            const MovementLimits& limits, int64_t typical_us) {
+    if (end_index >= track.samples.size() || end_index < 1) return std::nullopt;
+    const size_t start = window_start_index(track, end_index, limits);
+    if (start >= end_index) return std::nullopt;
+    const Sample& end = track.samples[end_index];
     WindowMeasure m;
     m.start = track.samples[start];
     m.end = end;
-    m.samples = static_cast<int64_t>(track.samples.size() - start);
+    m.samples = static_cast<int64_t>(end_index + 1 - start);
     m.elapsed_s = static_cast<double>(end.t_us - m.start.t_us) / 1e6;
     m.allowance_s = lag_allowance_s(track, m.start.t_us, limits, typical_us);
     m.horizontal_m = horizontal_distance(m.start.position, end.position);
     m.distance_m = distance(m.start.position, end.position);
     m.speed = m.horizontal_m / (m.elapsed_s + m.allowance_s);
+    return m;
+}
+
+std::optional<WindowMeasure> measure_window(const Track& track, const MovementLimits& limits) {
+    if (track.samples.size() < 2) return std::nullopt;
+    return measure_window(track, track.samples.size() - 1, limits, typical_interval_us(track));
+}
+
+std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
+                                                        const MovementLimits& limits,
+                                                        int64_t typical_us) {
+    if (track.samples.size() < 3) return std::nullopt;
+    const size_t end = track.samples.size() - 1;
+    auto after = measure_window(track, end, limits, typical_us);
+    if (!after) return std::nullopt;
+    return measure_acceleration(track, *after, window_start_index(track, end, limits), limits,
+                                typical_us);
+}
+
+std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
+                                                        const WindowMeasure& after,
+                                                        size_t after_start,
+                                                        const MovementLimits& limits,
+                                                        int64_t typical_us) {
+    auto before = measure_window(track, after_start, limits, typical_us);
+    if (!before) return std::nullopt;
+    AccelerationMeasure m;
+    m.before = *before;
+    m.after = after;
+    m.change_mps = after.speed - before->speed;
+    m.separation_s = static_cast<double>((after.start.t_us + after.end.t_us) -
+                                         (before->start.t_us + before->end.t_us)) /
+                     2e6;
+    // The longest wait in either window, beyond the usual spacing: a late update inside a
+    // window shows an old position and makes that window look slow.
+    int64_t longest_us = 0;
+    for (size_t i = track.samples.size() - 1; i > 0; --i) {
+        const Sample& sample = track.samples[i];
+        if (sample.t_us <= before->start.t_us) break;
+        longest_us = std::max(longest_us, sample.t_us - track.samples[i - 1].t_us);
+    }
+    const double inside_s =
+        static_cast<double>(std::max<int64_t>(0, longest_us - typical_us)) / 1e6;
+    m.allowance_s = std::min(std::max({before->allowance_s, after.allowance_s, inside_s}),
+                             limits.max_lag_allowance_s);
+    m.acceleration = std::abs(m.change_mps) / (m.separation_s + m.allowance_s);
+    return m;
+}
+
+SustainedRun extend_run(SustainedRun run, const WindowMeasure& window,
+                        const MovementLimits& limits) {
+    // Negated so that a NaN speed ends the run.
+    if (!(window.speed > limits.max_speed * limits.tolerance)) return SustainedRun{};
+    if (!run.active) {
+        run = SustainedRun{};
+        run.active = true;
+        run.first_from = window.start;
+        run.first_to = window.end;
+        run.lowest_mps = run.highest_mps = window.speed;
+    }
+    run.last_to = window.end;
+    run.lowest_mps = std::min(run.lowest_mps, window.speed);
+    run.highest_mps = std::max(run.highest_mps, window.speed);
+    run.sum_mps += window.speed;
+    ++run.windows;
+    return run;
+}
+
+std::optional<SustainedMeasure> check_sustained(const SustainedRun& run,
+                                                const MovementLimits& limits) {
+    if (!run.active) return std::nullopt;
+    SustainedMeasure m;
+    m.duration_s = static_cast<double>(run.last_to.t_us - run.first_to.t_us) / 1e6;
+    m.limit_s = limits.sustained_s;
+    if (!(m.duration_s > m.limit_s)) return std::nullopt;
+    m.mean_mps = run.sum_mps / static_cast<double>(std::max<int64_t>(1, run.windows));
+    m.lowest_mps = run.lowest_mps;
+    m.speed_limit_mps = limits.max_speed * limits.tolerance;
+    m.score = excess_score(m.mean_mps, m.speed_limit_mps);
+    if (m.score <= 0) return std::nullopt;
+    return m;
+}
+
+AirborneStretch extend_airborne(AirborneStretch stretch, const Sample& sample,
+                                std::optional<bool> on_ground, int64_t previous_us,
+                                int64_t typical_us) {
+    // Only the server's word counts: without it, or on the ground, the stretch is over.
+    if (!on_ground.has_value() || *on_ground) return AirborneStretch{};
+    if (!stretch.active) {
+        // A wait before the takeoff is not time in the air.
+        stretch = AirborneStretch{};
+        stretch.active = true;
+        stretch.takeoff = sample;
+    } else if (previous_us >= 0) {
+        const int64_t wait_us = std::max<int64_t>(0, sample.t_us - previous_us - typical_us);
+        stretch.longest_wait_us = std::max(stretch.longest_wait_us, wait_us);
+    }
+    stretch.last = sample;
+    ++stretch.updates;
+    return stretch;
+}
+
+std::optional<AirborneMeasure> check_airborne(const AirborneStretch& stretch,
+                                              const MovementLimits& limits) {
+    if (!stretch.active) return std::nullopt;
+    AirborneMeasure m;
+    m.elapsed_s = static_cast<double>(stretch.last.t_us - stretch.takeoff.t_us) / 1e6;
+    m.allowance_s = static_cast<double>(stretch.longest_wait_us) / 1e6;
+    m.airborne_s = std::max(0.0, m.elapsed_s - m.allowance_s);
+    m.limit_s = limits.max_jump_time_s + limits.airborne_grace_s;
+    m.score = excess_score(m.airborne_s, m.limit_s);
+    if (m.score <= 0) return std::nullopt;
+    return m;
+}
+
+std::optional<BelowTerrainMeasure> check_below_terrain(double z,
+                                                       std::optional<double> ground_height,
+                                                       const MovementLimits& limits) {
+    if (!ground_height.has_value()) return std::nullopt;
+    BelowTerrainMeasure m;
+    m.depth_m = *ground_height - z;
+    m.limit_m = limits.below_terrain_m;
+    m.score = excess_score(m.depth_m, m.limit_m);
+    if (m.score <= 0) return std::nullopt;
     return m;
 }
 

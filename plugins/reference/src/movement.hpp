@@ -1,5 +1,6 @@
-// Movement checks as pure functions of a player's recent track and the limits:
-// no plugin state, no I/O, so each can be tested at and around its limits.
+// Movement checks as pure functions of a player's recent track (or a small record of its
+// current stretch of movement) and the limits: no plugin state, no I/O, so each can be
+// tested at and around its limits.
 //
 // Lag is not cheating (DETECTION.md): speeds are measured over a window of relay time,
 // never from one update, and the window is widened by the lag the relay saw, so that a
@@ -40,6 +41,11 @@ struct MovementLimits {
     double teleport_distance = 100.0;  // m: more in one update is impossible
     int64_t min_samples = 5;           // updates in a window for full confidence
     double burst_gap_s = 0.005;        // updates closer than this (at most) arrived in one burst
+    double max_acceleration = 50.0;    // m/s², horizontal; multiplied by tolerance
+    double sustained_s = 3.0;          // windowed speed over the limit for longer is a speed hack
+    double max_jump_time_s = 1.0;      // the longest a jump keeps a player off the ground
+    double airborne_grace_s = 1.0;     // added to max_jump_time_s: short falls, a late landing
+    double below_terrain_m = 1.0;      // z this far under the reported ground height is inside it
 };
 
 // A player's recent position updates and measured round trips, oldest first.
@@ -50,6 +56,11 @@ struct Track {
 
 // The usual time between a player's updates: the median receive gap of the track.
 int64_t typical_interval_us(const Track& track);
+// The same over the gaps that end at or after since_us only: the analyzer keeps two windows
+// of track for the acceleration check, but measures the usual spacing over the stretch it
+// kept before (the speed check's), which is what a median of a hundred gaps needs and
+// half of what it costs.
+int64_t typical_interval_us(const Track& track, int64_t since_us);
 
 // The lag a window starting at t0_us is widened by: the longest the relay waited for an
 // update in the stretch before the window's first one, beyond the usual spacing, capped.
@@ -68,6 +79,10 @@ struct WindowMeasure {
     int64_t samples = 0;  // updates within the window
 };
 
+// Where the window ending at sample end_index starts: as window_start_index below, for an
+// earlier end. samples.size() while the track up to end_index is shorter than a window.
+size_t window_start_index(const Track& track, size_t end_index, const MovementLimits& limits);
+
 // Where the window ending at the track's last sample starts: the latest sample at least
 // window_s before the end, moved forward to the last update of a catch-up burst it belongs
 // to (updates less than burst_gap_s apart), but by at most a quarter of the window, and
@@ -78,6 +93,123 @@ size_t window_start_index(const Track& track, const MovementLimits& limits);
 // The window ending at the track's last sample, from window_start_index; nullopt while
 // the track is shorter than a window.
 std::optional<WindowMeasure> measure_window(const Track& track, const MovementLimits& limits);
+
+// The window ending at sample end_index, with the track's typical interval already known
+// (typical_interval_us: the allowance of each window is the wait beyond it).
+std::optional<WindowMeasure> measure_window(const Track& track, size_t end_index,
+                                            const MovementLimits& limits, int64_t typical_us);
+
+// ---- acceleration: the change of windowed speed between two consecutive windows
+
+struct AccelerationMeasure {
+    WindowMeasure before;     // the window ending where `after` starts
+    WindowMeasure after;      // the window ending at the track's last sample
+    double change_mps = 0;    // after.speed - before.speed (negative: slowing down)
+    double separation_s = 0;  // relay time between the two windows' midpoints
+    double allowance_s = 0;   // the longest wait beyond the usual spacing in or before either
+    double acceleration = 0;  // |change_mps| / (separation_s + allowance_s), m/s²
+};
+
+// The acceleration between the window ending at the track's last sample and the one before
+// it. Both are measured as the speed check measures them (burst-aware starts, each widened
+// by the lag before it), and the divisor is widened by the longest wait the relay saw in or
+// before them, capped: a late update or a burst of catch-up updates moves a window's speed
+// by at most the player's own speed, and spread over a longer time. nullopt until two
+// windows fit in the track.
+std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
+                                                        const MovementLimits& limits,
+                                                        int64_t typical_us);
+// The same, with the later window already measured: `after`, the window ending at the
+// track's last sample (measure_window), which starts at sample after_start.
+std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
+                                                        const WindowMeasure& after,
+                                                        size_t after_start,
+                                                        const MovementLimits& limits,
+                                                        int64_t typical_us);
+
+// ---- sustained speed: windowed speed over the limit, window after window
+
+struct SustainedRun {
+    bool active = false;  // the latest window was over the limit
+    Sample first_from;    // the first window over the limit: where it started...
+    Sample first_to;      // ...and where it ended
+    Sample last_to;       // where the latest window over the limit ended
+    double lowest_mps = 0;
+    double highest_mps = 0;
+    double sum_mps = 0;   // of the windows' speeds, for their mean
+    int64_t windows = 0;  // windows over the limit in the run
+};
+
+// Folds the latest window into the run: extends it while each window's speed is over
+// max_speed × tolerance, ends it at the first one that is not.
+SustainedRun extend_run(SustainedRun run, const WindowMeasure& window,
+                        const MovementLimits& limits);
+
+struct SustainedMeasure {
+    double duration_s = 0;  // relay time from the end of the first window over the limit
+                            // to the end of the latest one
+    double limit_s = 0;
+    double mean_mps = 0;    // the mean speed of the run's windows
+    double lowest_mps = 0;  // the slowest window of the run: over the limit throughout
+    double speed_limit_mps = 0;
+    double score = 0;  // excess_score of mean_mps over the speed limit (the first windows of a
+                       // run are always only just over it, so the lowest would say little)
+};
+
+// A run that lasted longer than sustained_s; nullopt otherwise.
+std::optional<SustainedMeasure> check_sustained(const SustainedRun& run,
+                                                const MovementLimits& limits);
+
+// ---- airborne too long, from the server's on_ground flag
+
+struct AirborneStretch {
+    bool active = false;  // the latest update was off the ground
+    Sample takeoff;       // the first update off the ground
+    Sample last;          // the latest update off the ground
+    int64_t updates = 0;
+    // The longest wait for an update within the stretch, beyond the usual spacing.
+    int64_t longest_wait_us = 0;
+};
+
+// Folds one update into the stretch. on_ground: the server's flag (nullopt where it does not
+// report it: the stretch ends, nothing is known); previous_us: relay time of the player's
+// update before it (-1 if none); typical_us: the track's usual spacing.
+AirborneStretch extend_airborne(AirborneStretch stretch, const Sample& sample,
+                                std::optional<bool> on_ground, int64_t previous_us,
+                                int64_t typical_us);
+
+struct AirborneMeasure {
+    double elapsed_s = 0;    // relay time from the takeoff to the latest update
+    double allowance_s = 0;  // lag taken off it
+    double airborne_s = 0;   // elapsed_s - allowance_s
+    double limit_s = 0;      // max_jump_time_s + airborne_grace_s
+    double score = 0;
+};
+
+// The time the stretch has kept the player off the ground, less the lag: the longest wait
+// for an update within it, beyond the usual spacing. Not capped, unlike the speed check's:
+// after a silence the relay may get a burst of the updates sent in it (the landing among
+// them, which ends the stretch) or only the first of them, and then a lost landing and a
+// new jump look like one long flight. Only the longest wait counts, so a cheater gains one
+// silence per stretch at most, and must stay in the air past the limit after it.
+// A stretch longer than the limit; nullopt otherwise.
+std::optional<AirborneMeasure> check_airborne(const AirborneStretch& stretch,
+                                              const MovementLimits& limits);
+
+// ---- below the terrain
+
+struct BelowTerrainMeasure {
+    double depth_m = 0;  // ground_height - z
+    double limit_m = 0;  // below_terrain_m
+    double score = 0;
+};
+
+// z more than below_terrain_m under the ground height the server reported for the same
+// update (nullopt where it reports none). One update is enough: both come from the server
+// in the same update, so lag cannot separate them.
+std::optional<BelowTerrainMeasure> check_below_terrain(double z,
+                                                       std::optional<double> ground_height,
+                                                       const MovementLimits& limits);
 
 // How far past a limit a value is, as a score in [0, 1]: 0 at the limit, about 0.4 at
 // 10 % over, 0.78 at 30 % over, approaching 1.

@@ -8,8 +8,10 @@ namespace arbiter::reference {
 namespace {
 constexpr const char* kStateTag = "REF1";
 // Version 2 added the held signals, version 3 the state of the hits, items, stats,
-// sessions and clock checks; version 1 and 2 blobs are still read.
-constexpr uint32_t kStateVersion = 3;
+// sessions and clock checks, version 4 each player's sustained-speed run, airborne stretch
+// and updates under the terrain; version 1 to 3 blobs are still read (those players start
+// with none of the three).
+constexpr uint32_t kStateVersion = 4;
 // A check reports again only when its score rises by at least this much.
 constexpr double kReportStep = 0.05;
 constexpr int64_t kSecondUs = 1'000'000;
@@ -155,6 +157,14 @@ ReferenceSettings ReferenceSettings::parse(const ConfigTable& config) {
         movement.number("teleport_distance", m.teleport_distance, Range::positive());
     m.min_samples = movement.integer("min_samples", m.min_samples, Range::between(1, 1000));
     m.burst_gap_s = movement.number("burst_gap_s", m.burst_gap_s, Range{0.0, 0.05, true});
+    m.max_acceleration = movement.number("max_acceleration", m.max_acceleration, Range::positive());
+    m.sustained_s = movement.number("sustained_s", m.sustained_s, Range::between(0.1, 3600.0));
+    m.max_jump_time_s =
+        movement.number("max_jump_time_s", m.max_jump_time_s, Range::between(0.1, 60.0));
+    m.airborne_grace_s =
+        movement.number("airborne_grace_s", m.airborne_grace_s, Range::between(0.0, 60.0));
+    m.below_terrain_m =
+        movement.number("below_terrain_m", m.below_terrain_m, Range{0.0, 100.0, true});
     parse_hits(config, s.hits);
     parse_items(config, s.items);
     parse_stats(config, s.stats);
@@ -748,10 +758,14 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
                                     const fb::PositionUpdate& update, Signals& signals) {
     Sample sample{t_us, to_vec(update.position())};
     Track& track = player.track;
-    // A teleport the server made itself is exempt: start the track afresh from it.
+    // A teleport the server made itself is exempt: start the track afresh from it, and the
+    // runs and stretches of the other movement checks with it.
     if (update.server_teleport()) {
         track.samples.clear();
         track.samples.push_back(sample);
+        player.sustained = {};
+        player.airborne = {};
+        player.below_updates = 0;
         return;
     }
     const MovementLimits& limits = settings_.movement;
@@ -775,13 +789,84 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
                    signals);
         }
     }
+    const int64_t previous_us = track.samples.empty() ? -1 : track.samples.back().t_us;
     track.samples.push_back(sample);
     forget_old(player, t_us);
+    const int64_t typical_us = typical_interval_us(track, t_us - spacing_horizon_us());
+    check_ground(player_id, player, sample, update, previous_us, typical_us, signals);
+    check_windows(player_id, player, typical_us, signals);
+}
 
-    auto window = measure_window(track, limits);
-    if (!window) return;
+void ReferenceAnalyzer::check_ground(uint32_t player_id, Player& player, const Sample& sample,
+                                     const fb::PositionUpdate& update, int64_t previous_us,
+                                     int64_t typical_us, Signals& signals) {
+    const MovementLimits& limits = settings_.movement;
+    std::optional<double> ground;
+    if (auto h = update.ground_height(); h.has_value()) ground = static_cast<double>(*h);
+    if (auto below = check_below_terrain(sample.position.z, ground, limits)) {
+        if (player.below_updates++ == 0) player.below_since = sample;
+        report(player,
+               {.player = player_id,
+                .code = "movement.below_terrain",
+                .score = below->score,
+                .confidence = std::min(1.0, static_cast<double>(player.below_updates) /
+                                                static_cast<double>(limits.min_samples)),
+                .evidence = Evidence()
+                                .add("depth_m", below->depth_m)
+                                .add("limit_m", below->limit_m)
+                                .add("z", sample.position.z)
+                                .add("ground_height", *ground)
+                                .add("updates_below", player.below_updates)
+                                .add("since", position_evidence(player.below_since))
+                                .add("at", position_evidence(sample))},
+               signals);
+    } else {
+        player.below_updates = 0;
+    }
+
+    std::optional<bool> on_ground;
+    if (auto g = update.on_ground(); g.has_value()) on_ground = *g;
+    player.airborne = extend_airborne(player.airborne, sample, on_ground, previous_us, typical_us);
+    if (auto airborne = check_airborne(player.airborne, limits)) {
+        report(player,
+               {.player = player_id,
+                .code = "movement.airborne",
+                .score = airborne->score,
+                .confidence = 0.9,
+                .evidence = Evidence()
+                                .add("airborne_s", airborne->airborne_s)
+                                .add("limit_s", airborne->limit_s)
+                                .add("max_jump_time_s", limits.max_jump_time_s)
+                                .add("grace_s", limits.airborne_grace_s)
+                                .add("elapsed_s", airborne->elapsed_s)
+                                .add("lag_allowance_s", airborne->allowance_s)
+                                .add("updates", player.airborne.updates)
+                                .add("takeoff", position_evidence(player.airborne.takeoff))
+                                .add("at", position_evidence(player.airborne.last))},
+               signals);
+    }
+}
+
+void ReferenceAnalyzer::check_windows(uint32_t player_id, Player& player, int64_t typical_us,
+                                      Signals& signals) {
+    const MovementLimits& limits = settings_.movement;
+    const Track& track = player.track;
+    const size_t end = track.samples.size() - 1;
+    auto window = measure_window(track, end, limits, typical_us);
+    if (!window) {
+        player.sustained = {};
+        return;
+    }
     const double confidence = std::min(
         1.0, static_cast<double>(window->samples) / static_cast<double>(limits.min_samples));
+    auto window_evidence = [](const WindowMeasure& w) {
+        return Evidence()
+            .add("speed_mps", w.speed)
+            .add("window_s", w.elapsed_s)
+            .add("lag_allowance_s", w.allowance_s)
+            .add("from", position_evidence(w.start))
+            .add("to", position_evidence(w.end));
+    };
 
     const double speed_limit = limits.max_speed * limits.tolerance;
     if (double score = excess_score(window->speed, speed_limit); score > 0) {
@@ -802,6 +887,53 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
                                 .add("from", position_evidence(window->start))
                                 .add("to", position_evidence(window->end))},
                signals);
+    }
+
+    // Over the limit window after window, for longer than sustained_s.
+    player.sustained = extend_run(player.sustained, *window, limits);
+    if (auto sustained = check_sustained(player.sustained, limits)) {
+        const SustainedRun& run = player.sustained;
+        report(player,
+               {.player = player_id,
+                .code = "movement.sustained_speed",
+                .score = sustained->score,
+                .confidence = 0.95,
+                .evidence = Evidence()
+                                .add("duration_s", sustained->duration_s)
+                                .add("limit_s", sustained->limit_s)
+                                .add("mean_speed_mps", sustained->mean_mps)
+                                .add("lowest_speed_mps", sustained->lowest_mps)
+                                .add("highest_speed_mps", run.highest_mps)
+                                .add("limit_mps", sustained->speed_limit_mps)
+                                .add("windows", run.windows)
+                                .add("from", position_evidence(run.first_from))
+                                .add("first_over", position_evidence(run.first_to))
+                                .add("to", position_evidence(run.last_to))},
+               signals);
+    }
+
+    // The change of windowed speed from the window before this one.
+    if (auto accel = measure_acceleration(track, *window, window_start_index(track, end, limits),
+                                          limits, typical_us)) {
+        const double accel_limit = limits.max_acceleration * limits.tolerance;
+        if (double score = excess_score(accel->acceleration, accel_limit); score > 0) {
+            report(player,
+                   {.player = player_id,
+                    .code = "movement.acceleration",
+                    .score = score,
+                    .confidence = confidence,
+                    .evidence = Evidence()
+                                    .add("acceleration_mps2", accel->acceleration)
+                                    .add("limit_mps2", accel_limit)
+                                    .add("max_acceleration_mps2", limits.max_acceleration)
+                                    .add("tolerance", limits.tolerance)
+                                    .add("change_mps", accel->change_mps)
+                                    .add("separation_s", accel->separation_s)
+                                    .add("lag_allowance_s", accel->allowance_s)
+                                    .add("before", window_evidence(accel->before))
+                                    .add("after", window_evidence(accel->after))},
+                   signals);
+        }
     }
 
     // A window's displacement that even twice the top speed cannot cover.
@@ -855,12 +987,18 @@ void ReferenceAnalyzer::report_held(uint32_t player_id, Player& player, Signals&
     player.held.clear();
 }
 
+int64_t ReferenceAnalyzer::spacing_horizon_us() const {
+    const MovementLimits& limits = settings_.movement;
+    // A window, the longest lag allowance and the second its look-back adds, and a second
+    // of slack.
+    return micros(limits.window_s + limits.max_lag_allowance_s + 1.0) + kSecondUs;
+}
+
 void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
     const MovementLimits& limits = settings_.movement;
-    // Keep a window, the longest lag allowance, and a second of slack.
-    const int64_t keep_us =
-        static_cast<int64_t>((limits.window_s + limits.max_lag_allowance_s + 1.0) * 1e6) +
-        1'000'000;
+    // Keep two windows (the acceleration check compares consecutive ones) and what a
+    // window's lag allowance looks back over.
+    const int64_t keep_us = micros(limits.window_s) + spacing_horizon_us();
     auto& samples = player.track.samples;
     // Keep one sample older than the horizon: it may be the start of a window.
     while (samples.size() > 2 && samples[1].t_us < now_us - keep_us)
@@ -917,6 +1055,27 @@ std::map<std::string, std::deque<int64_t>> get_times_by_name(StateReader& in) {
         map[name] = get_times(in);
     }
     return map;
+}
+
+void put_sample(StateWriter& out, const Sample& s) {
+    out.put<int64_t>(s.t_us);
+    out.put<double>(s.position.x);
+    out.put<double>(s.position.y);
+    out.put<double>(s.position.z);
+}
+
+Sample get_sample(StateReader& in) {
+    Sample s;
+    s.t_us = in.get<int64_t>();
+    s.position = {in.get<double>(), in.get<double>(), in.get<double>()};
+    return s;
+}
+
+// A flag byte that must be 0 or 1: anything else is not a blob this plugin wrote.
+bool get_flag(StateReader& in) {
+    const auto flag = in.get<uint8_t>();
+    if (flag > 1) throw StateError("state blob has a flag byte of " + std::to_string(flag));
+    return flag == 1;
 }
 }  // namespace
 
@@ -991,6 +1150,24 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
                 out.put<int64_t>(c.relay_us);
                 out.put<int64_t>(c.client_us);
             }
+            // Version 4: the movement runs and stretches.
+            const SustainedRun& run = player.sustained;
+            out.put<uint8_t>(run.active ? 1 : 0);
+            put_sample(out, run.first_from);
+            put_sample(out, run.first_to);
+            put_sample(out, run.last_to);
+            out.put<double>(run.lowest_mps);
+            out.put<double>(run.highest_mps);
+            out.put<double>(run.sum_mps);
+            out.put<int64_t>(run.windows);
+            const AirborneStretch& air = player.airborne;
+            out.put<uint8_t>(air.active ? 1 : 0);
+            put_sample(out, air.takeoff);
+            put_sample(out, air.last);
+            out.put<int64_t>(air.updates);
+            out.put<int64_t>(air.longest_wait_us);
+            out.put<int64_t>(player.below_updates);
+            put_sample(out, player.below_since);
         }
         out.put<double>(match.tick_s);
         out.put<int64_t>(match.started_unix_us);
@@ -1095,6 +1272,24 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 c.client_us = in.get<int64_t>();
                 player.clock.push_back(c);
             }
+            if (in.version() < 4) continue;
+            SustainedRun& run = player.sustained;
+            run.active = get_flag(in);
+            run.first_from = get_sample(in);
+            run.first_to = get_sample(in);
+            run.last_to = get_sample(in);
+            run.lowest_mps = in.get<double>();
+            run.highest_mps = in.get<double>();
+            run.sum_mps = in.get<double>();
+            run.windows = in.get<int64_t>();
+            AirborneStretch& air = player.airborne;
+            air.active = get_flag(in);
+            air.takeoff = get_sample(in);
+            air.last = get_sample(in);
+            air.updates = in.get<int64_t>();
+            air.longest_wait_us = in.get<int64_t>();
+            player.below_updates = in.get<int64_t>();
+            player.below_since = get_sample(in);
         }
         if (in.version() < 3) continue;
         match.tick_s = in.get<double>();

@@ -1,8 +1,9 @@
 // plugins/reference: validation checks (model class: validation). See
-// DETECTION.md, "plugins/reference": movement (speed over a window of relay time,
-// teleports), hits, items, stats, sessions and the relay clock, with the lag tolerance
-// the design asks for. Each area's checks are pure functions in their own file; this
-// class keeps the per-match, per-player state and turns check results into signals.
+// DETECTION.md, "plugins/reference": movement (speed over a window of relay time, its
+// change, sustained speed, teleports, airborne too long, below the terrain), hits, items, stats,
+// sessions and the relay clock, with the lag tolerance the design asks for. Each area's checks are
+// pure functions in their own file; this class keeps the per-match, per-player state and turns
+// check results into signals.
 #pragma once
 
 #include <cstdint>
@@ -72,6 +73,13 @@ class ReferenceAnalyzer final : public Analyzer {
         // leaves or the match ends, so that the host still gets each check's maximum.
         std::map<std::string, Held> held;
 
+        // movement: the current run of windows over the speed limit, the current stretch
+        // off the ground, and the updates in a row under the terrain (the first of them).
+        SustainedRun sustained;
+        AirborneStretch airborne;
+        int64_t below_updates = 0;
+        Sample below_since;
+
         // When the relay heard from the player: the silences lag leaves.
         Arrivals arrivals;
         // hits: relay times of the shots and kills of each weapon, in the fire window;
@@ -106,6 +114,10 @@ class ReferenceAnalyzer final : public Analyzer {
 
     void on_position(uint32_t player_id, Player& player, int64_t t_us,
                      const fb::PositionUpdate& update, Signals& signals);
+    void check_ground(uint32_t player_id, Player& player, const Sample& sample,
+                      const fb::PositionUpdate& update, int64_t previous_us, int64_t typical_us,
+                      Signals& signals);
+    void check_windows(uint32_t player_id, Player& player, int64_t typical_us, Signals& signals);
     void on_hit(Match& match, const fb::Event& event, Signals& signals);
     void on_kill(Match& match, const fb::Event& event, Signals& signals);
     // Counts one shot (or kill) of a weapon and reports when the count outruns its fire rate.
@@ -123,6 +135,9 @@ class ReferenceAnalyzer final : public Analyzer {
     void report(Player& player, Signal signal, Signals& signals);
     void report_held(uint32_t player_id, Player& player, Signals& signals);
     void forget_old(Player& player, int64_t now_us) const;
+    // How far back a player's usual spacing of updates is measured (the track keeps a
+    // window more, for the acceleration check).
+    int64_t spacing_horizon_us() const;
 
     ReferenceSettings settings_;
     std::map<MatchKey, Match> matches_;

@@ -394,9 +394,18 @@ TEST(Evidence, IsAJsonObjectWithTheMeasureAndTheLimit) {
     for (const auto& s : signals) {
         SCOPED_TRACE(s.code + " " + s.evidence);
         EXPECT_TRUE(test::is_json_object(s.evidence));
+        // The measure and the limit each check reports (a jump of 250 m in one update is also
+        // an impossible change of windowed speed).
         const bool speed = s.code == "movement.speed";
-        const auto value = test::evidence_number(s.evidence, speed ? "speed_mps" : "distance_m");
-        const auto limit = test::evidence_number(s.evidence, speed ? "limit_mps" : "limit_m");
+        const bool accel = s.code == "movement.acceleration";
+        const bool sustained = s.code == "movement.sustained_speed";
+        const auto value = test::evidence_number(
+            s.evidence, speed ? "speed_mps"
+                              : (accel ? "acceleration_mps2"
+                                       : (sustained ? "lowest_speed_mps" : "distance_m")));
+        const auto limit = test::evidence_number(
+            s.evidence,
+            speed ? "limit_mps" : (accel ? "limit_mps2" : (sustained ? "limit_mps" : "limit_m")));
         ASSERT_TRUE(value && limit);
         EXPECT_GT(*value, *limit);
         // The positions a reviewer can check the measure against.

@@ -128,6 +128,62 @@ TEST(ConfigKeys, MinSamplesSetsFullConfidence) {
     EXPECT_NEAR(partial.back().confidence, 0.21, 1e-9);
 }
 
+TEST(ConfigKeys, MaxAccelerationMovesTheLimit) {
+    // From standing to 70 m/s at once: over 50 × 1.1, under 70 × 1.1 (the speed limit is
+    // raised out of the way).
+    const Mover dash = Mover().run(0, 3).run(70, 3);
+    auto accel = [&](ConfigValue::Table members) {
+        members.emplace_back("max_speed", 200.0);
+        return test::only(run(dash, movement_config(std::move(members))), kPlayer,
+                          "movement.acceleration");
+    };
+    const Signals over = accel({});
+    ASSERT_FALSE(over.empty());
+    EXPECT_NEAR(test::evidence_number(over.back().evidence, "limit_mps2").value_or(0), 55.0, 1e-9);
+    EXPECT_TRUE(accel({{"max_acceleration", 70.0}}).empty());
+}
+
+TEST(ConfigKeys, SustainedSecondsSetsHowLongIsARun) {
+    // 30 m/s for 6 s: over the speed limit, window after window, for 5.6 s.
+    const Mover hacker = Mover().run(5, 2).run(30, 6).run(5, 2);
+    auto sustained = [&](ConfigValue::Table members) {
+        return test::only(run(hacker, movement_config(std::move(members))), kPlayer,
+                          "movement.sustained_speed");
+    };
+    EXPECT_FALSE(sustained({}).empty());
+    EXPECT_FALSE(sustained({{"sustained_s", 5.5}}).empty());
+    EXPECT_TRUE(sustained({{"sustained_s", 5.6}}).empty());
+}
+
+TEST(ConfigKeys, JumpTimeAndGraceSetTheAirborneLimit) {
+    // 3 s off the ground (2.95 s by the relay's clock): over 1 + 1 s, under 2 + 1 s or 1 + 2 s.
+    Mover flyer;
+    flyer.report_ground().run(5, 2).fly(5, 5, 3).land().run(5, 2);
+    auto airborne = [&](ConfigValue::Table members) {
+        return test::only(run(flyer, movement_config(std::move(members))), kPlayer,
+                          "movement.airborne");
+    };
+    const Signals over = airborne({});
+    ASSERT_FALSE(over.empty());
+    EXPECT_EQ(test::evidence_number(over.back().evidence, "limit_s"), 2.0);
+    EXPECT_EQ(test::evidence_number(over.back().evidence, "grace_s"), 1.0);
+    EXPECT_TRUE(airborne({{"max_jump_time_s", 2.0}}).empty());
+    EXPECT_TRUE(airborne({{"airborne_grace_s", 2.0}}).empty());
+    EXPECT_FALSE(airborne({{"max_jump_time_s", 1.5}, {"airborne_grace_s", 1.4}}).empty());
+}
+
+TEST(ConfigKeys, BelowTerrainSetsTheDepth) {
+    Mover diver;
+    diver.report_ground().run(5, 2).fly(5, -2, 3).land().run(5, 2);
+    auto below = [&](ConfigValue::Table members) {
+        return test::only(run(diver, movement_config(std::move(members))), kPlayer,
+                          "movement.below_terrain");
+    };
+    EXPECT_FALSE(below({}).empty());
+    EXPECT_FALSE(below({{"below_terrain_m", 1.9}}).empty());
+    EXPECT_TRUE(below({{"below_terrain_m", 2.0}}).empty());
+}
+
 // ---------------------------------------------------------------- bad values
 
 struct BadValue {
@@ -170,18 +226,35 @@ INSTANTIATE_TEST_SUITE_P(
                       BadValue{"ZeroMinSamples", "min_samples", 0},
                       BadValue{"TooManyMinSamples", "min_samples", 1001},
                       BadValue{"ZeroBurstGap", "burst_gap_s", 0.0},
-                      BadValue{"TooLongABurstGap", "burst_gap_s", 0.051}),
+                      BadValue{"TooLongABurstGap", "burst_gap_s", 0.051},
+                      BadValue{"ZeroMaxAcceleration", "max_acceleration", 0.0},
+                      BadValue{"NegativeMaxAcceleration", "max_acceleration", -50.0},
+                      BadValue{"NaNMaxAcceleration", "max_acceleration", kNaN},
+                      BadValue{"SustainedTooShort", "sustained_s", 0.05},
+                      BadValue{"SustainedTooLong", "sustained_s", 3601.0},
+                      BadValue{"JumpTimeTooShort", "max_jump_time_s", 0.05},
+                      BadValue{"JumpTimeTooLong", "max_jump_time_s", 61.0},
+                      BadValue{"NegativeGrace", "airborne_grace_s", -0.1},
+                      BadValue{"GraceTooLong", "airborne_grace_s", 61.0},
+                      BadValue{"ZeroBelowTerrain", "below_terrain_m", 0.0},
+                      BadValue{"NegativeBelowTerrain", "below_terrain_m", -1.0},
+                      BadValue{"BelowTerrainTooDeep", "below_terrain_m", 101.0}),
     [](const auto& row) { return row.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(
     Types, BadValues,
-    ::testing::Values(BadValue{"StringMaxSpeed", "max_speed", "fast"},
-                      BadValue{"BoolTolerance", "tolerance", true},
-                      BadValue{"TableWindow", "window_s", ConfigValue::table({{"s", 1.0}})},
-                      BadValue{"ArrayLagAllowance", "max_lag_allowance_s",
-                               ConfigValue::array({1.0})},
-                      BadValue{"StringTeleportDistance", "teleport_distance", "100"},
-                      BadValue{"FractionalMinSamples", "min_samples", 2.5}),
+    ::testing::Values(
+        BadValue{"StringMaxSpeed", "max_speed", "fast"},
+        BadValue{"BoolTolerance", "tolerance", true},
+        BadValue{"TableWindow", "window_s", ConfigValue::table({{"s", 1.0}})},
+        BadValue{"ArrayLagAllowance", "max_lag_allowance_s", ConfigValue::array({1.0})},
+        BadValue{"StringTeleportDistance", "teleport_distance", "100"},
+        BadValue{"FractionalMinSamples", "min_samples", 2.5},
+        BadValue{"StringMaxAcceleration", "max_acceleration", "fast"},
+        BadValue{"BoolSustained", "sustained_s", false},
+        BadValue{"StringJumpTime", "max_jump_time_s", "1s"},
+        BadValue{"ArrayGrace", "airborne_grace_s", ConfigValue::array({1.0})},
+        BadValue{"TableBelowTerrain", "below_terrain_m", ConfigValue::table({{"m", 1.0}})}),
     [](const auto& row) { return row.param.name; });
 
 struct GoodValue {
@@ -202,20 +275,27 @@ TEST_P(EdgeValues, AreAccepted) {
     EXPECT_TRUE(harness.ok()) << harness.error();
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranges, EdgeValues,
-                         ::testing::Values(GoodValue{"IntegerMaxSpeed", "max_speed", 25},
-                                           GoodValue{"TinyMaxSpeed", "max_speed", 1e-3},
-                                           GoodValue{"ToleranceOne", "tolerance", 1.0},
-                                           GoodValue{"ToleranceTen", "tolerance", 10.0},
-                                           GoodValue{"ShortestWindow", "window_s", 0.1},
-                                           GoodValue{"LongestWindow", "window_s", 60.0},
-                                           GoodValue{"NoLagAllowance", "max_lag_allowance_s", 0.0},
-                                           GoodValue{"LongestLagAllowance", "max_lag_allowance_s",
-                                                     10.0},
-                                           GoodValue{"OneMinSample", "min_samples", 1},
-                                           GoodValue{"MostMinSamples", "min_samples", 1000},
-                                           GoodValue{"LongestBurstGap", "burst_gap_s", 0.05}),
-                         [](const auto& row) { return row.param.name; });
+INSTANTIATE_TEST_SUITE_P(
+    Ranges, EdgeValues,
+    ::testing::Values(
+        GoodValue{"IntegerMaxSpeed", "max_speed", 25}, GoodValue{"TinyMaxSpeed", "max_speed", 1e-3},
+        GoodValue{"ToleranceOne", "tolerance", 1.0}, GoodValue{"ToleranceTen", "tolerance", 10.0},
+        GoodValue{"ShortestWindow", "window_s", 0.1}, GoodValue{"LongestWindow", "window_s", 60.0},
+        GoodValue{"NoLagAllowance", "max_lag_allowance_s", 0.0},
+        GoodValue{"LongestLagAllowance", "max_lag_allowance_s", 10.0},
+        GoodValue{"OneMinSample", "min_samples", 1},
+        GoodValue{"MostMinSamples", "min_samples", 1000},
+        GoodValue{"LongestBurstGap", "burst_gap_s", 0.05},
+        GoodValue{"TinyMaxAcceleration", "max_acceleration", 1e-3},
+        GoodValue{"ShortestSustained", "sustained_s", 0.1},
+        GoodValue{"LongestSustained", "sustained_s", 3600},
+        GoodValue{"ShortestJump", "max_jump_time_s", 0.1},
+        GoodValue{"LongestJump", "max_jump_time_s", 60.0},
+        GoodValue{"NoGrace", "airborne_grace_s", 0.0},
+        GoodValue{"LongestGrace", "airborne_grace_s", 60.0},
+        GoodValue{"ShallowBelowTerrain", "below_terrain_m", 0.01},
+        GoodValue{"DeepestBelowTerrain", "below_terrain_m", 100.0}),
+    [](const auto& row) { return row.param.name; });
 
 TEST(ConfigTable, DefaultsWithoutAMovementTable) {
     test::Harness harness;

@@ -221,10 +221,15 @@ TEST(HeldSignals, AreReportedInPlayerOrder) {
     for (uint32_t id : ids)
         script.add(id, Mover({0, 10.0 * id, 0}).run(5.0, 3.0).run(32.0, 6.0));
     const Signals at_end = test::run_match_to_end(script).at_end;
+    // Each holds a rise of its speed and of its sustained speed, in the order of the codes.
     std::vector<uint32_t> players;
     for (const auto& s : at_end)
         players.push_back(s.player);
-    EXPECT_EQ(players, (std::vector<uint32_t>{2, 5, 9, 11, 14}));
+    EXPECT_EQ(players, (std::vector<uint32_t>{2, 2, 5, 5, 9, 9, 11, 11, 14, 14}));
+    for (size_t i = 0; i + 1 < at_end.size(); i += 2) {
+        EXPECT_EQ(at_end[i].code, "movement.speed");
+        EXPECT_EQ(at_end[i + 1].code, "movement.sustained_speed");
+    }
 }
 
 }  // namespace

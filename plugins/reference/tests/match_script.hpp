@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -40,14 +41,29 @@ struct Update {
     int64_t received_us = 0;
     Vec3 position;
     bool server_teleport = false;
+    // The server's view of the ground, where it reports one (see Mover::report_ground).
+    std::optional<bool> on_ground = std::nullopt;
+    std::optional<double> ground_height = std::nullopt;
 };
 
 // A player's true movement, one update per tick, each received the moment it is sent
 // (the network is applied afterwards, by the functions below).
 class Mover {
   public:
+    static constexpr double kGravity = 9.81;
+
     explicit Mover(Vec3 start = {}, double start_s = 0.0) : position_(start), t_us_(us(start_s)) {
         updates_.push_back({t_us_, t_us_, position_, false});
+    }
+
+    // From now on every update carries the server's on_ground flag (true unless the mover is
+    // off the ground) and the ground height under it, flat at ground_height (z is where the
+    // feet are: on the ground, z equals it). The current update gets them too.
+    Mover& report_ground(double ground_height = 0.0) {
+        ground_ = ground_height;
+        updates_.back().on_ground = !airborne_;
+        updates_.back().ground_height = ground_;
+        return *this;
     }
 
     // Moves along +x at speed_mps for `seconds`.
@@ -55,6 +71,43 @@ class Mover {
         const int64_t ticks = us(seconds) / kTickUs;
         for (int64_t i = 0; i < ticks; ++i)
             step({speed_mps * 0.05, 0, 0}, false);
+        return *this;
+    }
+
+    // A jump from the ground at vz_mps while running along +x: off the ground until gravity
+    // brings it back (4.5 m/s: 0.92 s, 19 updates), then one update on the ground.
+    Mover& hop(double speed_mps, double vz_mps = 4.5) {
+        const double ground = ground_.value_or(0.0);
+        double z = position_.z, vz = vz_mps;
+        airborne_ = true;
+        for (;;) {
+            z += vz * 0.05;
+            vz -= kGravity * 0.05;
+            if (z <= ground) break;
+            step({speed_mps * 0.05, 0, z - position_.z}, false);
+        }
+        airborne_ = false;
+        step({speed_mps * 0.05, 0, ground - position_.z}, false);
+        return *this;
+    }
+
+    // Off the ground for `seconds` while running along +x: climbs (or sinks) at 4 m/s to
+    // height_m above the ground (negative: under it), and stays there.
+    Mover& fly(double speed_mps, double height_m, double seconds) {
+        const double target = ground_.value_or(0.0) + height_m;
+        airborne_ = true;
+        const int64_t ticks = us(seconds) / kTickUs;
+        for (int64_t i = 0; i < ticks; ++i) {
+            const double dz = std::clamp(target - position_.z, -0.2, 0.2);
+            step({speed_mps * 0.05, 0, dz}, false);
+        }
+        return *this;
+    }
+
+    // Back on the ground at once (the end of a flight, or out of the terrain).
+    Mover& land() {
+        airborne_ = false;
+        step({0, 0, ground_.value_or(0.0) - position_.z}, false);
         return *this;
     }
 
@@ -77,9 +130,15 @@ class Mover {
         t_us_ += kTickUs;
         position_ = {position_.x + delta.x, position_.y + delta.y, position_.z + delta.z};
         updates_.push_back({t_us_, t_us_, position_, teleport});
+        if (ground_) {
+            updates_.back().on_ground = !airborne_;
+            updates_.back().ground_height = ground_;
+        }
     }
 
     std::vector<Update> updates_;
+    std::optional<double> ground_;  // reported from report_ground on
+    bool airborne_ = false;
     Vec3 position_;
     int64_t t_us_;
 };
@@ -151,6 +210,8 @@ class MatchScript {
                 .position = {static_cast<float>(u.position.x), static_cast<float>(u.position.y),
                              static_cast<float>(u.position.z)},
                 .server_teleport = u.server_teleport};
+            body.on_ground = u.on_ground;
+            if (u.ground_height) body.ground_height = static_cast<float>(*u.ground_height);
             events_.push_back({u.received_us, player, Kind::position, body, 0});
         }
         return *this;

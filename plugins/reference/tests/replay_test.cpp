@@ -1,5 +1,5 @@
-// End to end: one recorded match per area (hits, items, stats, sessions, clock) through
-// the `arbiter` executable, the host loading the built reference plugin from
+// End to end: one recorded match per area (movement, hits, items, stats, sessions, clock)
+// through the `arbiter` executable, the host loading the built reference plugin from
 // server_config.toml; and the bundled sample match. Honest players, lag included, must come
 // out Clear, the cheaters FlagForReview on the check that fits.
 #include <cmath>
@@ -8,9 +8,12 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -100,6 +103,12 @@ Recording frame(const std::vector<uint32_t>& players, double length_s,
     return r;
 }
 
+// A folder of its own per test and process: ctest runs tests in parallel, and two builds'
+// test runs may share a build tree.
+std::filesystem::path work_dir(const std::string& name) {
+    return std::filesystem::path(REFERENCE_WORK_DIR) / (name + "-" + std::to_string(::getpid()));
+}
+
 struct Outcome {
     int exit_status = -1;
     std::string out;
@@ -137,7 +146,7 @@ std::map<uint32_t, nlohmann::json> parse(const std::string& out) {
 // config table, replays it, and returns each player's assessment.
 std::map<uint32_t, nlohmann::json> replay(const std::string& name, const Recording& match,
                                           const std::string& plugin_config) {
-    const std::filesystem::path dir = std::filesystem::path(REFERENCE_WORK_DIR) / name;
+    const std::filesystem::path dir = work_dir(name);
     std::filesystem::create_directories(dir);
     const auto events = dir / "match.arbev";
     const auto config = dir / "server_config.toml";
@@ -152,8 +161,17 @@ std::map<uint32_t, nlohmann::json> replay(const std::string& name, const Recordi
     const auto outcome =
         run_command(std::string("'") + ARBITER_EXE + "' replay '" + config.string() + "' '" +
                     events.string() + "' --json 2>'" + (dir / "stderr.txt").string() + "'");
-    EXPECT_EQ(outcome.exit_status, 0) << outcome.out;
+    EXPECT_EQ(outcome.exit_status, 0) << outcome.out << "\n(see " << dir << ")";
+    // Kept for a look when the replay failed; gone otherwise, one folder per run adding up.
+    if (outcome.exit_status == 0) std::filesystem::remove_all(dir);
     return parse(outcome.out);
+}
+
+std::set<std::string> codes_of(const nlohmann::json& assessment) {
+    std::set<std::string> out;
+    for (const auto& signal : assessment["signals"])
+        out.insert(signal["code"].get<std::string>());
+    return out;
 }
 
 std::string top_code(const nlohmann::json& assessment) {
@@ -317,10 +335,194 @@ TEST(Replay, ClockMatch) {
     expect(assessments, {1}, {{2, "clock.tick_ahead"}, {3, "clock.run_length"}});
 }
 
+// ---------------------------------------------------------------- movement
+
+// Rolling terrain, as the server reports it under a player.
+double terrain(double x, double y) {
+    return 6.0 * std::sin(x / 45.0) + 3.0 * std::cos(y / 30.0);
+}
+
+// One player's movement at 20 Hz as the server sees it: where it is, whether it stands on the
+// ground, and the terrain under it. Each tick the model gives the horizontal speed (along
+// +x) and the height above the terrain (0: on the ground).
+struct Spike {
+    double at_s, silence_s;  // nothing heard for silence_s, then the updates in one burst
+};
+
+struct Track {
+    uint32_t player = 0;
+    double y = 0;
+    bool ground_reports = true;
+    std::vector<Spike> spikes = {};
+    // Updates lost in [loss_from_s, loss_to_s), one in seven.
+    double loss_from_s = -1, loss_to_s = -1;
+};
+
+template <class Model>
+void add_track(Recording& r, const Track& track, double length_s, Model model) {
+    double x = 0;
+    int index = 0;
+    for (double t = 0.05; t < length_s; t += 0.05, ++index) {
+        const auto [speed, height] = model(t);
+        x += speed * 0.05;
+        double received = t;
+        for (const Spike& spike : track.spikes)
+            if (t > spike.at_s && t <= spike.at_s + spike.silence_s)
+                received = spike.at_s + spike.silence_s + 0.0003 * (t - spike.at_s) / 0.05;
+        if (t >= track.loss_from_s && t < track.loss_to_s && index % 7 == 0) continue;
+        const double ground = terrain(x, track.y);
+        build::Position p{.position = {float(x), float(track.y), float(ground + height)}};
+        if (track.ground_reports) {
+            p.on_ground = height == 0.0;
+            p.ground_height = static_cast<float>(ground);
+        }
+        r.at(received, track.player, p);
+    }
+}
+
+// Height of a jump at 4.5 m/s and 9.81 m/s² (0.92 s in the air) that starts every `every_s`
+// seconds, the first at every_s - 0.5 s.
+double hop(double t, double every_s) {
+    const double into = std::fmod(t + 0.5, every_s);
+    const double z = 4.5 * into - 0.5 * 9.81 * into * into;
+    return z > 0 ? z : 0.0;
+}
+
+TEST(Replay, MovementMatch) {
+    // 1 honest: runs at up to 19.5 m/s, stops and starts, jumps every 2.5 s, through lag
+    // spikes of 0.8 s and 2.5 s in the middle of jumps and 14 % packet loss; 2 honest on a
+    // server that reports no ground; 3 dashes from standing to 70 m/s; 4 runs at 27 m/s for
+    // 8 s at a time; 5 flies 10 m up for 6 s; 6 sinks 4 m under the terrain for 5 s.
+    const double length = 60.0;
+    Recording r;
+    build::MatchStart start;
+    start.game = "arena";
+    start.tick_rate_hz = 20.0f;
+    start.started_unix_us = kStartUnixUs;
+    r.at(0.0, 0, start);
+    for (uint32_t p = 1; p <= 6; ++p)
+        r.at(0.001 * p, p, player_join("account-" + std::to_string(p), false, "1.4.2", 1000 + p));
+    for (double t = 0.049; t < length; t += 0.05)
+        r.at(t, 0, build::TickBoundary{.tick_lag_us = 500});
+
+    const Track honest{
+        .player = 1, .spikes = {{20.1, 0.8}, {40.2, 2.5}}, .loss_from_s = 45.0, .loss_to_s = 55.0};
+    add_track(r, honest, length, [](double t) {
+        const double speed = t < 10   ? 19.5
+                             : t < 20 ? 8.0
+                             : t < 30 ? 19.5
+                                      : (std::fmod(t, 10.0) < 5 ? 15.0 : 0.0);
+        return std::pair{speed, hop(t, 2.5)};
+    });
+    add_track(r, Track{.player = 2, .y = 40, .ground_reports = false}, length, [](double t) {
+        return std::pair{std::fmod(t, 6.0) < 3 ? 6.0 : 0.0, hop(t, 4.0)};
+    });
+    add_track(r, Track{.player = 3, .y = 80}, length, [](double t) {
+        return std::pair{std::fmod(t, 10.0) >= 5 && std::fmod(t, 10.0) < 6.5 ? 70.0 : 0.0, 0.0};
+    });
+    add_track(r, Track{.player = 4, .y = 120}, length, [](double t) {
+        return std::pair{std::fmod(t, 20.0) >= 5 && std::fmod(t, 20.0) < 13 ? 27.0 : 8.0, 0.0};
+    });
+    add_track(r, Track{.player = 5, .y = 160}, length, [](double t) {
+        const double in = std::fmod(t, 15.0);
+        return std::pair{8.0, in >= 5 && in < 11 ? 10.0 : hop(t, 3.0)};
+    });
+    add_track(r, Track{.player = 6, .y = 200}, length, [](double t) {
+        const double in = std::fmod(t, 15.0);
+        return std::pair{8.0, in >= 5 && in < 10 ? -4.0 : 0.0};
+    });
+    r.at(length, 0, build::MatchEnd{.ended_unix_us = kStartUnixUs + us(length)});
+    auto assessments = replay("movement", r, "");
+    ASSERT_EQ(assessments.size(), 6u);
+    for (uint32_t p : {1u, 2u}) {
+        EXPECT_EQ(assessments[p]["action"], "Clear") << assessments[p].dump(2);
+        EXPECT_TRUE(assessments[p]["signals"].empty()) << assessments[p].dump(2);
+    }
+    const std::map<uint32_t, std::string> cheaters{{3, "movement.acceleration"},
+                                                   {4, "movement.sustained_speed"},
+                                                   {5, "movement.airborne"},
+                                                   {6, "movement.below_terrain"}};
+    for (const auto& [p, code] : cheaters) {
+        EXPECT_EQ(assessments[p]["action"], "FlagForReview") << assessments[p].dump(2);
+        EXPECT_TRUE(codes_of(assessments[p]).count(code)) << assessments[p].dump(2);
+    }
+    // The flyer and the no-clipper are caught by these checks alone: no speed, no teleport.
+    EXPECT_EQ(codes_of(assessments[5]), std::set<std::string>{"movement.airborne"});
+    EXPECT_EQ(codes_of(assessments[6]),
+              (std::set<std::string>{"movement.airborne", "movement.below_terrain"}));
+    for (const auto& signal : assessments[5]["signals"]) {
+        EXPECT_GT(signal["evidence"]["airborne_s"].get<double>(), 2.0);
+        EXPECT_EQ(signal["evidence"]["limit_s"].get<double>(), 2.0);
+    }
+}
+
+// ---------------------------------------------------------------- hits, sessions, clock
+
+TEST(Replay, HitTimingTargetStateAndDamage) {
+    // 1 honest, claimed ticks right through its lag spike; 2 claims ticks 2 s in the past;
+    // 3 hits a target the server says is dead; 4 hits for 30 with a 12-damage rifle; 5 the
+    // target, honest.
+    Recording r = frame({1, 2, 3, 4, 5}, 60.0);
+    for (double t = 5.0; t < 50.0; t += 0.5) {
+        const double received = t > 20.0 && t <= 20.8 ? 20.8 + t / 1000.0 + 0.0001 : t;
+        auto h = hit(5, 30.0);
+        h.claimed_tick = static_cast<uint64_t>(std::llround(t / 0.05));
+        r.at(received, 1, h);
+    }
+    for (int i = 0; i < 8; ++i) {
+        const double t = 10.0 + i * 4.0;
+        auto h = hit(5, 30.0);
+        h.claimed_tick = static_cast<uint64_t>(std::llround((t - 2.0) / 0.05));
+        r.at(t, 2, h);
+    }
+    for (int i = 0; i < 5; ++i) {
+        auto h = hit(5, 30.0);
+        h.target_alive = false;
+        r.at(12.0 + i * 5.0, 3, h);
+    }
+    for (int i = 0; i < 5; ++i)
+        r.at(11.0 + i * 5.0, 4, hit(5, 30.0, 30.0));
+    auto assessments = replay("hits-timing", r, kWeapons);
+    expect(assessments, {1, 5}, {{2, "hits.timing"}, {3, "hits.target_state"}, {4, "hits.damage"}});
+    const auto& timing = assessments[2]["signals"][0]["evidence"];
+    EXPECT_NEAR(timing["offset_s"].get<double>(), -2.0, 0.06) << timing.dump();
+    EXPECT_EQ(assessments[4]["signals"][0]["evidence"]["limit"].get<double>(), 12.0);
+}
+
+TEST(Replay, UnexpectedHandshake) {
+    // 1 honest; 2 joins with a handshake the game does not use (a modified client that
+    // reports the right version).
+    Recording r = frame({1}, 30.0);
+    build::PlayerJoin join = player_join("account-2", false, "1.4.2", 1002);
+    join.handshake = "arena/7+inject";
+    r.at(0.5, 2, join);
+    auto assessments = replay("handshake", r, R"([plugins.reference.config.sessions]
+client_versions = ["1.4.2"]
+handshakes = ["arena/7"]
+)");
+    expect(assessments, {1}, {{2, "sessions.handshake"}});
+    EXPECT_EQ(assessments[2]["signals"][0]["evidence"]["handshake"], "arena/7+inject");
+}
+
+TEST(Replay, ClockRate) {
+    // 1 honest orders through its lag spike, its clock 9 s off the relay's (an offset is
+    // latency); 2 a client clock 25 % fast whose orders claim no tick: only the rate of its
+    // own timestamps gives it away.
+    Recording r = frame({1, 2}, 100.0);
+    for (double t = 1.0; t < 95.0; t += 0.25) {
+        const double received = t > 20.0 && t <= 20.8 ? 20.8 + t / 1000.0 + 0.0001 : t;
+        r.at(received, 1, build::Order{.client_time_us = 9'000'000 + us(t)});
+        r.at(t, 2, build::Order{.client_time_us = 4'000'000 + us(t * 1.25)});
+    }
+    auto assessments = replay("clock-rate", r, "");
+    expect(assessments, {1}, {{2, "clock.rate"}});
+    EXPECT_NEAR(assessments[2]["signals"][0]["evidence"]["rate"].get<double>(), 1.25, 0.01);
+}
+
 TEST(Replay, TheSampleMatchGetsTheReadmesReferenceSignals) {
     // The sample's reference table, with this build's plugin (the other plugins of
     // samples/server_config.toml are other targets): the new areas add nothing to it.
-    const std::filesystem::path dir = std::filesystem::path(REFERENCE_WORK_DIR) / "sample";
+    const std::filesystem::path dir = work_dir("sample");
     std::filesystem::create_directories(dir);
     const auto config = dir / "server_config.toml";
     {
@@ -336,14 +538,17 @@ TEST(Replay, TheSampleMatchGetsTheReadmesReferenceSignals) {
         run_command(std::string("'") + ARBITER_EXE + "' replay '" + config.string() + "' '" +
                     (samples / "sample-match.arbev").string() + "' --json");
     ASSERT_EQ(outcome.exit_status, 0) << outcome.out;
+    std::filesystem::remove_all(dir);
     auto assessments = parse(outcome.out);
     ASSERT_EQ(assessments.size(), 6u) << outcome.out;
     for (uint32_t p : {1u, 2u, 3u, 4u}) {
         EXPECT_EQ(assessments[p]["action"], "Clear") << assessments[p].dump(2);
         EXPECT_TRUE(assessments[p]["signals"].empty()) << assessments[p].dump(2);
     }
-    // README: mallory reference:movement.speed 0.90; trent movement.speed 1.00 and
-    // movement.teleport 0.95, and nothing else from this plugin.
+    // mallory runs at 32 m/s for 9 s: movement.speed 0.90, and movement.sustained_speed 0.83
+    // (its mean speed, confidence 0.95); trent movement.speed 1.00, movement.teleport 0.95,
+    // and the change of windowed speed his jumps make, movement.acceleration 1.00. Nothing
+    // else from this plugin: every player of the sample stays on the ground.
     std::map<uint32_t, std::map<std::string, double>> scores;
     for (uint32_t p : {5u, 6u}) {
         EXPECT_EQ(assessments[p]["action"], "FlagForReview") << assessments[p].dump(2);
@@ -351,8 +556,10 @@ TEST(Replay, TheSampleMatchGetsTheReadmesReferenceSignals) {
             scores[p][signal["code"].get<std::string>()] =
                 std::round(signal["weighted_score"].get<double>() * 100.0) / 100.0;
     }
-    EXPECT_EQ(scores[5], (std::map<std::string, double>{{"movement.speed", 0.90}}));
-    EXPECT_EQ(scores[6], (std::map<std::string, double>{{"movement.speed", 1.00},
+    EXPECT_EQ(scores[5], (std::map<std::string, double>{{"movement.speed", 0.90},
+                                                        {"movement.sustained_speed", 0.83}}));
+    EXPECT_EQ(scores[6], (std::map<std::string, double>{{"movement.acceleration", 1.00},
+                                                        {"movement.speed", 1.00},
                                                         {"movement.teleport", 0.95}}));
 }
 

@@ -1,6 +1,7 @@
 // Hot reload: the state saved mid-match and restored into a new instance carries on exactly
-// as if nothing happened (the signals held back included), a version 1 blob is still read,
-// and a blob that is not whole and ours is refused without harm.
+// as if nothing happened (the signals held back and the movement checks' runs and stretches
+// included), version 1 to 3 blobs are still read, and a blob that is not whole and ours is
+// refused without harm.
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -123,7 +124,7 @@ TEST(Reload, HeldSignalsSurviveIt) {
     // match right after restoring reports it as the uninterrupted instance would.
     const Batches all = reload_match().batches();
     const auto blob = saved_after_first_half(all);
-    EXPECT_EQ(version_of(blob), 3u);
+    EXPECT_EQ(version_of(blob), 4u);
 
     Harness uninterrupted;
     test::feed_all(uninterrupted, first_half(all));
@@ -134,8 +135,12 @@ TEST(Reload, HeldSignalsSurviveIt) {
     ASSERT_EQ(restored.restore_state(blob), ARB_OK) << restored.error();
     const Signals actual = restored.end_match("test-relay", 1);
     EXPECT_EQ(content(actual), content(expected));
-    // Only what was held: the rises already reported are not reported again.
-    EXPECT_EQ(actual.size(), 1u);
+    // Only what was held, one rise of each check (the hacker's speed, and its sustained
+    // speed, whose mean rises with every window at 26 m/s): the rises already reported are
+    // not reported again.
+    ASSERT_EQ(actual.size(), 2u);
+    EXPECT_EQ(test::only(actual, kHacker, "movement.speed").size(), 1u);
+    EXPECT_EQ(test::only(actual, kHacker, "movement.sustained_speed").size(), 1u);
 }
 
 TEST(Reload, BlobIsStableAndRoundTrips) {
@@ -248,14 +253,15 @@ TEST(Version1Blob, IsRead) {
     EXPECT_TRUE(test::only(during, 1, "movement.speed").empty());
     const auto blob = harness.save_state();
     ASSERT_TRUE(blob.has_value()) << harness.error();
-    EXPECT_EQ(version_of(*blob), 3u);  // written back as version 3, with the held signal
+    EXPECT_EQ(version_of(*blob), 4u);  // written back as version 4, with the held signal
     const Signals at_end = test::only(harness.end_match("relay", 9), 1, "movement.speed");
     ASSERT_EQ(at_end.size(), 1u);
     EXPECT_NEAR(at_end.front().score, excess_score(32.0, 22.0), 1e-3);
 
     Harness again;
     ASSERT_EQ(again.restore_state(*blob), ARB_OK) << again.error();
-    EXPECT_EQ(content(again.end_match("relay", 9)), content(at_end));
+    EXPECT_EQ(content(test::only(again.end_match("relay", 9), 1, "movement.speed")),
+              content(at_end));
 }
 
 TEST(Version1Blob, WithoutTheReportedScoreReportsAtOnce) {
@@ -277,6 +283,176 @@ TEST(Version1Blob, ReadsLikeTheSameVersion2Blob) {
     EXPECT_EQ(keys(test::feed_all(v1, after_the_walk().batches())),
               keys(test::feed_all(v2, after_the_walk().batches())));
     EXPECT_EQ(keys(v1.end_match("relay", 9)), keys(v2.end_match("relay", 9)));
+}
+
+// ---------------------------------------------------------------- version 3 blobs
+
+// The same players in the version 3 layout: each with none of the other areas' state, the
+// match with no start seen, no account live.
+std::vector<uint8_t> v3_blob(const std::vector<V1Player>& players) {
+    StateWriter out("REF1", 3);
+    out.put<uint64_t>(1);
+    out.put_string("relay");
+    out.put<uint64_t>(9);
+    out.put<uint64_t>(players.size());
+    for (const V1Player& p : players) {
+        out.put<uint32_t>(p.id);
+        out.put<uint64_t>(p.samples.size());
+        for (const Sample& s : p.samples) {
+            out.put<int64_t>(s.t_us);
+            out.put<double>(s.position.x);
+            out.put<double>(s.position.y);
+            out.put<double>(s.position.z);
+        }
+        out.put<uint64_t>(p.rtts.size());
+        for (const RttSample& r : p.rtts) {
+            out.put<int64_t>(r.t_us);
+            out.put<uint32_t>(r.rtt_us);
+        }
+        out.put<uint64_t>(p.reported.size());
+        for (const auto& [code, score] : p.reported) {
+            out.put_string(code);
+            out.put<double>(score);
+        }
+        out.put<uint64_t>(0);  // held
+        out.put<int64_t>(-1);  // arrivals: last heard
+        out.put<uint64_t>(0);  // silences
+        out.put<uint64_t>(0);  // shots
+        out.put<uint64_t>(0);  // kills
+        out.put<int64_t>(0);   // hits without line of sight
+        out.put<int64_t>(0);   // hits on dead targets
+        out.put<uint64_t>(0);  // acquisitions
+        out.put<uint64_t>(0);  // experience
+        out.put<uint64_t>(0);  // hits taken
+        out.put<uint64_t>(0);  // damage taken
+        out.put<uint64_t>(0);  // resources
+        out.put<int64_t>(0);   // spends not spent
+        out.put<int64_t>(0);   // orders ahead
+        out.put<uint64_t>(0);  // clock samples
+    }
+    out.put<double>(0.0);  // tick_s
+    out.put<int64_t>(-1);  // started_unix_us
+    out.put<uint8_t>(0);   // damage reported
+    out.put<uint64_t>(0);  // reconnects
+    out.put<uint64_t>(0);  // accounts
+    out.put<uint64_t>(0);  // live sessions
+    return out.finish();
+}
+
+TEST(Version3Blob, ReadsLikeTheSameVersion2Blob) {
+    // Version 3 added state the version 2 blob cannot have: with all of it empty, both lead
+    // to the same state (written back as version 4) and the same signals.
+    Harness v2, v3;
+    ASSERT_EQ(v2.restore_state(blob_of(2, walkers(0.85), true)), ARB_OK) << v2.error();
+    ASSERT_EQ(v3.restore_state(v3_blob(walkers(0.85))), ARB_OK) << v3.error();
+    const auto saved = v3.save_state();
+    ASSERT_TRUE(saved.has_value()) << v3.error();
+    EXPECT_EQ(version_of(*saved), 4u);
+    EXPECT_EQ(v2.save_state(), saved);
+    const Signals during = test::feed_all(v3, after_the_walk().batches());
+    EXPECT_FALSE(test::only(during, 2, "movement.teleport").empty());  // the track was read
+    EXPECT_EQ(keys(test::feed_all(v2, after_the_walk().batches())), keys(during));
+    EXPECT_EQ(keys(v2.end_match("relay", 9)), keys(v3.end_match("relay", 9)));
+}
+
+TEST(Version3Blob, PlayersStartWithNoMovementRunOrStretch) {
+    // A version 3 blob knows no sustained run: a speed hacker mid-run when it was saved
+    // starts a new run after the restore, as a player who just joined would.
+    Harness restored;
+    ASSERT_EQ(restored.restore_state(v3_blob(walkers(0.0))), ARB_OK) << restored.error();
+    auto drop_first = [](const Mover& m) {
+        return std::vector<test::Update>(m.updates().begin() + 1, m.updates().end());
+    };
+    MatchScript script("relay", 9);
+    script.add(1, drop_first(Mover({10, 0, 0}, 2.0).run(30.0, 5.0)));
+    const Signals during = test::feed_all(restored, script.batches());
+    const Signals sustained = test::only(during, 1, "movement.sustained_speed");
+    ASSERT_FALSE(sustained.empty());
+    // The run starts at the first window over the limit after 2 s (2.7 s), not before it.
+    EXPECT_NE(sustained.front().evidence.find("\"first_over\":{\"t_us\":2700000,"),
+              std::string::npos)
+        << sustained.front().evidence;
+}
+
+// ---------------------------------------------------------------- version 4: movement
+
+constexpr uint32_t kFlyer = 8;
+constexpr uint32_t kDiver = 9;
+constexpr uint32_t kRunner = 10;
+
+// 16 s cut at 8 s: a flyer off the ground from 5 s to 13 s, a no-clipper sinking under the
+// terrain from 7.6 s (more than 1 m under from 7.9 s), a speed hacker at 30 m/s from 6 s on,
+// and an honest hopper whose lag spike straddles the cut. Every run and stretch is under way
+// at the cut, and each check's score still rising.
+MatchScript ground_match() {
+    MatchScript script;
+    Mover flyer({0, 100, 0});
+    flyer.report_ground().run(10, 5).fly(10, 12, 8).land().run(10, 3);
+    script.add(kFlyer, flyer);
+    Mover diver({0, 200, 5.0});
+    diver.report_ground(5.0).run(8, 7.6).fly(8, -3, 4).land().run(8, 4.4);
+    script.add(kDiver, diver);
+    script.add(kHacker, Mover({0, 300, 0}).run(10, 6).run(30, 10));
+    Mover hopper({0, 400, 0});
+    hopper.report_ground();
+    for (int i = 0; i < 8; ++i)
+        hopper.run(15, 1.0).hop(15);
+    script.add(kRunner, test::lag_spike(hopper.updates(), 7.5, 0.8));
+    return script;
+}
+
+std::vector<uint8_t> ground_blob() {
+    Harness harness;
+    test::feed_all(harness, first_half(ground_match().batches()));
+    auto blob = harness.save_state();
+    if (!blob) throw std::runtime_error("save_state failed: " + harness.error());
+    return *blob;
+}
+
+// The blob with another version in its header (the checksum covers the payload only).
+std::vector<uint8_t> marked(std::vector<uint8_t> blob, uint32_t version) {
+    std::memcpy(blob.data() + 8, &version, sizeof version);
+    return blob;
+}
+
+TEST(Reload, MovementRunsAndStretchesSurviveIt) {
+    const Batches all = ground_match().batches();
+    const Signals expected = uninterrupted_second_half(all);
+    // What the second half reports depends on what was under way at the cut.
+    for (const auto& [player, code] :
+         std::vector<std::pair<uint32_t, std::string>>{{kFlyer, "movement.airborne"},
+                                                       {kDiver, "movement.below_terrain"},
+                                                       {kHacker, "movement.sustained_speed"}})
+        ASSERT_FALSE(test::only(expected, player, code).empty()) << code;
+    EXPECT_TRUE(test::only(expected, kRunner, "movement.airborne").empty());
+    {
+        Harness fresh;
+        Signals from_scratch = test::feed_all(fresh, second_half(all));
+        const Signals at_end = fresh.end_match("test-relay", 1);
+        from_scratch.insert(from_scratch.end(), at_end.begin(), at_end.end());
+        EXPECT_NE(keys(from_scratch), keys(expected));
+    }
+
+    Harness restored;
+    ASSERT_EQ(restored.restore_state(ground_blob()), ARB_OK) << restored.error();
+    EXPECT_EQ(version_of(*restored.save_state()), 4u);
+    Signals actual = test::feed_all(restored, second_half(all));
+    const Signals at_end = restored.end_match("test-relay", 1);
+    actual.insert(actual.end(), at_end.begin(), at_end.end());
+    EXPECT_EQ(keys(actual), keys(expected));
+    // The airborne time counts from the takeoff before the cut (5.05 s).
+    const Signals airborne = test::only(actual, kFlyer, "movement.airborne");
+    ASSERT_FALSE(airborne.empty());
+    EXPECT_NE(airborne.front().evidence.find("\"takeoff\":{\"t_us\":5050000,"), std::string::npos)
+        << airborne.front().evidence;
+}
+
+TEST(Reload, MovementBlobIsStableAndRoundTrips) {
+    const auto blob = ground_blob();
+    EXPECT_EQ(ground_blob(), blob);
+    Harness restored;
+    ASSERT_EQ(restored.restore_state(blob), ARB_OK) << restored.error();
+    EXPECT_EQ(restored.save_state(), blob);
 }
 
 // ---------------------------------------------------------------- damaged blobs
@@ -350,14 +526,22 @@ INSTANTIATE_TEST_SUITE_P(
                              }},
                       Damage{"NewerVersion",
                              [](std::vector<uint8_t>) {
-                                 return sealed("REF1", 4,
+                                 return sealed("REF1", 5,
                                                [](StateWriter& w) { w.put<uint64_t>(0); });
                              }},
-                      Damage{"OurBlobMarkedVersion4",
+                      Damage{"OurBlobMarkedVersion5",
                              [](std::vector<uint8_t> b) {
-                                 const uint32_t four = 4;
-                                 std::memcpy(b.data() + 8, &four, sizeof four);
+                                 const uint32_t five = 5;
+                                 std::memcpy(b.data() + 8, &five, sizeof five);
                                  return b;
+                             }},
+                      // A version 4 blob read as version 3 has bytes left over, and a
+                      // version 3 blob read as version 4 runs out of them.
+                      Damage{"Version4MarkedVersion3",
+                             [](std::vector<uint8_t>) { return marked(ground_blob(), 3); }},
+                      Damage{"Version3MarkedVersion4",
+                             [](std::vector<uint8_t>) {
+                                 return marked(v3_blob(walkers(0.85)), 4);
                              }},
                       // Each version read in the layout of the other.
                       Damage{"Version1WithHeldCounts",
