@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <deque>
 
+#include <arbiter/events_generated.h>
+
 namespace arbiter::reference {
 
 struct Gap {
@@ -30,6 +32,20 @@ struct Arrivals {
             gaps.pop_front();
     }
 };
+
+// Whether an event of this kind comes from the player's client (and so shows that the
+// relay heard from the player) rather than from the relay or the game server.
+inline bool sent_by_client(fb::EventBody kind) {
+    switch (kind) {
+        case fb::EventBody::PositionUpdate:
+        case fb::EventBody::Order:
+        case fb::EventBody::HitClaim:
+        case fb::EventBody::KillClaim:
+            return true;
+        default:
+            return false;
+    }
+}
 
 // The lag allowance for events received in [from_us, to_us]: the longest silence that
 // ended in it, or in the stretch as long as the cap and a second before it, capped. Events

@@ -202,7 +202,10 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
                 break;
         }
         if (id == 0) continue;
-        players[id].arrivals.heard(t_us);
+        // Only what the player's client sent ends a silence: a stimulus, a stat or an
+        // inventory change the server made during a lag spike would otherwise make the
+        // spike look shorter than it was, and the claims it held back look late.
+        if (sent_by_client(event->body_type())) players[id].arrivals.heard(t_us);
         forget_old(players[id], t_us);
         switch (event->body_type()) {
             case fb::EventBody::PositionUpdate:

@@ -215,6 +215,26 @@ TEST(HitsAnalyzer, LateClaimWithinTheWindowAndABurstAfterASilenceRaiseNothing) {
     EXPECT_TRUE(signals.empty()) << test::codes(signals);
 }
 
+TEST(HitsAnalyzer, WhatTheServerSendsDuringASilenceDoesNotShortenIt) {
+    // A 1 s lag spike from 5 s; meanwhile the relay sends the player stimuli and the
+    // server changes its stats (neither is the player being heard). The claims held back
+    // arrive at its end, the last fired 1 s before it: the whole silence excuses it.
+    EventScript script;
+    walk(script, kShooter, 0.0, 5.0);
+    walk(script, kShooter, 6.0, 8.0);
+    for (int i = 0; i < 5; ++i) {
+        script.at(5.1 + i * 0.2, kShooter,
+                  build::Stimulus{.stimulus_id = uint64_t(i + 1), .kind = "enemy"});
+        script.at(5.15 + i * 0.2, kShooter,
+                  build::Stat{.stat = "health", .delta = -1.0, .value_after = 100.0 - i});
+    }
+    for (int i = 0; i < 9; ++i)
+        script.at(6.0 + i * 0.0003, kShooter,
+                  rifle_hit(50.0, static_cast<uint64_t>(std::llround((5.0 + i * 0.1) / 0.05))));
+    const Signals signals = test::run_events(script, hits_config());
+    EXPECT_TRUE(signals.empty()) << test::codes(signals);
+}
+
 struct CheatCase {
     std::string name;
     std::function<void(EventScript&)> cheat;
