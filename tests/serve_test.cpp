@@ -193,6 +193,89 @@ TEST_F(Serve, StreamsALongMatchOverTcpAfterAHelloWithTheToken) {
     EXPECT_TRUE(server.wait_for_log("is relay 'relay-eu-1'"));
 }
 
+TEST_F(Serve, ServesSeveralRelaysAndMatchesAtOnceEachHearingOnlyItsOwn) {
+    write_config(config_text(bundled("reference")));
+    ServerProcess server(config_path(), dir_.path());
+    // Three relays, two over the Unix socket and one over TCP, each with two matches,
+    // all streaming at the same time. Player 1 of every match speeds; the rest walk.
+    struct Relay {
+        std::string name;
+        bool tcp;
+        std::map<std::pair<uint64_t, uint32_t>, std::string> last_action;
+        json synced;
+    };
+    std::vector<Relay> relays = {
+        {"alpha", false, {}, {}}, {"beta", false, {}, {}}, {"gamma", true, {}, {}}};
+    std::vector<std::jthread> threads;
+    for (auto& relay : relays) {
+        threads.emplace_back([&relay, &server, this] {
+            RelayClient client = relay.tcp ? RelayClient::connect_tcp(server.tcp_address())
+                                           : RelayClient::connect_unix(relay_socket());
+            client.hello(relay.name, relay.tcp ? kToken : "");
+            arbiter::BatchBuilder match_a(relay.name, 1), match_b(relay.name, 2);
+            for (int tick = 0; tick < 400; ++tick) {
+                for (auto* builder : {&match_a, &match_b}) {
+                    for (uint32_t player = 1; player <= 3; ++player) {
+                        const float speed = player == 1 ? 40.0f : 5.0f;
+                        builder->add(tick * 50'000 + player, static_cast<uint64_t>(tick), player,
+                                     arbiter::build::Position{
+                                         .position = {speed * static_cast<float>(tick) * 0.05f,
+                                                      static_cast<float>(player), 0}});
+                    }
+                    if (tick == 399)
+                        builder->add(tick * 50'000 + 10, static_cast<uint64_t>(tick), 0,
+                                     arbiter::build::MatchEnd{.reason = "finished"});
+                    client.send_batch(builder->finish());
+                }
+            }
+            relay.synced = json::parse(client.sync(1));
+            for (const auto& frame : client.take_received())
+                if (frame.kind == FrameKind::assessment) {
+                    json assessment = parse(frame);
+                    EXPECT_EQ(assessment.value("relay_id", ""), relay.name)
+                        << "another relay's assessment";
+                    relay.last_action[{assessment.value("match_id", 0u),
+                                       assessment.value("player", 0u)}] =
+                        assessment.value("action", "");
+                }
+        });
+    }
+    threads.clear();  // joins them
+    for (const auto& relay : relays) {
+        EXPECT_EQ(relay.synced.value("batches", 0), 800) << relay.name;
+        ASSERT_EQ(relay.last_action.size(), 6u)
+            << relay.name << ": every player of both matches, at match end";
+        for (const auto& [key, action] : relay.last_action)
+            EXPECT_EQ(action, key.second == 1 ? "FlagForReview" : "Clear")
+                << relay.name << " match " << key.first << " player " << key.second;
+    }
+    EXPECT_EQ(status()["counters"].value("matches_ended", 0), 6);
+}
+
+TEST_F(Serve, EndsAMatchThatFallsSilentAndTellsItsRelay) {
+    write_config(
+        config_text(test_plugin("echo", "arbiter-test-echo.so"), "idle_match_end_s = 1\n"));
+    ServerProcess server(config_path(), dir_.path());
+    RelayClient relay = RelayClient::connect_unix(relay_socket());
+    arbiter::BatchBuilder builder("relay", 5);
+    builder.add(1000, 1, 1, arbiter::build::Position{.position = {0, 0, 0}});
+    builder.add(1001, 1, 2, arbiter::build::Position{.position = {0, 0, 0}});
+    relay.send_batch(builder.finish());
+    relay.sync(1);
+    // No MatchEnd, and nothing more: after a second the host ends it.
+    std::map<uint32_t, std::string> final_action;
+    while (final_action.size() < 2) {
+        auto frame = relay.read_frame(std::chrono::seconds(10));
+        ASSERT_TRUE(frame) << server.log();
+        if (frame->kind == FrameKind::assessment && parse(*frame).value("match_id", 0) == 5)
+            final_action[parse(*frame).value("player", 0u)] = parse(*frame).value("action", "");
+    }
+    EXPECT_EQ(final_action[1], "FlagForReview");
+    EXPECT_EQ(final_action[2], "Clear");
+    EXPECT_TRUE(server.wait_for_log("match relay/5: no batch for 1 s; ending it"));
+    EXPECT_EQ(status()["counters"].value("open_matches", 1), 0);
+}
+
 TEST_F(Serve, RefusesAWrongOrMissingTokenAndGoesOnServingTheOthers) {
     write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
     ServerProcess server(config_path(), dir_.path());
