@@ -594,6 +594,8 @@ TEST_F(Serve, SwapsAPluginUnderLoadWithoutLosingOrRepeatingAnEvent) {
     ASSERT_EQ(by_player.size(), 2u);
     ASSERT_EQ(by_player[1]["signals"].size(), 1u) << by_player[1].dump(2);
     EXPECT_EQ(by_player[1]["signals"][0]["evidence"].value("seen", 0), report_at);
+    // Every generation was loaded afresh: a library still resident would count on.
+    EXPECT_EQ(by_player[1]["signals"][0]["evidence"].value("instances_created_by_this_library", 0), 1);
     EXPECT_TRUE(by_player[2]["signals"].empty()) << by_player[2].dump(2);
 
     const std::string log = server.log();
