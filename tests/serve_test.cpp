@@ -380,6 +380,27 @@ TEST_F(Serve, ReportsEachBadMessageByNameAndGoesOnWithTheNext) {
     EXPECT_TRUE(errors_in(bystander.take_received()).empty());
 }
 
+TEST_F(Serve, TurnsAwayARelayPastTheConnectionLimitAndServesTheRest) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"), "max_connections = 2\n"));
+    ServerProcess server(config_path(), dir_.path());
+    RelayClient first = RelayClient::connect_unix(relay_socket());
+    first.hello("first");
+    RelayClient second = RelayClient::connect_tcp(server.tcp_address());
+    second.hello("second", kToken);
+    RelayClient third = RelayClient::connect_unix(relay_socket());
+    auto refusal = third.read_frame(std::chrono::seconds(5));
+    ASSERT_TRUE(refusal);
+    EXPECT_EQ(refusal->kind, FrameKind::error);
+    EXPECT_NE(parse(*refusal).value("error", "").find("at most 2 relay connections"),
+              std::string::npos);
+    EXPECT_FALSE(third.read_frame(std::chrono::seconds(5)));
+    EXPECT_TRUE(third.host_hung_up());
+    // The control socket is not a relay: it still answers, and so do the two relays.
+    EXPECT_EQ(status()["connections"].size(), 2u);
+    EXPECT_EQ(json::parse(first.sync(1)).value("batches", 1), 0);
+    EXPECT_EQ(json::parse(second.sync(2)).value("batches", 1), 0);
+}
+
 TEST_F(Serve, ClosesAConnectionThatIsNotAnEventStreamWithTheReason) {
     write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
     ServerProcess server(config_path(), dir_.path());
@@ -595,7 +616,8 @@ TEST_F(Serve, SwapsAPluginUnderLoadWithoutLosingOrRepeatingAnEvent) {
     ASSERT_EQ(by_player[1]["signals"].size(), 1u) << by_player[1].dump(2);
     EXPECT_EQ(by_player[1]["signals"][0]["evidence"].value("seen", 0), report_at);
     // Every generation was loaded afresh: a library still resident would count on.
-    EXPECT_EQ(by_player[1]["signals"][0]["evidence"].value("instances_created_by_this_library", 0), 1);
+    EXPECT_EQ(by_player[1]["signals"][0]["evidence"].value("instances_created_by_this_library", 0),
+              1);
     EXPECT_TRUE(by_player[2]["signals"].empty()) << by_player[2].dump(2);
 
     const std::string log = server.log();

@@ -406,6 +406,7 @@ void read_serve(const toml::table& table, const std::string& file, const std::fi
     reader.boolean("unix_requires_token", serve.unix_requires_token);
     reader.integer("max_queued_bytes", serve.max_queued_bytes, 1024 * 1024, 16ll * 1024 * 1024 * 1024);
     reader.integer("max_reply_bytes", serve.max_reply_bytes, 64 * 1024, 1024ll * 1024 * 1024);
+    reader.integer("max_connections", serve.max_connections, 1, 65'536);
     reader.boolean("watch", serve.watch);
     reader.integer("watch_settle_ms", serve.watch_settle_ms, 0, 60'000);
     reader.integer("idle_match_end_s", serve.idle_match_end_s, 0, 7 * 24 * 3600);

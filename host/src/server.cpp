@@ -349,13 +349,18 @@ struct Server::Impl {
                                  std::strerror(errno));
                 return;
             }
+            const bool control = listener.role == Listener::Role::control;
+            if (!control && relay_connections() >= settings.max_connections) {
+                turn_away(fd);
+                continue;
+            }
             const uint64_t id = next_id++;
             Connection& connection =
                 connections.emplace(id, Connection(static_cast<uint32_t>(max_message_bytes)))
                     .first->second;
             connection.id = id;
             connection.fd = fd;
-            connection.control = listener.role == Listener::Role::control;
+            connection.control = control;
             connection.transport = listener.role == Listener::Role::tcp_relays ? "tcp" : "unix";
             connection.peer = serve::peer_name(fd);
             connection.token_required =
@@ -367,6 +372,28 @@ struct Server::Impl {
                              connection.transport);
             }
         }
+    }
+
+    size_t relay_connections() const {
+        size_t count = 0;
+        for (const auto& [id, connection] : connections)
+            count += !connection.control && !connection.dead;
+        return count;
+    }
+
+    // Past serve.max_connections: one error frame, best effort, and the door shut.
+    void turn_away(int fd) {
+        std::vector<uint8_t> refusal = wire::stream_header();
+        const std::string problem = fmt::format(
+            "the host serves at most {} relay connections at once "
+            "(serve.max_connections); try again later",
+            settings.max_connections);
+        wire::append_frame(refusal, wire::FrameKind::error,
+                           json{{"error", problem}, {"offset", 0}, {"closing", true}}.dump());
+        [[maybe_unused]] auto sent =
+            ::send(fd, refusal.data(), refusal.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        ::close(fd);
+        spdlog::warn("serve: a relay connection was turned away: {}", problem);
     }
 
     void service_connection(uint64_t id, short revents) {

@@ -75,6 +75,7 @@ struct ServeSettings {
     std::string control_socket;  // `arbiter ctl` talks here; "" = none
     uint64_t max_queued_bytes = 64u * 1024u * 1024u;  // received, not yet processed
     uint64_t max_reply_bytes = 8u * 1024u * 1024u;    // per connection, not yet sent
+    uint64_t max_connections = 256;                   // relays at once; more are turned away
     bool watch = true;             // reload plugins and the config when their files change
     uint64_t watch_settle_ms = 250;  // quiet time after a change before acting on it
     uint64_t idle_match_end_s = 600; // a match with no batch for this long is ended; 0 = never
