@@ -47,10 +47,8 @@ int64_t typical_interval_us(const Track& track) {
     return typical_interval_us(track, std::numeric_limits<int64_t>::min());
 }
 
-namespace {
-
-double lag_allowance_s(const Track& track, int64_t t0_us, const MovementLimits& limits,
-                       int64_t typical_us) {
+double longest_wait_s(const Track& track, int64_t t0_us, const MovementLimits& limits,
+                      int64_t typical_us) {
     // Look back over as long a stretch as the allowance may reach.
     const int64_t from_us =
         t0_us - static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) - 1'000'000;
@@ -63,7 +61,55 @@ double lag_allowance_s(const Track& track, int64_t t0_us, const MovementLimits& 
     }
     // The usual spacing of updates is not lag: only the wait beyond it is.
     const int64_t late_us = std::max<int64_t>(0, longest_us - typical_us);
-    return std::min(static_cast<double>(late_us) / 1e6, limits.max_lag_allowance_s);
+    return static_cast<double>(late_us) / 1e6;
+}
+
+double single_update_reach_m(const Track& track, const Sample& next, const MovementLimits& limits) {
+    if (track.samples.empty() || !(limits.max_lag_allowance_s > 0)) return limits.teleport_distance;
+    const Sample& previous = track.samples.back();
+    const double elapsed_s = static_cast<double>(next.t_us - previous.t_us) / 1e6;
+    // The whole wait, not the wait beyond the usual spacing: right after a long silence the
+    // track may hold little else, and the silence would be its usual spacing.
+    const double stale_s = longest_wait_s(track, previous.t_us, limits, 0);
+    return std::max(limits.teleport_distance, limits.max_speed * 2.0 * (elapsed_s + stale_s));
+}
+
+namespace {
+
+double lag_allowance_s(const Track& track, int64_t t0_us, const MovementLimits& limits,
+                       int64_t typical_us) {
+    return std::min(longest_wait_s(track, t0_us, limits, typical_us), limits.max_lag_allowance_s);
+}
+
+// Where a window starting at sample `start` must start instead so that no silence the lag
+// allowance cannot cover lies in the stretch its allowance looks back over: before the
+// earliest such silence, so that the window spans it. An update received after a silence
+// may show a position as old as the silence is long (the others it held back lost), and the
+// allowance is capped; but the relay time between the last update before the silence and
+// the window's end covers all the movement in between, whatever the silence's length.
+// A cap of 0 asks for no lag tolerance at all: the start stays.
+size_t span_long_silences(const Track& track, size_t start, const MovementLimits& limits,
+                          int64_t typical_us) {
+    if (!(limits.max_lag_allowance_s > 0)) return start;
+    const auto& samples = track.samples;
+    const int64_t look_back_us = static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) + 1'000'000;
+    for (;;) {
+        const int64_t t0_us = samples[start].t_us;
+        const int64_t from_us = t0_us - look_back_us;
+        // The same stretch lag_allowance_s looks back over: the gaps ending in [from, t0].
+        auto first = std::lower_bound(samples.begin() + 1, samples.end(), from_us,
+                                      [](const Sample& s, int64_t t) { return s.t_us < t; });
+        size_t earliest = start;
+        for (auto it = first; it != samples.end() && it->t_us <= t0_us; ++it) {
+            const int64_t late_us = it->t_us - std::prev(it)->t_us - typical_us;
+            if (static_cast<double>(late_us) / 1e6 > limits.max_lag_allowance_s) {
+                earliest = static_cast<size_t>(it - samples.begin()) - 1;
+                break;
+            }
+        }
+        if (earliest >= start) return start;
+        start = earliest;
+    }
 }
 
 }  // namespace
@@ -105,10 +151,12 @@ double lag_allowance_s(const Track& track, int64_t t0_us, const MovementLimits& 
 std::optional<WindowMeasure> measure_window(const Track& track, size_t end_index,
                                             const MovementLimits& limits, int64_t typical_us) {
     if (end_index >= track.samples.size() || end_index < 1) return std::nullopt;
-    const size_t start = window_start_index(track, end_index, limits);
+    size_t start = window_start_index(track, end_index, limits);
     if (start >= end_index) return std::nullopt;
+    start = span_long_silences(track, start, limits, typical_us);
     const Sample& end = track.samples[end_index];
     WindowMeasure m;
+    m.start_index = start;
     m.start = track.samples[start];
     m.end = end;
     m.samples = static_cast<int64_t>(end_index + 1 - start);
@@ -132,8 +180,7 @@ std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
     const size_t end = track.samples.size() - 1;
     auto after = measure_window(track, end, limits, typical_us);
     if (!after) return std::nullopt;
-    return measure_acceleration(track, *after, window_start_index(track, end, limits), limits,
-                                typical_us);
+    return measure_acceleration(track, *after, after->start_index, limits, typical_us);
 }
 
 std::optional<AccelerationMeasure> measure_acceleration(const Track& track,

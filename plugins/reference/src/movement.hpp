@@ -37,7 +37,8 @@ struct MovementLimits {
     double max_speed = 20.0;           // m/s, horizontal
     double tolerance = 1.1;            // multiplies max_speed
     double window_s = 1.0;             // relay time a speed is measured over
-    double max_lag_allowance_s = 2.0;  // the most lag a window is widened by
+    double max_lag_allowance_s = 2.0;  // the most lag a window is widened by;
+                                       // longer silences are spanned (measure_window)
     double teleport_distance = 100.0;  // m: more in one update is impossible
     int64_t min_samples = 5;           // updates in a window for full confidence
     double burst_gap_s = 0.005;        // updates closer than this (at most) arrived in one burst
@@ -68,6 +69,19 @@ int64_t typical_interval_us(const Track& track, int64_t since_us);
 // pings, and a steady latency, however high, shifts both ends of a window alike.
 double lag_allowance_s(const Track& track, int64_t t0_us, const MovementLimits& limits);
 
+// The longest wait for an update beyond the usual spacing in the stretch lag_allowance_s
+// looks back over from t0_us, not capped: how old the position of an update received at
+// t0_us may be (the updates held back by a silence lost but the first).
+double longest_wait_s(const Track& track, int64_t t0_us, const MovementLimits& limits,
+                      int64_t typical_us);
+
+// The most one update may move from the track's last: teleport_distance, or twice the top
+// speed over the relay time since the last update and the longest wait before it (in the
+// stretch lag_allowance_s looks back over), if longer. After a silence with every held-back
+// update lost but the first, the next update carries the movement of the whole silence.
+// Only teleport_distance with max_lag_allowance_s = 0.
+double single_update_reach_m(const Track& track, const Sample& next, const MovementLimits& limits);
+
 struct WindowMeasure {
     Sample start;
     Sample end;
@@ -75,8 +89,9 @@ struct WindowMeasure {
     double allowance_s = 0;  // lag allowance added to it
     double horizontal_m = 0;
     double distance_m = 0;
-    double speed = 0;     // horizontal_m / (elapsed_s + allowance_s)
-    int64_t samples = 0;  // updates within the window
+    double speed = 0;        // horizontal_m / (elapsed_s + allowance_s)
+    int64_t samples = 0;     // updates within the window
+    size_t start_index = 0;  // the track's sample the window starts at
 };
 
 // Where the window ending at sample end_index starts: as window_start_index below, for an
@@ -92,6 +107,15 @@ size_t window_start_index(const Track& track, const MovementLimits& limits);
 
 // The window ending at the track's last sample, from window_start_index; nullopt while
 // the track is shorter than a window.
+//
+// A silence longer than max_lag_allowance_s (beyond the usual spacing) in the stretch the
+// allowance looks back over is more lag than the allowance may cover: the update after it
+// can show a position as old as the silence is long, the others held back lost. Then the
+// window starts at the last update before that silence instead, and spans it: its relay
+// time covers all the movement since, however long the silence was, so honest movement
+// through a silence of any length reads at its own speed. A cheater gains nothing by
+// stalling: the time stalled is in the window. With max_lag_allowance_s = 0 (no lag
+// tolerance) windows are neither widened nor stretched.
 std::optional<WindowMeasure> measure_window(const Track& track, const MovementLimits& limits);
 
 // The window ending at sample end_index, with the track's typical interval already known

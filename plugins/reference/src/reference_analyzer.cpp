@@ -773,11 +773,13 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
     }
     const MovementLimits& limits = settings_.movement;
 
-    // One update's displacement: no tick of movement produces this much, whatever the lag.
+    // One update's displacement: no tick of movement produces this much, nor does the
+    // movement of a silence before it (the updates it held back lost).
     if (!track.samples.empty()) {
         const Sample& previous = track.samples.back();
         double jump = distance(previous.position, sample.position);
-        if (jump > limits.teleport_distance) {
+        const double reach_m = single_update_reach_m(track, sample, limits);
+        if (jump > reach_m) {
             report(player,
                    {.player = player_id,
                     .code = "movement.teleport",
@@ -786,7 +788,7 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
                     .evidence = Evidence()
                                     .add("kind", "single_update")
                                     .add("distance_m", jump)
-                                    .add("limit_m", limits.teleport_distance)
+                                    .add("limit_m", reach_m)
                                     .add("from", position_evidence(previous))
                                     .add("to", position_evidence(sample))},
                    signals);
@@ -916,8 +918,8 @@ void ReferenceAnalyzer::check_windows(uint32_t player_id, Player& player, int64_
     }
 
     // The change of windowed speed from the window before this one.
-    if (auto accel = measure_acceleration(track, *window, window_start_index(track, end, limits),
-                                          limits, typical_us)) {
+    if (auto accel =
+            measure_acceleration(track, *window, window->start_index, limits, typical_us)) {
         const double accel_limit = limits.max_acceleration * limits.tolerance;
         if (double score = excess_score(accel->acceleration, accel_limit); score > 0) {
             report(player,

@@ -169,9 +169,16 @@ INSTANTIATE_TEST_SUITE_P(
                   14.625 / 1.75,
                   14.625,
                   0.75},
-        AccelCase{"WaitCappedByTheConfig", late(stretches({{5.8, 19.5}}), 4.0, 0.8), lag_cap(0.5),
-                  // the later window's own allowance is capped too: 34.125 m over 1.5 s
-                  (34.125 / 1.5 - 4.875) / 1.5, 34.125 / 1.5 - 4.875, 0.5},
+        // A silence longer than the cap (0.8 s against 0.5 s) is not widened for but spanned:
+        // the later window starts at 4.0 s, before it ([4.0, 5.8], 35.1 m in 1.8 s), the
+        // earlier one ends there ([3.0, 4.0]); both 19.5 m/s, no change. The divisor's wait
+        // is still capped.
+        AccelCase{"SilenceLongerThanTheCapIsSpanned", late(stretches({{5.8, 19.5}}), 4.0, 0.8),
+                  lag_cap(0.5), 0.0, 0.0, 0.5},
+        // No lag tolerance at all (a cap of 0): the late update starts the later window
+        // ([4.8, 5.8]: 34.125 m in 1 s), the earlier one looks slow (4.875 m/s).
+        AccelCase{"NoToleranceWithACapOfZero", late(stretches({{5.8, 19.5}}), 4.0, 0.8),
+                  lag_cap(0.0), (34.125 - 4.875) / 1.0, 34.125 - 4.875, 0.0, false},
         // The same silence when a cheater leaps from rest to 150 m/s: the late update (x =
         // 7.5) makes the earlier window 7.5 m/s, the later one is 150 m/s with its
         // allowance, and the change over 1.75 s is still far over the limit.
