@@ -47,17 +47,104 @@ int64_t typical_interval_us(const Track& track) {
     return typical_interval_us(track, std::numeric_limits<int64_t>::min());
 }
 
+void SpacingMedian::insert(int64_t gap) {
+    sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), gap), gap);
+}
+
+void SpacingMedian::erase(int64_t gap) {
+    auto it = std::lower_bound(sorted_.begin(), sorted_.end(), gap);
+    if (it != sorted_.end() && *it == gap) {
+        sorted_.erase(it);
+    } else {
+        valid_ = false;  // not ours: recount
+    }
+}
+
+void SpacingMedian::pushed(const Track& track) {
+    const auto& samples = track.samples;
+    if (samples.size() < 2) return;
+    const int64_t gap = samples.back().t_us - samples[samples.size() - 2].t_us;
+    if (gap < 0) ++descents_;
+    if (!valid_) return;
+    insert(gap);
+    ++count_;
+}
+
+void SpacingMedian::popping_front(const Track& track) {
+    const auto& samples = track.samples;
+    if (samples.size() < 2) return;
+    const int64_t gap = samples[1].t_us - samples[0].t_us;
+    if (gap < 0) --descents_;
+    // The oldest gap of the track, in the set only if the set is every gap.
+    if (!valid_ || count_ < samples.size() - 1) return;
+    erase(gap);
+    --count_;
+}
+
+void SpacingMedian::cleared() {
+    sorted_.clear();
+    count_ = 0;
+    descents_ = 0;
+    since_us_ = std::numeric_limits<int64_t>::min();
+    valid_ = true;
+}
+
+bool SpacingMedian::rebuild(const Track& track, int64_t since_us) {
+    const auto& samples = track.samples;
+    sorted_.clear();
+    count_ = 0;
+    descents_ = 0;
+    for (size_t i = 1; i < samples.size(); ++i)
+        if (samples[i].t_us < samples[i - 1].t_us) ++descents_;
+    valid_ = descents_ == 0;
+    if (!valid_) return false;
+    since_us_ = since_us;
+    for (size_t i = samples.size(); i > 1 && samples[i - 1].t_us >= since_us; --i) {
+        sorted_.push_back(samples[i - 1].t_us - samples[i - 2].t_us);
+        ++count_;
+    }
+    std::sort(sorted_.begin(), sorted_.end());
+    return true;
+}
+
+int64_t SpacingMedian::value(const Track& track, int64_t since_us) {
+    const auto& samples = track.samples;
+    // Out of order, the binary search of typical_interval_us decides which gaps count.
+    if (descents_ > 0) {
+        valid_ = false;
+        return typical_interval_us(track, since_us);
+    }
+    if (!valid_ || since_us < since_us_ ||
+        count_ > samples.size() - std::min<size_t>(1, samples.size())) {
+        if (!rebuild(track, since_us)) return typical_interval_us(track, since_us);
+    }
+    // Drop the gaps that end before since_us, oldest first.
+    while (count_ > 0 && samples[samples.size() - count_].t_us < since_us) {
+        erase(samples[samples.size() - count_].t_us - samples[samples.size() - count_ - 1].t_us);
+        --count_;
+    }
+    since_us_ = since_us;
+    if (!valid_ && !rebuild(track, since_us)) return typical_interval_us(track, since_us);
+    if (sorted_.empty()) return 0;
+    return sorted_[sorted_.size() / 2];
+}
+
 double longest_wait_s(const Track& track, int64_t t0_us, const MovementLimits& limits,
                       int64_t typical_us) {
     // Look back over as long a stretch as the allowance may reach.
     const int64_t from_us =
         t0_us - static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) - 1'000'000;
     int64_t longest_us = 0;
-    for (size_t i = 1; i < track.samples.size(); ++i) {
-        const Sample& sample = track.samples[i];
-        if (sample.t_us > t0_us) break;
-        if (sample.t_us < from_us) continue;
-        longest_us = std::max(longest_us, sample.t_us - track.samples[i - 1].t_us);
+    // Iterators, not indices: a deque's operator[] divides by its block size each time.
+    const auto& samples = track.samples;
+    if (samples.size() > 1) {
+        int64_t previous_us = samples.front().t_us;
+        for (auto it = std::next(samples.begin()); it != samples.end(); ++it) {
+            const int64_t t_us = it->t_us;
+            if (t_us > t0_us) break;
+            if (t_us >= from_us) longest_us = std::max(longest_us, t_us - previous_us);
+            previous_us = t_us;
+        }
     }
     // The usual spacing of updates is not lag: only the wait beyond it is.
     const int64_t late_us = std::max<int64_t>(0, longest_us - typical_us);

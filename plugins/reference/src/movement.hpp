@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <vector>
 
 namespace arbiter::reference {
 
@@ -62,6 +63,34 @@ int64_t typical_interval_us(const Track& track);
 // kept before (the speed check's), which is what a median of a hundred gaps needs and
 // half of what it costs.
 int64_t typical_interval_us(const Track& track, int64_t since_us);
+
+// typical_interval_us(track, since_us) kept up to date update by update instead of
+// recomputed: the gaps of the track that end at or after since_us, in a sorted array, so
+// that each update inserts one gap and removes the ones that aged out (a few dozen
+// nanoseconds) instead of copying and partially sorting them all. The owner of the track
+// reports every change to it (pushed, about to pop its front, cleared); while the track's
+// times are out of order, or since_us moves back, value() recomputes with
+// typical_interval_us, so the result is the same in every case.
+class SpacingMedian {
+  public:
+    void pushed(const Track& track);         // after samples.push_back
+    void popping_front(const Track& track);  // before samples.pop_front
+    void cleared();                          // after samples.clear()
+    void invalidate() { valid_ = false; }    // after any other change (a restore)
+    // typical_interval_us(track, since_us).
+    int64_t value(const Track& track, int64_t since_us);
+
+  private:
+    void insert(int64_t gap);
+    void erase(int64_t gap);
+    bool rebuild(const Track& track, int64_t since_us);
+
+    std::vector<int64_t> sorted_;  // the gaps in the set, ascending
+    size_t count_ = 0;             // the set is the track's last count_ gaps
+    int64_t since_us_ = 0;         // the since_us the set was cut at
+    int64_t descents_ = 0;         // samples received before the one before them
+    bool valid_ = false;
+};
 
 // The lag a window starting at t0_us is widened by: the longest the relay waited for an
 // update in the stretch before the window's first one, beyond the usual spacing, capped.

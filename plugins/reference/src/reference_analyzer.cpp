@@ -765,7 +765,9 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
     // runs and stretches of the other movement checks with it.
     if (update.server_teleport()) {
         track.samples.clear();
+        player.spacing.cleared();
         track.samples.push_back(sample);
+        player.spacing.pushed(track);
         player.sustained = {};
         player.airborne = {};
         player.below_updates = 0;
@@ -796,8 +798,9 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
     }
     const int64_t previous_us = track.samples.empty() ? -1 : track.samples.back().t_us;
     track.samples.push_back(sample);
+    player.spacing.pushed(track);
     forget_old(player, t_us);
-    const int64_t typical_us = typical_interval_us(track, t_us - spacing_horizon_us());
+    const int64_t typical_us = player.spacing.value(track, t_us - spacing_horizon_us());
     check_ground(player_id, player, sample, update, previous_us, typical_us, signals);
     check_windows(player_id, player, typical_us, signals);
 }
@@ -1006,8 +1009,10 @@ void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
     const int64_t keep_us = micros(limits.window_s) + spacing_horizon_us();
     auto& samples = player.track.samples;
     // Keep one sample older than the horizon: it may be the start of a window.
-    while (samples.size() > 2 && samples[1].t_us < now_us - keep_us)
+    while (samples.size() > 2 && samples[1].t_us < now_us - keep_us) {
+        player.spacing.popping_front(player.track);
         samples.pop_front();
+    }
     auto& rtts = player.track.rtts;
     while (!rtts.empty() && rtts.front().t_us < now_us - keep_us)
         rtts.pop_front();

@@ -66,6 +66,9 @@ class ReferenceAnalyzer final : public Analyzer {
     };
     struct Player {
         Track track;
+        // typical_interval_us of the track, kept up to date (every change to the track is
+        // reported to it).
+        SpacingMedian spacing;
         // The highest weighted score reported per check: a check reports again only when
         // its score rises by a step, so a sustained cheat does not flood the host...
         std::map<std::string, double> reported;

@@ -531,3 +531,61 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace arbiter::reference
+
+namespace arbiter::reference {
+namespace {
+
+// ---------------------------------------------------------------- SpacingMedian
+
+TEST(SpacingMedian, AgreesWithTypicalIntervalUpdateByUpdate) {
+    // Updates at 20 Hz with jitter, bursts, silences, a clear now and then, receive times
+    // that go back, and a since_us that mostly advances but sometimes moves back: after
+    // every change the kept median is what typical_interval_us computes afresh.
+    uint64_t seed = 12345;
+    auto next = [&seed](uint64_t bound) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        return (seed >> 33) % bound;
+    };
+    Track track;
+    SpacingMedian median;
+    int64_t t_us = 0;
+    int64_t horizon_us = 5'000'000;
+    int64_t disagreements = 0, checks = 0;
+    for (int step = 0; step < 20'000; ++step) {
+        const uint64_t roll = next(1000);
+        if (roll < 3) {
+            track.samples.clear();
+            median.cleared();
+        } else if (roll < 6) {
+            horizon_us = 2'000'000 + static_cast<int64_t>(next(4'000'000));
+        }
+        int64_t gap = 50'000 + static_cast<int64_t>(next(20'000)) - 10'000;
+        if (roll >= 10 && roll < 40) gap = static_cast<int64_t>(next(2'000));  // a burst
+        if (roll >= 40 && roll < 45) gap = 500'000 + static_cast<int64_t>(next(5'000'000));
+        if (roll >= 45 && roll < 48) gap = -static_cast<int64_t>(next(100'000));  // back
+        t_us += gap;
+        track.samples.push_back({t_us, {}});
+        median.pushed(track);
+        while (track.samples.size() > 2 && track.samples[1].t_us < t_us - 6'000'000) {
+            median.popping_front(track);
+            track.samples.pop_front();
+        }
+        const int64_t since = t_us - horizon_us;
+        ++checks;
+        if (median.value(track, since) != typical_interval_us(track, since)) ++disagreements;
+    }
+    EXPECT_EQ(disagreements, 0) << "of " << checks;
+}
+
+TEST(SpacingMedian, RebuildsAfterARestore) {
+    Track track;
+    for (int i = 0; i < 50; ++i)
+        track.samples.push_back({i * 40'000 + (i % 3) * 5'000, {}});
+    SpacingMedian median;  // never told of the pushes: as after restore_state
+    EXPECT_EQ(median.value(track, 0), typical_interval_us(track, 0));
+    EXPECT_EQ(median.value(track, 1'000'000), typical_interval_us(track, 1'000'000));
+    EXPECT_NE(typical_interval_us(track, 0), 0);
+}
+
+}  // namespace
+}  // namespace arbiter::reference
