@@ -138,8 +138,13 @@ double longest_wait_s(const Track& track, int64_t t0_us, const MovementLimits& l
     // Iterators, not indices: a deque's operator[] divides by its block size each time.
     const auto& samples = track.samples;
     if (samples.size() > 1) {
-        int64_t previous_us = samples.front().t_us;
-        for (auto it = std::next(samples.begin()); it != samples.end(); ++it) {
+        auto first = std::next(samples.begin());
+        // In order, the gaps that end before from_us are skipped in one search.
+        if (track.in_order)
+            first = std::lower_bound(first, samples.end(), from_us,
+                                     [](const Sample& s, int64_t t) { return s.t_us < t; });
+        int64_t previous_us = std::prev(first)->t_us;
+        for (auto it = first; it != samples.end(); ++it) {
             const int64_t t_us = it->t_us;
             if (t_us > t0_us) break;
             if (t_us >= from_us) longest_us = std::max(longest_us, t_us - previous_us);
@@ -174,23 +179,29 @@ double lag_allowance_s(const Track& track, int64_t t0_us, const MovementLimits& 
 // may show a position as old as the silence is long (the others it held back lost), and the
 // allowance is capped; but the relay time between the last update before the silence and
 // the window's end covers all the movement in between, whatever the silence's length.
-// A cap of 0 asks for no lag tolerance at all: the start stays.
+// A cap of 0 asks for no lag tolerance at all: the start stays. wait_s: longest_wait_s
+// at the start returned, for its allowance.
 size_t span_long_silences(const Track& track, size_t start, const MovementLimits& limits,
-                          int64_t typical_us) {
+                          int64_t typical_us, double& wait_s) {
+    wait_s = 0;
     if (!(limits.max_lag_allowance_s > 0)) return start;
     const auto& samples = track.samples;
     const int64_t look_back_us = static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) + 1'000'000;
     for (;;) {
+        // Only when longest_wait_s finds a wait over the cap (rare) is its stretch walked
+        // again for the earliest such wait.
         const int64_t t0_us = samples[start].t_us;
+        wait_s = longest_wait_s(track, t0_us, limits, typical_us);
+        if (!(wait_s > limits.max_lag_allowance_s)) return start;
         const int64_t from_us = t0_us - look_back_us;
-        // The same stretch lag_allowance_s looks back over: the gaps ending in [from, t0].
-        auto first = std::lower_bound(samples.begin() + 1, samples.end(), from_us,
-                                      [](const Sample& s, int64_t t) { return s.t_us < t; });
         size_t earliest = start;
-        for (auto it = first; it != samples.end() && it->t_us <= t0_us; ++it) {
-            const int64_t late_us = it->t_us - std::prev(it)->t_us - typical_us;
+        for (size_t i = 1; i < samples.size(); ++i) {
+            if (samples[i].t_us > t0_us) break;
+            if (samples[i].t_us < from_us) continue;
+            const int64_t late_us =
+                std::max<int64_t>(0, samples[i].t_us - samples[i - 1].t_us - typical_us);
             if (static_cast<double>(late_us) / 1e6 > limits.max_lag_allowance_s) {
-                earliest = static_cast<size_t>(it - samples.begin()) - 1;
+                earliest = i - 1;
                 break;
             }
         }
@@ -240,7 +251,8 @@ std::optional<WindowMeasure> measure_window(const Track& track, size_t end_index
     if (end_index >= track.samples.size() || end_index < 1) return std::nullopt;
     size_t start = window_start_index(track, end_index, limits);
     if (start >= end_index) return std::nullopt;
-    start = span_long_silences(track, start, limits, typical_us);
+    double wait_s = 0;
+    start = span_long_silences(track, start, limits, typical_us, wait_s);
     const Sample& end = track.samples[end_index];
     WindowMeasure m;
     m.start_index = start;
@@ -248,7 +260,8 @@ std::optional<WindowMeasure> measure_window(const Track& track, size_t end_index
     m.end = end;
     m.samples = static_cast<int64_t>(end_index + 1 - start);
     m.elapsed_s = static_cast<double>(end.t_us - m.start.t_us) / 1e6;
-    m.allowance_s = lag_allowance_s(track, m.start.t_us, limits, typical_us);
+    // lag_allowance_s, from the wait the span already measured (0 with a cap of 0).
+    m.allowance_s = std::min(wait_s, limits.max_lag_allowance_s);
     m.horizontal_m = horizontal_distance(m.start.position, end.position);
     m.distance_m = distance(m.start.position, end.position);
     m.speed = m.horizontal_m / (m.elapsed_s + m.allowance_s);
@@ -287,10 +300,10 @@ std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
     // The longest wait in either window, beyond the usual spacing: a late update inside a
     // window shows an old position and makes that window look slow.
     int64_t longest_us = 0;
-    for (size_t i = track.samples.size() - 1; i > 0; --i) {
-        const Sample& sample = track.samples[i];
-        if (sample.t_us <= before->start.t_us) break;
-        longest_us = std::max(longest_us, sample.t_us - track.samples[i - 1].t_us);
+    const auto& samples = track.samples;
+    for (auto it = std::prev(samples.end()); it != samples.begin(); --it) {
+        if (it->t_us <= before->start.t_us) break;
+        longest_us = std::max(longest_us, it->t_us - std::prev(it)->t_us);
     }
     const double inside_s =
         static_cast<double>(std::max<int64_t>(0, longest_us - typical_us)) / 1e6;

@@ -13,6 +13,8 @@
 #include <optional>
 #include <vector>
 
+#include "fifo.hpp"
+
 namespace arbiter::reference {
 
 struct Vec3 {
@@ -53,7 +55,10 @@ struct MovementLimits {
 // A player's recent position updates and measured round trips, oldest first.
 struct Track {
     std::deque<Sample> samples;
-    std::deque<RttSample> rtts;
+    Fifo<RttSample> rtts;  // allocated at the first one: many games send none
+    // Whether the receive times never go back within the track, so that a look-back may
+    // start with a binary search; its owner says when they do (SpacingMedian counts it).
+    bool in_order = true;
 };
 
 // The usual time between a player's updates: the median receive gap of the track.
@@ -79,6 +84,8 @@ class SpacingMedian {
     void invalidate() { valid_ = false; }    // after any other change (a restore)
     // typical_interval_us(track, since_us).
     int64_t value(const Track& track, int64_t since_us);
+    // No sample of the track received before the one before it (exact once value() ran).
+    bool in_order() const { return descents_ == 0; }
 
   private:
     void insert(int64_t gap);

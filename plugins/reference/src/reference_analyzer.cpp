@@ -396,7 +396,7 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
         hit.target_alive() && hit.target_damageable()) {
         Player& target = match.players[hit.target_player()];
         target.hits_taken.push_back(t_us);
-        trim(target.hits_taken, micros(settings_.stats.combat_window_s));
+        trim(target.hits_taken.get(), micros(settings_.stats.combat_window_s));
         check_invulnerable(match, hit.target_player(), target, signals);
     }
 }
@@ -516,7 +516,7 @@ void ReferenceAnalyzer::on_stat(Match& match, const fb::Event& event, Signals& s
             player.experience.push_back({t_us, change.delta()});
             while (player.experience.front().t_us <= t_us - micros(limits.experience_window_s))
                 player.experience.pop_front();
-            if (auto rate = check_experience_rate(player.experience, limits)) {
+            if (auto rate = check_experience_rate(player.experience.items(), limits)) {
                 report(player,
                        {.player = id,
                         .code = "stats.xp_rate",
@@ -538,7 +538,7 @@ void ReferenceAnalyzer::on_stat(Match& match, const fb::Event& event, Signals& s
         match.damage_reported = true;
         if (change.delta() > 0) {
             player.damage_taken.push_back(t_us);
-            trim(player.damage_taken, micros(limits.combat_window_s));
+            trim(player.damage_taken.get(), micros(limits.combat_window_s));
         }
     } else if (!limits.resource_prefix.empty() && stat.starts_with(limits.resource_prefix)) {
         auto previous = player.resources.find(stat);
@@ -712,7 +712,7 @@ void ReferenceAnalyzer::on_order(Match& match, const fb::Event& event, Signals& 
             player.clock.pop_front();
         const double allowance = silence_allowance_s(player.arrivals, player.clock.front().relay_us,
                                                      t_us, limits.max_lag_allowance_s);
-        if (auto rate = check_clock_rate(player.clock, allowance, limits)) {
+        if (auto rate = check_clock_rate(player.clock.items(), allowance, limits)) {
             report(player,
                    {.player = id,
                     .code = "clock.rate",
@@ -780,7 +780,10 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
     if (!track.samples.empty()) {
         const Sample& previous = track.samples.back();
         double jump = distance(previous.position, sample.position);
-        const double reach_m = single_update_reach_m(track, sample, limits);
+        // The reach is never under teleport_distance: only a longer jump needs it.
+        const double reach_m = jump > limits.teleport_distance
+                                   ? single_update_reach_m(track, sample, limits)
+                                   : limits.teleport_distance;
         if (jump > reach_m) {
             report(player,
                    {.player = player_id,
@@ -801,6 +804,7 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
     player.spacing.pushed(track);
     forget_old(player, t_us);
     const int64_t typical_us = player.spacing.value(track, t_us - spacing_horizon_us());
+    track.in_order = player.spacing.in_order();
     check_ground(player_id, player, sample, update, previous_us, typical_us, signals);
     check_windows(player_id, player, typical_us, signals);
 }
@@ -1146,8 +1150,8 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
                 out.put<int64_t>(g.t_us);
                 out.put<double>(g.delta);
             }
-            put_times(out, player.hits_taken);
-            put_times(out, player.damage_taken);
+            put_times(out, player.hits_taken.items());
+            put_times(out, player.damage_taken.items());
             out.put<uint64_t>(player.resources.size());
             for (const auto& [stat, value] : player.resources) {
                 out.put_string(stat);
@@ -1330,6 +1334,15 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
         }
     }
     in.finish();
+    // A blob may hold receive times that go back (the plugin keeps what it was sent): the
+    // look-backs binary-search only tracks that are in order.
+    for (auto& [key, match] : matches)
+        for (auto& [id, player] : match.players) {
+            const auto& samples = player.track.samples;
+            player.track.in_order =
+                std::is_sorted(samples.begin(), samples.end(),
+                               [](const Sample& a, const Sample& b) { return a.t_us < b.t_us; });
+        }
     // Only a blob read whole replaces the state.
     matches_ = std::move(matches);
     live_ = std::move(live);

@@ -18,6 +18,7 @@
 
 #include "arrivals.hpp"
 #include "clock.hpp"
+#include "fifo.hpp"
 #include "hits.hpp"
 #include "items.hpp"
 #include "movement.hpp"
@@ -95,14 +96,14 @@ class ReferenceAnalyzer final : public Analyzer {
         std::map<std::string, std::deque<int64_t>> acquisitions;
         // stats: experience gains in the window; damaging hits taken and damage
         // registered in the combat window; each resource's last value; spends that did not.
-        std::deque<StatGain> experience;
-        std::deque<int64_t> hits_taken;
-        std::deque<int64_t> damage_taken;
+        Fifo<StatGain> experience;
+        Fifo<int64_t> hits_taken;
+        Fifo<int64_t> damage_taken;
         std::map<std::string, double> resources;
         int64_t unspent = 0;
         // clock: orders ahead of the relay's tick; client against relay time, in the window.
         int64_t ahead_orders = 0;
-        std::deque<ClockSample> clock;
+        Fifo<ClockSample> clock;
     };
     using Players = std::unordered_map<uint32_t, Player>;
     struct Match {
