@@ -1,7 +1,9 @@
 #include "reference_analyzer.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstring>
 
 namespace arbiter::reference {
 
@@ -10,8 +12,10 @@ constexpr const char* kStateTag = "REF1";
 // Version 2 added the held signals, version 3 the state of the hits, items, stats,
 // sessions and clock checks, version 4 each player's sustained-speed run, airborne stretch
 // and updates under the terrain; version 1 to 3 blobs are still read (those players start
-// with none of the three).
-constexpr uint32_t kStateVersion = 4;
+// with none of the three). Version 5 writes each track's samples as one array (below,
+// put_samples): half the bytes, one put instead of four per sample; version 4 blobs are
+// still read.
+constexpr uint32_t kStateVersion = 5;
 // A check reports again only when its score rises by at least this much.
 constexpr double kReportStep = 0.05;
 constexpr int64_t kSecondUs = 1'000'000;
@@ -1085,6 +1089,105 @@ Sample get_sample(StateReader& in) {
     return s;
 }
 
+// A track's samples as one array (version 5). Compact when every gap fits 32 bits and every
+// coordinate is a float (it is: positions arrive as floats): the first receive time, then
+// per sample the gap since the one before and x, y, z as floats, 16 bytes. Otherwise each
+// sample whole, 32 bytes. Either way the samples read back are the ones written.
+constexpr size_t kCompactSample = 4 + 3 * 4;
+constexpr size_t kWholeSample = 8 + 3 * 8;
+
+bool is_float(double v) {
+    return static_cast<double>(static_cast<float>(v)) == v;
+}
+
+template <class T>
+void put_raw(uint8_t*& at, T value) {
+    std::memcpy(at, &value, sizeof value);
+    at += sizeof value;
+}
+
+template <class T>
+T get_raw(const uint8_t*& at) {
+    T value;
+    std::memcpy(&value, at, sizeof value);
+    at += sizeof value;
+    return value;
+}
+
+void put_samples(StateWriter& out, const std::deque<Sample>& samples) {
+    bool compact = true;
+    int64_t previous_us = samples.empty() ? 0 : samples.front().t_us;
+    for (const Sample& s : samples) {
+        const int64_t gap = s.t_us - previous_us;
+        previous_us = s.t_us;
+        if (gap < INT32_MIN || gap > INT32_MAX || !is_float(s.position.x) ||
+            !is_float(s.position.y) || !is_float(s.position.z)) {
+            compact = false;
+            break;
+        }
+    }
+    out.put<uint64_t>(samples.size());
+    out.put<uint8_t>(compact ? 1 : 0);
+    std::vector<uint8_t> bytes(compact ? 8 + samples.size() * kCompactSample
+                                       : samples.size() * kWholeSample);
+    uint8_t* at = bytes.data();
+    if (compact) {
+        previous_us = samples.empty() ? 0 : samples.front().t_us;
+        put_raw<int64_t>(at, previous_us);
+        for (const Sample& s : samples) {
+            put_raw<int32_t>(at, static_cast<int32_t>(s.t_us - previous_us));
+            previous_us = s.t_us;
+            put_raw<float>(at, static_cast<float>(s.position.x));
+            put_raw<float>(at, static_cast<float>(s.position.y));
+            put_raw<float>(at, static_cast<float>(s.position.z));
+        }
+    } else {
+        for (const Sample& s : samples) {
+            put_raw<int64_t>(at, s.t_us);
+            put_raw<double>(at, s.position.x);
+            put_raw<double>(at, s.position.y);
+            put_raw<double>(at, s.position.z);
+        }
+    }
+    out.put_bytes(bytes);
+}
+
+std::deque<Sample> get_samples(StateReader& in) {
+    const uint64_t count = in.get_count(kCompactSample);
+    const auto flag = in.get<uint8_t>();
+    if (flag > 1) throw StateError("state blob has a sample encoding of " + std::to_string(flag));
+    const bool compact = flag == 1;
+    const std::vector<uint8_t> bytes = in.get_bytes();
+    const uint64_t expected = compact ? 8 + count * kCompactSample : count * kWholeSample;
+    if (bytes.size() != expected)
+        throw StateError("state blob has " + std::to_string(bytes.size()) + " bytes for " +
+                         std::to_string(count) + " samples, expected " + std::to_string(expected));
+    std::deque<Sample> samples;
+    const uint8_t* at = bytes.data();
+    if (compact) {
+        int64_t t_us = get_raw<int64_t>(at);
+        for (uint64_t i = 0; i < count; ++i) {
+            Sample s;
+            t_us += get_raw<int32_t>(at);
+            s.t_us = t_us;
+            s.position.x = get_raw<float>(at);
+            s.position.y = get_raw<float>(at);
+            s.position.z = get_raw<float>(at);
+            samples.push_back(s);
+        }
+    } else {
+        for (uint64_t i = 0; i < count; ++i) {
+            Sample s;
+            s.t_us = get_raw<int64_t>(at);
+            s.position.x = get_raw<double>(at);
+            s.position.y = get_raw<double>(at);
+            s.position.z = get_raw<double>(at);
+            samples.push_back(s);
+        }
+    }
+    return samples;
+}
+
 // A flag byte that must be 0 or 1: anything else is not a blob this plugin wrote.
 bool get_flag(StateReader& in) {
     const auto flag = in.get<uint8_t>();
@@ -1109,13 +1212,7 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
         for (uint32_t id : ids) {
             const Player& player = players.at(id);
             out.put<uint32_t>(id);
-            out.put<uint64_t>(player.track.samples.size());
-            for (const Sample& s : player.track.samples) {
-                out.put<int64_t>(s.t_us);
-                out.put<double>(s.position.x);
-                out.put<double>(s.position.y);
-                out.put<double>(s.position.z);
-            }
+            put_samples(out, player.track.samples);
             out.put<uint64_t>(player.track.rtts.size());
             for (const RttSample& r : player.track.rtts) {
                 out.put<int64_t>(r.t_us);
@@ -1226,12 +1323,16 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
         uint64_t player_count = in.get_count(4);
         for (uint64_t p = 0; p < player_count; ++p) {
             Player& player = players[in.get<uint32_t>()];
-            uint64_t samples = in.get_count(32);
-            for (uint64_t i = 0; i < samples; ++i) {
-                Sample s;
-                s.t_us = in.get<int64_t>();
-                s.position = {in.get<double>(), in.get<double>(), in.get<double>()};
-                player.track.samples.push_back(s);
+            if (in.version() >= 5) {
+                player.track.samples = get_samples(in);
+            } else {
+                uint64_t samples = in.get_count(32);
+                for (uint64_t i = 0; i < samples; ++i) {
+                    Sample s;
+                    s.t_us = in.get<int64_t>();
+                    s.position = {in.get<double>(), in.get<double>(), in.get<double>()};
+                    player.track.samples.push_back(s);
+                }
             }
             uint64_t rtts = in.get_count(12);
             for (uint64_t i = 0; i < rtts; ++i) {
