@@ -15,9 +15,14 @@ namespace arbiter::bench {
 
 // --- reference: ReferenceAnalyzer::on_position and forget_old, less the signals ---------
 
+struct DirectPlayer {
+    reference::Track track;
+    reference::SpacingMedian spacing;  // as the plugin keeps it
+};
+
 struct DirectReference::State {
     reference::MovementLimits limits;
-    std::unordered_map<uint32_t, reference::Track> players;
+    std::unordered_map<uint32_t, DirectPlayer> players;
     uint64_t findings = 0;
 };
 
@@ -30,20 +35,32 @@ uint64_t DirectReference::findings() const {
 void DirectReference::on_position(const DirectUpdate& update) {
     using namespace reference;
     const MovementLimits& limits = state_->limits;
-    Track& track = state_->players[update.player];
+    DirectPlayer& player = state_->players[update.player];
+    Track& track = player.track;
     const Sample sample{update.t_us, Vec3{update.x, update.y, update.z}};
-    if (!track.samples.empty() &&
-        distance(track.samples.back().position, sample.position) > limits.teleport_distance)
-        ++state_->findings;
+    if (!track.samples.empty()) {
+        const double jump = distance(track.samples.back().position, sample.position);
+        if (jump > limits.teleport_distance && jump > single_update_reach_m(track, sample, limits))
+            ++state_->findings;
+    }
     track.samples.push_back(sample);
-    const int64_t keep_us =
+    player.spacing.pushed(track);
+    // The plugin's horizons: the spacing is measured over a window, the longest lag
+    // allowance and the second its look-back adds, and a second of slack; the track keeps a
+    // window more.
+    const int64_t horizon_us =
         static_cast<int64_t>((limits.window_s + limits.max_lag_allowance_s + 1.0) * 1e6) +
         1'000'000;
-    while (track.samples.size() > 2 && track.samples[1].t_us < update.t_us - keep_us)
+    const int64_t keep_us = static_cast<int64_t>(limits.window_s * 1e6) + horizon_us;
+    while (track.samples.size() > 2 && track.samples[1].t_us < update.t_us - keep_us) {
+        player.spacing.popping_front(track);
         track.samples.pop_front();
+    }
     while (!track.rtts.empty() && track.rtts.front().t_us < update.t_us - keep_us)
         track.rtts.pop_front();
-    auto window = measure_window(track, limits);
+    const int64_t typical_us = player.spacing.value(track, update.t_us - horizon_us);
+    track.in_order = player.spacing.in_order();
+    auto window = measure_window(track, track.samples.size() - 1, limits, typical_us);
     if (!window) return;
     if (excess_score(window->speed, limits.max_speed * limits.tolerance) > 0) ++state_->findings;
     if (window->distance_m > limits.max_speed * 2.0 * (window->elapsed_s + window->allowance_s))

@@ -8,6 +8,8 @@
 
 #include <arbiter/events_generated.h>
 
+#include "fifo.hpp"
+
 namespace arbiter::reference {
 
 struct Gap {
@@ -18,7 +20,7 @@ struct Gap {
 struct Arrivals {
     int64_t last_us = -1;  // the last relay time the player was heard; -1 before the first
     // Silences longer than kMinGapUs, oldest first: shorter ones are the usual spacing.
-    std::deque<Gap> gaps;
+    Fifo<Gap> gaps;
 
     static constexpr int64_t kMinGapUs = 100'000;
 

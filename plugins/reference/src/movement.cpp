@@ -47,23 +47,167 @@ int64_t typical_interval_us(const Track& track) {
     return typical_interval_us(track, std::numeric_limits<int64_t>::min());
 }
 
-namespace {
+void SpacingMedian::insert(int64_t gap) {
+    sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), gap), gap);
+}
 
-double lag_allowance_s(const Track& track, int64_t t0_us, const MovementLimits& limits,
-                       int64_t typical_us) {
+void SpacingMedian::erase(int64_t gap) {
+    auto it = std::lower_bound(sorted_.begin(), sorted_.end(), gap);
+    if (it != sorted_.end() && *it == gap) {
+        sorted_.erase(it);
+    } else {
+        valid_ = false;  // not ours: recount
+    }
+}
+
+void SpacingMedian::pushed(const Track& track) {
+    const auto& samples = track.samples;
+    if (samples.size() < 2) return;
+    const int64_t gap = samples.back().t_us - samples[samples.size() - 2].t_us;
+    if (gap < 0) ++descents_;
+    if (!valid_) return;
+    insert(gap);
+    ++count_;
+}
+
+void SpacingMedian::popping_front(const Track& track) {
+    const auto& samples = track.samples;
+    if (samples.size() < 2) return;
+    const int64_t gap = samples[1].t_us - samples[0].t_us;
+    if (gap < 0) --descents_;
+    // The oldest gap of the track, in the set only if the set is every gap.
+    if (!valid_ || count_ < samples.size() - 1) return;
+    erase(gap);
+    --count_;
+}
+
+void SpacingMedian::cleared() {
+    sorted_.clear();
+    count_ = 0;
+    descents_ = 0;
+    since_us_ = std::numeric_limits<int64_t>::min();
+    valid_ = true;
+}
+
+bool SpacingMedian::rebuild(const Track& track, int64_t since_us) {
+    const auto& samples = track.samples;
+    sorted_.clear();
+    count_ = 0;
+    descents_ = 0;
+    for (size_t i = 1; i < samples.size(); ++i)
+        if (samples[i].t_us < samples[i - 1].t_us) ++descents_;
+    valid_ = descents_ == 0;
+    if (!valid_) return false;
+    since_us_ = since_us;
+    for (size_t i = samples.size(); i > 1 && samples[i - 1].t_us >= since_us; --i) {
+        sorted_.push_back(samples[i - 1].t_us - samples[i - 2].t_us);
+        ++count_;
+    }
+    std::sort(sorted_.begin(), sorted_.end());
+    return true;
+}
+
+int64_t SpacingMedian::value(const Track& track, int64_t since_us) {
+    const auto& samples = track.samples;
+    // Out of order, the binary search of typical_interval_us decides which gaps count.
+    if (descents_ > 0) {
+        valid_ = false;
+        return typical_interval_us(track, since_us);
+    }
+    if (!valid_ || since_us < since_us_ ||
+        count_ > samples.size() - std::min<size_t>(1, samples.size())) {
+        if (!rebuild(track, since_us)) return typical_interval_us(track, since_us);
+    }
+    // Drop the gaps that end before since_us, oldest first.
+    while (count_ > 0 && samples[samples.size() - count_].t_us < since_us) {
+        erase(samples[samples.size() - count_].t_us - samples[samples.size() - count_ - 1].t_us);
+        --count_;
+    }
+    since_us_ = since_us;
+    if (!valid_ && !rebuild(track, since_us)) return typical_interval_us(track, since_us);
+    if (sorted_.empty()) return 0;
+    return sorted_[sorted_.size() / 2];
+}
+
+double longest_wait_s(const Track& track, int64_t t0_us, const MovementLimits& limits,
+                      int64_t typical_us) {
     // Look back over as long a stretch as the allowance may reach.
     const int64_t from_us =
         t0_us - static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) - 1'000'000;
     int64_t longest_us = 0;
-    for (size_t i = 1; i < track.samples.size(); ++i) {
-        const Sample& sample = track.samples[i];
-        if (sample.t_us > t0_us) break;
-        if (sample.t_us < from_us) continue;
-        longest_us = std::max(longest_us, sample.t_us - track.samples[i - 1].t_us);
+    // Iterators, not indices: a deque's operator[] divides by its block size each time.
+    const auto& samples = track.samples;
+    if (samples.size() > 1) {
+        auto first = std::next(samples.begin());
+        // In order, the gaps that end before from_us are skipped in one search.
+        if (track.in_order)
+            first = std::lower_bound(first, samples.end(), from_us,
+                                     [](const Sample& s, int64_t t) { return s.t_us < t; });
+        int64_t previous_us = std::prev(first)->t_us;
+        for (auto it = first; it != samples.end(); ++it) {
+            const int64_t t_us = it->t_us;
+            if (t_us > t0_us) break;
+            if (t_us >= from_us) longest_us = std::max(longest_us, t_us - previous_us);
+            previous_us = t_us;
+        }
     }
     // The usual spacing of updates is not lag: only the wait beyond it is.
     const int64_t late_us = std::max<int64_t>(0, longest_us - typical_us);
-    return std::min(static_cast<double>(late_us) / 1e6, limits.max_lag_allowance_s);
+    return static_cast<double>(late_us) / 1e6;
+}
+
+double single_update_reach_m(const Track& track, const Sample& next, const MovementLimits& limits) {
+    if (track.samples.empty() || !(limits.max_lag_allowance_s > 0)) return limits.teleport_distance;
+    const Sample& previous = track.samples.back();
+    const double elapsed_s = static_cast<double>(next.t_us - previous.t_us) / 1e6;
+    // The whole wait, not the wait beyond the usual spacing: right after a long silence the
+    // track may hold little else, and the silence would be its usual spacing.
+    const double stale_s = longest_wait_s(track, previous.t_us, limits, 0);
+    return std::max(limits.teleport_distance, limits.max_speed * 2.0 * (elapsed_s + stale_s));
+}
+
+namespace {
+
+double lag_allowance_s(const Track& track, int64_t t0_us, const MovementLimits& limits,
+                       int64_t typical_us) {
+    return std::min(longest_wait_s(track, t0_us, limits, typical_us), limits.max_lag_allowance_s);
+}
+
+// Where a window starting at sample `start` must start instead so that no silence the lag
+// allowance cannot cover lies in the stretch its allowance looks back over: before the
+// earliest such silence, so that the window spans it. An update received after a silence
+// may show a position as old as the silence is long (the others it held back lost), and the
+// allowance is capped; but the relay time between the last update before the silence and
+// the window's end covers all the movement in between, whatever the silence's length.
+// A cap of 0 asks for no lag tolerance at all: the start stays. wait_s: longest_wait_s
+// at the start returned, for its allowance.
+size_t span_long_silences(const Track& track, size_t start, const MovementLimits& limits,
+                          int64_t typical_us, double& wait_s) {
+    wait_s = 0;
+    if (!(limits.max_lag_allowance_s > 0)) return start;
+    const auto& samples = track.samples;
+    const int64_t look_back_us = static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) + 1'000'000;
+    for (;;) {
+        // Only when longest_wait_s finds a wait over the cap (rare) is its stretch walked
+        // again for the earliest such wait.
+        const int64_t t0_us = samples[start].t_us;
+        wait_s = longest_wait_s(track, t0_us, limits, typical_us);
+        if (!(wait_s > limits.max_lag_allowance_s)) return start;
+        const int64_t from_us = t0_us - look_back_us;
+        size_t earliest = start;
+        for (size_t i = 1; i < samples.size(); ++i) {
+            if (samples[i].t_us > t0_us) break;
+            if (samples[i].t_us < from_us) continue;
+            const int64_t late_us =
+                std::max<int64_t>(0, samples[i].t_us - samples[i - 1].t_us - typical_us);
+            if (static_cast<double>(late_us) / 1e6 > limits.max_lag_allowance_s) {
+                earliest = i - 1;
+                break;
+            }
+        }
+        if (earliest >= start) return start;
+        start = earliest;
+    }
 }
 
 }  // namespace
@@ -105,15 +249,19 @@ double lag_allowance_s(const Track& track, int64_t t0_us, const MovementLimits& 
 std::optional<WindowMeasure> measure_window(const Track& track, size_t end_index,
                                             const MovementLimits& limits, int64_t typical_us) {
     if (end_index >= track.samples.size() || end_index < 1) return std::nullopt;
-    const size_t start = window_start_index(track, end_index, limits);
+    size_t start = window_start_index(track, end_index, limits);
     if (start >= end_index) return std::nullopt;
+    double wait_s = 0;
+    start = span_long_silences(track, start, limits, typical_us, wait_s);
     const Sample& end = track.samples[end_index];
     WindowMeasure m;
+    m.start_index = start;
     m.start = track.samples[start];
     m.end = end;
     m.samples = static_cast<int64_t>(end_index + 1 - start);
     m.elapsed_s = static_cast<double>(end.t_us - m.start.t_us) / 1e6;
-    m.allowance_s = lag_allowance_s(track, m.start.t_us, limits, typical_us);
+    // lag_allowance_s, from the wait the span already measured (0 with a cap of 0).
+    m.allowance_s = std::min(wait_s, limits.max_lag_allowance_s);
     m.horizontal_m = horizontal_distance(m.start.position, end.position);
     m.distance_m = distance(m.start.position, end.position);
     m.speed = m.horizontal_m / (m.elapsed_s + m.allowance_s);
@@ -132,8 +280,7 @@ std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
     const size_t end = track.samples.size() - 1;
     auto after = measure_window(track, end, limits, typical_us);
     if (!after) return std::nullopt;
-    return measure_acceleration(track, *after, window_start_index(track, end, limits), limits,
-                                typical_us);
+    return measure_acceleration(track, *after, after->start_index, limits, typical_us);
 }
 
 std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
@@ -153,10 +300,10 @@ std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
     // The longest wait in either window, beyond the usual spacing: a late update inside a
     // window shows an old position and makes that window look slow.
     int64_t longest_us = 0;
-    for (size_t i = track.samples.size() - 1; i > 0; --i) {
-        const Sample& sample = track.samples[i];
-        if (sample.t_us <= before->start.t_us) break;
-        longest_us = std::max(longest_us, sample.t_us - track.samples[i - 1].t_us);
+    const auto& samples = track.samples;
+    for (auto it = std::prev(samples.end()); it != samples.begin(); --it) {
+        if (it->t_us <= before->start.t_us) break;
+        longest_us = std::max(longest_us, it->t_us - std::prev(it)->t_us);
     }
     const double inside_s =
         static_cast<double>(std::max<int64_t>(0, longest_us - typical_us)) / 1e6;

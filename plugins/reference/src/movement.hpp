@@ -11,6 +11,9 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <vector>
+
+#include "fifo.hpp"
 
 namespace arbiter::reference {
 
@@ -37,7 +40,8 @@ struct MovementLimits {
     double max_speed = 20.0;           // m/s, horizontal
     double tolerance = 1.1;            // multiplies max_speed
     double window_s = 1.0;             // relay time a speed is measured over
-    double max_lag_allowance_s = 2.0;  // the most lag a window is widened by
+    double max_lag_allowance_s = 2.0;  // the most lag a window is widened by;
+                                       // longer silences are spanned (measure_window)
     double teleport_distance = 100.0;  // m: more in one update is impossible
     int64_t min_samples = 5;           // updates in a window for full confidence
     double burst_gap_s = 0.005;        // updates closer than this (at most) arrived in one burst
@@ -51,7 +55,10 @@ struct MovementLimits {
 // A player's recent position updates and measured round trips, oldest first.
 struct Track {
     std::deque<Sample> samples;
-    std::deque<RttSample> rtts;
+    Fifo<RttSample> rtts;  // allocated at the first one: many games send none
+    // Whether the receive times never go back within the track, so that a look-back may
+    // start with a binary search; its owner says when they do (SpacingMedian counts it).
+    bool in_order = true;
 };
 
 // The usual time between a player's updates: the median receive gap of the track.
@@ -62,11 +69,54 @@ int64_t typical_interval_us(const Track& track);
 // half of what it costs.
 int64_t typical_interval_us(const Track& track, int64_t since_us);
 
+// typical_interval_us(track, since_us) kept up to date update by update instead of
+// recomputed: the gaps of the track that end at or after since_us, in a sorted array, so
+// that each update inserts one gap and removes the ones that aged out (a few dozen
+// nanoseconds) instead of copying and partially sorting them all. The owner of the track
+// reports every change to it (pushed, about to pop its front, cleared); while the track's
+// times are out of order, or since_us moves back, value() recomputes with
+// typical_interval_us, so the result is the same in every case.
+class SpacingMedian {
+  public:
+    void pushed(const Track& track);         // after samples.push_back
+    void popping_front(const Track& track);  // before samples.pop_front
+    void cleared();                          // after samples.clear()
+    void invalidate() { valid_ = false; }    // after any other change (a restore)
+    // typical_interval_us(track, since_us).
+    int64_t value(const Track& track, int64_t since_us);
+    // No sample of the track received before the one before it (exact once value() ran).
+    bool in_order() const { return descents_ == 0; }
+
+  private:
+    void insert(int64_t gap);
+    void erase(int64_t gap);
+    bool rebuild(const Track& track, int64_t since_us);
+
+    std::vector<int64_t> sorted_;  // the gaps in the set, ascending
+    size_t count_ = 0;             // the set is the track's last count_ gaps
+    int64_t since_us_ = 0;         // the since_us the set was cut at
+    int64_t descents_ = 0;         // samples received before the one before them
+    bool valid_ = false;
+};
+
 // The lag a window starting at t0_us is widened by: the longest the relay waited for an
 // update in the stretch before the window's first one, beyond the usual spacing, capped.
 // The round trips the relay measured do not count: a client controls its replies to
 // pings, and a steady latency, however high, shifts both ends of a window alike.
 double lag_allowance_s(const Track& track, int64_t t0_us, const MovementLimits& limits);
+
+// The longest wait for an update beyond the usual spacing in the stretch lag_allowance_s
+// looks back over from t0_us, not capped: how old the position of an update received at
+// t0_us may be (the updates held back by a silence lost but the first).
+double longest_wait_s(const Track& track, int64_t t0_us, const MovementLimits& limits,
+                      int64_t typical_us);
+
+// The most one update may move from the track's last: teleport_distance, or twice the top
+// speed over the relay time since the last update and the longest wait before it (in the
+// stretch lag_allowance_s looks back over), if longer. After a silence with every held-back
+// update lost but the first, the next update carries the movement of the whole silence.
+// Only teleport_distance with max_lag_allowance_s = 0.
+double single_update_reach_m(const Track& track, const Sample& next, const MovementLimits& limits);
 
 struct WindowMeasure {
     Sample start;
@@ -75,8 +125,9 @@ struct WindowMeasure {
     double allowance_s = 0;  // lag allowance added to it
     double horizontal_m = 0;
     double distance_m = 0;
-    double speed = 0;     // horizontal_m / (elapsed_s + allowance_s)
-    int64_t samples = 0;  // updates within the window
+    double speed = 0;        // horizontal_m / (elapsed_s + allowance_s)
+    int64_t samples = 0;     // updates within the window
+    size_t start_index = 0;  // the track's sample the window starts at
 };
 
 // Where the window ending at sample end_index starts: as window_start_index below, for an
@@ -92,6 +143,15 @@ size_t window_start_index(const Track& track, const MovementLimits& limits);
 
 // The window ending at the track's last sample, from window_start_index; nullopt while
 // the track is shorter than a window.
+//
+// A silence longer than max_lag_allowance_s (beyond the usual spacing) in the stretch the
+// allowance looks back over is more lag than the allowance may cover: the update after it
+// can show a position as old as the silence is long, the others held back lost. Then the
+// window starts at the last update before that silence instead, and spans it: its relay
+// time covers all the movement since, however long the silence was, so honest movement
+// through a silence of any length reads at its own speed. A cheater gains nothing by
+// stalling: the time stalled is in the window. With max_lag_allowance_s = 0 (no lag
+// tolerance) windows are neither widened nor stretched.
 std::optional<WindowMeasure> measure_window(const Track& track, const MovementLimits& limits);
 
 // The window ending at sample end_index, with the track's typical interval already known

@@ -1,7 +1,9 @@
 #include "reference_analyzer.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstring>
 
 namespace arbiter::reference {
 
@@ -10,8 +12,10 @@ constexpr const char* kStateTag = "REF1";
 // Version 2 added the held signals, version 3 the state of the hits, items, stats,
 // sessions and clock checks, version 4 each player's sustained-speed run, airborne stretch
 // and updates under the terrain; version 1 to 3 blobs are still read (those players start
-// with none of the three).
-constexpr uint32_t kStateVersion = 4;
+// with none of the three). Version 5 writes each track's samples as one array (below,
+// put_samples): half the bytes, one put instead of four per sample; version 4 blobs are
+// still read.
+constexpr uint32_t kStateVersion = 5;
 // A check reports again only when its score rises by at least this much.
 constexpr double kReportStep = 0.05;
 constexpr int64_t kSecondUs = 1'000'000;
@@ -396,7 +400,7 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
         hit.target_alive() && hit.target_damageable()) {
         Player& target = match.players[hit.target_player()];
         target.hits_taken.push_back(t_us);
-        trim(target.hits_taken, micros(settings_.stats.combat_window_s));
+        trim(target.hits_taken.get(), micros(settings_.stats.combat_window_s));
         check_invulnerable(match, hit.target_player(), target, signals);
     }
 }
@@ -516,7 +520,7 @@ void ReferenceAnalyzer::on_stat(Match& match, const fb::Event& event, Signals& s
             player.experience.push_back({t_us, change.delta()});
             while (player.experience.front().t_us <= t_us - micros(limits.experience_window_s))
                 player.experience.pop_front();
-            if (auto rate = check_experience_rate(player.experience, limits)) {
+            if (auto rate = check_experience_rate(player.experience.items(), limits)) {
                 report(player,
                        {.player = id,
                         .code = "stats.xp_rate",
@@ -538,7 +542,7 @@ void ReferenceAnalyzer::on_stat(Match& match, const fb::Event& event, Signals& s
         match.damage_reported = true;
         if (change.delta() > 0) {
             player.damage_taken.push_back(t_us);
-            trim(player.damage_taken, micros(limits.combat_window_s));
+            trim(player.damage_taken.get(), micros(limits.combat_window_s));
         }
     } else if (!limits.resource_prefix.empty() && stat.starts_with(limits.resource_prefix)) {
         auto previous = player.resources.find(stat);
@@ -712,7 +716,7 @@ void ReferenceAnalyzer::on_order(Match& match, const fb::Event& event, Signals& 
             player.clock.pop_front();
         const double allowance = silence_allowance_s(player.arrivals, player.clock.front().relay_us,
                                                      t_us, limits.max_lag_allowance_s);
-        if (auto rate = check_clock_rate(player.clock, allowance, limits)) {
+        if (auto rate = check_clock_rate(player.clock.items(), allowance, limits)) {
             report(player,
                    {.player = id,
                     .code = "clock.rate",
@@ -765,7 +769,9 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
     // runs and stretches of the other movement checks with it.
     if (update.server_teleport()) {
         track.samples.clear();
+        player.spacing.cleared();
         track.samples.push_back(sample);
+        player.spacing.pushed(track);
         player.sustained = {};
         player.airborne = {};
         player.below_updates = 0;
@@ -773,11 +779,16 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
     }
     const MovementLimits& limits = settings_.movement;
 
-    // One update's displacement: no tick of movement produces this much, whatever the lag.
+    // One update's displacement: no tick of movement produces this much, nor does the
+    // movement of a silence before it (the updates it held back lost).
     if (!track.samples.empty()) {
         const Sample& previous = track.samples.back();
         double jump = distance(previous.position, sample.position);
-        if (jump > limits.teleport_distance) {
+        // The reach is never under teleport_distance: only a longer jump needs it.
+        const double reach_m = jump > limits.teleport_distance
+                                   ? single_update_reach_m(track, sample, limits)
+                                   : limits.teleport_distance;
+        if (jump > reach_m) {
             report(player,
                    {.player = player_id,
                     .code = "movement.teleport",
@@ -786,7 +797,7 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
                     .evidence = Evidence()
                                     .add("kind", "single_update")
                                     .add("distance_m", jump)
-                                    .add("limit_m", limits.teleport_distance)
+                                    .add("limit_m", reach_m)
                                     .add("from", position_evidence(previous))
                                     .add("to", position_evidence(sample))},
                    signals);
@@ -794,8 +805,10 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
     }
     const int64_t previous_us = track.samples.empty() ? -1 : track.samples.back().t_us;
     track.samples.push_back(sample);
+    player.spacing.pushed(track);
     forget_old(player, t_us);
-    const int64_t typical_us = typical_interval_us(track, t_us - spacing_horizon_us());
+    const int64_t typical_us = player.spacing.value(track, t_us - spacing_horizon_us());
+    track.in_order = player.spacing.in_order();
     check_ground(player_id, player, sample, update, previous_us, typical_us, signals);
     check_windows(player_id, player, typical_us, signals);
 }
@@ -916,8 +929,8 @@ void ReferenceAnalyzer::check_windows(uint32_t player_id, Player& player, int64_
     }
 
     // The change of windowed speed from the window before this one.
-    if (auto accel = measure_acceleration(track, *window, window_start_index(track, end, limits),
-                                          limits, typical_us)) {
+    if (auto accel =
+            measure_acceleration(track, *window, window->start_index, limits, typical_us)) {
         const double accel_limit = limits.max_acceleration * limits.tolerance;
         if (double score = excess_score(accel->acceleration, accel_limit); score > 0) {
             report(player,
@@ -1004,8 +1017,10 @@ void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
     const int64_t keep_us = micros(limits.window_s) + spacing_horizon_us();
     auto& samples = player.track.samples;
     // Keep one sample older than the horizon: it may be the start of a window.
-    while (samples.size() > 2 && samples[1].t_us < now_us - keep_us)
+    while (samples.size() > 2 && samples[1].t_us < now_us - keep_us) {
+        player.spacing.popping_front(player.track);
         samples.pop_front();
+    }
     auto& rtts = player.track.rtts;
     while (!rtts.empty() && rtts.front().t_us < now_us - keep_us)
         rtts.pop_front();
@@ -1074,6 +1089,105 @@ Sample get_sample(StateReader& in) {
     return s;
 }
 
+// A track's samples as one array (version 5). Compact when every gap fits 32 bits and every
+// coordinate is a float (it is: positions arrive as floats): the first receive time, then
+// per sample the gap since the one before and x, y, z as floats, 16 bytes. Otherwise each
+// sample whole, 32 bytes. Either way the samples read back are the ones written.
+constexpr size_t kCompactSample = 4 + 3 * 4;
+constexpr size_t kWholeSample = 8 + 3 * 8;
+
+bool is_float(double v) {
+    return static_cast<double>(static_cast<float>(v)) == v;
+}
+
+template <class T>
+void put_raw(uint8_t*& at, T value) {
+    std::memcpy(at, &value, sizeof value);
+    at += sizeof value;
+}
+
+template <class T>
+T get_raw(const uint8_t*& at) {
+    T value;
+    std::memcpy(&value, at, sizeof value);
+    at += sizeof value;
+    return value;
+}
+
+void put_samples(StateWriter& out, const std::deque<Sample>& samples) {
+    bool compact = true;
+    int64_t previous_us = samples.empty() ? 0 : samples.front().t_us;
+    for (const Sample& s : samples) {
+        const int64_t gap = s.t_us - previous_us;
+        previous_us = s.t_us;
+        if (gap < INT32_MIN || gap > INT32_MAX || !is_float(s.position.x) ||
+            !is_float(s.position.y) || !is_float(s.position.z)) {
+            compact = false;
+            break;
+        }
+    }
+    out.put<uint64_t>(samples.size());
+    out.put<uint8_t>(compact ? 1 : 0);
+    std::vector<uint8_t> bytes(compact ? 8 + samples.size() * kCompactSample
+                                       : samples.size() * kWholeSample);
+    uint8_t* at = bytes.data();
+    if (compact) {
+        previous_us = samples.empty() ? 0 : samples.front().t_us;
+        put_raw<int64_t>(at, previous_us);
+        for (const Sample& s : samples) {
+            put_raw<int32_t>(at, static_cast<int32_t>(s.t_us - previous_us));
+            previous_us = s.t_us;
+            put_raw<float>(at, static_cast<float>(s.position.x));
+            put_raw<float>(at, static_cast<float>(s.position.y));
+            put_raw<float>(at, static_cast<float>(s.position.z));
+        }
+    } else {
+        for (const Sample& s : samples) {
+            put_raw<int64_t>(at, s.t_us);
+            put_raw<double>(at, s.position.x);
+            put_raw<double>(at, s.position.y);
+            put_raw<double>(at, s.position.z);
+        }
+    }
+    out.put_bytes(bytes);
+}
+
+std::deque<Sample> get_samples(StateReader& in) {
+    const uint64_t count = in.get_count(kCompactSample);
+    const auto flag = in.get<uint8_t>();
+    if (flag > 1) throw StateError("state blob has a sample encoding of " + std::to_string(flag));
+    const bool compact = flag == 1;
+    const std::vector<uint8_t> bytes = in.get_bytes();
+    const uint64_t expected = compact ? 8 + count * kCompactSample : count * kWholeSample;
+    if (bytes.size() != expected)
+        throw StateError("state blob has " + std::to_string(bytes.size()) + " bytes for " +
+                         std::to_string(count) + " samples, expected " + std::to_string(expected));
+    std::deque<Sample> samples;
+    const uint8_t* at = bytes.data();
+    if (compact) {
+        int64_t t_us = get_raw<int64_t>(at);
+        for (uint64_t i = 0; i < count; ++i) {
+            Sample s;
+            t_us += get_raw<int32_t>(at);
+            s.t_us = t_us;
+            s.position.x = get_raw<float>(at);
+            s.position.y = get_raw<float>(at);
+            s.position.z = get_raw<float>(at);
+            samples.push_back(s);
+        }
+    } else {
+        for (uint64_t i = 0; i < count; ++i) {
+            Sample s;
+            s.t_us = get_raw<int64_t>(at);
+            s.position.x = get_raw<double>(at);
+            s.position.y = get_raw<double>(at);
+            s.position.z = get_raw<double>(at);
+            samples.push_back(s);
+        }
+    }
+    return samples;
+}
+
 // A flag byte that must be 0 or 1: anything else is not a blob this plugin wrote.
 bool get_flag(StateReader& in) {
     const auto flag = in.get<uint8_t>();
@@ -1098,13 +1212,7 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
         for (uint32_t id : ids) {
             const Player& player = players.at(id);
             out.put<uint32_t>(id);
-            out.put<uint64_t>(player.track.samples.size());
-            for (const Sample& s : player.track.samples) {
-                out.put<int64_t>(s.t_us);
-                out.put<double>(s.position.x);
-                out.put<double>(s.position.y);
-                out.put<double>(s.position.z);
-            }
+            put_samples(out, player.track.samples);
             out.put<uint64_t>(player.track.rtts.size());
             for (const RttSample& r : player.track.rtts) {
                 out.put<int64_t>(r.t_us);
@@ -1139,8 +1247,8 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
                 out.put<int64_t>(g.t_us);
                 out.put<double>(g.delta);
             }
-            put_times(out, player.hits_taken);
-            put_times(out, player.damage_taken);
+            put_times(out, player.hits_taken.items());
+            put_times(out, player.damage_taken.items());
             out.put<uint64_t>(player.resources.size());
             for (const auto& [stat, value] : player.resources) {
                 out.put_string(stat);
@@ -1215,12 +1323,16 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
         uint64_t player_count = in.get_count(4);
         for (uint64_t p = 0; p < player_count; ++p) {
             Player& player = players[in.get<uint32_t>()];
-            uint64_t samples = in.get_count(32);
-            for (uint64_t i = 0; i < samples; ++i) {
-                Sample s;
-                s.t_us = in.get<int64_t>();
-                s.position = {in.get<double>(), in.get<double>(), in.get<double>()};
-                player.track.samples.push_back(s);
+            if (in.version() >= 5) {
+                player.track.samples = get_samples(in);
+            } else {
+                uint64_t samples = in.get_count(32);
+                for (uint64_t i = 0; i < samples; ++i) {
+                    Sample s;
+                    s.t_us = in.get<int64_t>();
+                    s.position = {in.get<double>(), in.get<double>(), in.get<double>()};
+                    player.track.samples.push_back(s);
+                }
             }
             uint64_t rtts = in.get_count(12);
             for (uint64_t i = 0; i < rtts; ++i) {
@@ -1323,6 +1435,15 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
         }
     }
     in.finish();
+    // A blob may hold receive times that go back (the plugin keeps what it was sent): the
+    // look-backs binary-search only tracks that are in order.
+    for (auto& [key, match] : matches)
+        for (auto& [id, player] : match.players) {
+            const auto& samples = player.track.samples;
+            player.track.in_order =
+                std::is_sorted(samples.begin(), samples.end(),
+                               [](const Sample& a, const Sample& b) { return a.t_us < b.t_us; });
+        }
     // Only a blob read whole replaces the state.
     matches_ = std::move(matches);
     live_ = std::move(live);

@@ -18,6 +18,7 @@
 
 #include "arrivals.hpp"
 #include "clock.hpp"
+#include "fifo.hpp"
 #include "hits.hpp"
 #include "items.hpp"
 #include "movement.hpp"
@@ -66,6 +67,9 @@ class ReferenceAnalyzer final : public Analyzer {
     };
     struct Player {
         Track track;
+        // typical_interval_us of the track, kept up to date (every change to the track is
+        // reported to it).
+        SpacingMedian spacing;
         // The highest weighted score reported per check: a check reports again only when
         // its score rises by a step, so a sustained cheat does not flood the host...
         std::map<std::string, double> reported;
@@ -92,14 +96,14 @@ class ReferenceAnalyzer final : public Analyzer {
         std::map<std::string, std::deque<int64_t>> acquisitions;
         // stats: experience gains in the window; damaging hits taken and damage
         // registered in the combat window; each resource's last value; spends that did not.
-        std::deque<StatGain> experience;
-        std::deque<int64_t> hits_taken;
-        std::deque<int64_t> damage_taken;
+        Fifo<StatGain> experience;
+        Fifo<int64_t> hits_taken;
+        Fifo<int64_t> damage_taken;
         std::map<std::string, double> resources;
         int64_t unspent = 0;
         // clock: orders ahead of the relay's tick; client against relay time, in the window.
         int64_t ahead_orders = 0;
-        std::deque<ClockSample> clock;
+        Fifo<ClockSample> clock;
     };
     using Players = std::unordered_map<uint32_t, Player>;
     struct Match {

@@ -169,9 +169,16 @@ INSTANTIATE_TEST_SUITE_P(
                   14.625 / 1.75,
                   14.625,
                   0.75},
-        AccelCase{"WaitCappedByTheConfig", late(stretches({{5.8, 19.5}}), 4.0, 0.8), lag_cap(0.5),
-                  // the later window's own allowance is capped too: 34.125 m over 1.5 s
-                  (34.125 / 1.5 - 4.875) / 1.5, 34.125 / 1.5 - 4.875, 0.5},
+        // A silence longer than the cap (0.8 s against 0.5 s) is not widened for but spanned:
+        // the later window starts at 4.0 s, before it ([4.0, 5.8], 35.1 m in 1.8 s), the
+        // earlier one ends there ([3.0, 4.0]); both 19.5 m/s, no change. The divisor's wait
+        // is still capped.
+        AccelCase{"SilenceLongerThanTheCapIsSpanned", late(stretches({{5.8, 19.5}}), 4.0, 0.8),
+                  lag_cap(0.5), 0.0, 0.0, 0.5},
+        // No lag tolerance at all (a cap of 0): the late update starts the later window
+        // ([4.8, 5.8]: 34.125 m in 1 s), the earlier one looks slow (4.875 m/s).
+        AccelCase{"NoToleranceWithACapOfZero", late(stretches({{5.8, 19.5}}), 4.0, 0.8),
+                  lag_cap(0.0), (34.125 - 4.875) / 1.0, 34.125 - 4.875, 0.0, false},
         // The same silence when a cheater leaps from rest to 150 m/s: the late update (x =
         // 7.5) makes the earlier window 7.5 m/s, the later one is 150 m/s with its
         // allowance, and the change over 1.75 s is still far over the limit.
@@ -521,6 +528,64 @@ INSTANTIATE_TEST_SUITE_P(
                       BelowCase{"NaNGround", 0.0, kNaN, {}, std::nullopt},
                       BelowCase{"NaNHeight", kNaN, 12.5, {}, std::nullopt}),
     case_name<BelowCase>);
+
+}  // namespace
+}  // namespace arbiter::reference
+
+namespace arbiter::reference {
+namespace {
+
+// ---------------------------------------------------------------- SpacingMedian
+
+TEST(SpacingMedian, AgreesWithTypicalIntervalUpdateByUpdate) {
+    // Updates at 20 Hz with jitter, bursts, silences, a clear now and then, receive times
+    // that go back, and a since_us that mostly advances but sometimes moves back: after
+    // every change the kept median is what typical_interval_us computes afresh.
+    uint64_t seed = 12345;
+    auto next = [&seed](uint64_t bound) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        return (seed >> 33) % bound;
+    };
+    Track track;
+    SpacingMedian median;
+    int64_t t_us = 0;
+    int64_t horizon_us = 5'000'000;
+    int64_t disagreements = 0, checks = 0;
+    for (int step = 0; step < 20'000; ++step) {
+        const uint64_t roll = next(1000);
+        if (roll < 3) {
+            track.samples.clear();
+            median.cleared();
+        } else if (roll < 6) {
+            horizon_us = 2'000'000 + static_cast<int64_t>(next(4'000'000));
+        }
+        int64_t gap = 50'000 + static_cast<int64_t>(next(20'000)) - 10'000;
+        if (roll >= 10 && roll < 40) gap = static_cast<int64_t>(next(2'000));  // a burst
+        if (roll >= 40 && roll < 45) gap = 500'000 + static_cast<int64_t>(next(5'000'000));
+        if (roll >= 45 && roll < 48) gap = -static_cast<int64_t>(next(100'000));  // back
+        t_us += gap;
+        track.samples.push_back({t_us, {}});
+        median.pushed(track);
+        while (track.samples.size() > 2 && track.samples[1].t_us < t_us - 6'000'000) {
+            median.popping_front(track);
+            track.samples.pop_front();
+        }
+        const int64_t since = t_us - horizon_us;
+        ++checks;
+        if (median.value(track, since) != typical_interval_us(track, since)) ++disagreements;
+    }
+    EXPECT_EQ(disagreements, 0) << "of " << checks;
+}
+
+TEST(SpacingMedian, RebuildsAfterARestore) {
+    Track track;
+    for (int i = 0; i < 50; ++i)
+        track.samples.push_back({i * 40'000 + (i % 3) * 5'000, {}});
+    SpacingMedian median;  // never told of the pushes: as after restore_state
+    EXPECT_EQ(median.value(track, 0), typical_interval_us(track, 0));
+    EXPECT_EQ(median.value(track, 1'000'000), typical_interval_us(track, 1'000'000));
+    EXPECT_NE(typical_interval_us(track, 0), 0);
+}
 
 }  // namespace
 }  // namespace arbiter::reference

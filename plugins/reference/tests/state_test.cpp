@@ -124,7 +124,7 @@ TEST(Reload, HeldSignalsSurviveIt) {
     // match right after restoring reports it as the uninterrupted instance would.
     const Batches all = reload_match().batches();
     const auto blob = saved_after_first_half(all);
-    EXPECT_EQ(version_of(blob), 4u);
+    EXPECT_EQ(version_of(blob), 5u);
 
     Harness uninterrupted;
     test::feed_all(uninterrupted, first_half(all));
@@ -253,7 +253,7 @@ TEST(Version1Blob, IsRead) {
     EXPECT_TRUE(test::only(during, 1, "movement.speed").empty());
     const auto blob = harness.save_state();
     ASSERT_TRUE(blob.has_value()) << harness.error();
-    EXPECT_EQ(version_of(*blob), 4u);  // written back as version 4, with the held signal
+    EXPECT_EQ(version_of(*blob), 5u);  // written back as version 5, with the held signal
     const Signals at_end = test::only(harness.end_match("relay", 9), 1, "movement.speed");
     ASSERT_EQ(at_end.size(), 1u);
     EXPECT_NEAR(at_end.front().score, excess_score(32.0, 22.0), 1e-3);
@@ -289,8 +289,14 @@ TEST(Version1Blob, ReadsLikeTheSameVersion2Blob) {
 
 // The same players in the version 3 layout: each with none of the other areas' state, the
 // match with no start seen, no account live.
-std::vector<uint8_t> v3_blob(const std::vector<V1Player>& players) {
-    StateWriter out("REF1", 3);
+// With version 4, each player's movement run and stretches follow, none under way.
+std::vector<uint8_t> v3_blob(const std::vector<V1Player>& players, uint32_t version = 3) {
+    StateWriter out("REF1", version);
+    auto no_sample = [&out] {
+        out.put<int64_t>(0);
+        for (int i = 0; i < 3; ++i)
+            out.put<double>(0.0);
+    };
     out.put<uint64_t>(1);
     out.put_string("relay");
     out.put<uint64_t>(9);
@@ -329,6 +335,20 @@ std::vector<uint8_t> v3_blob(const std::vector<V1Player>& players) {
         out.put<int64_t>(0);   // spends not spent
         out.put<int64_t>(0);   // orders ahead
         out.put<uint64_t>(0);  // clock samples
+        if (version < 4) continue;
+        out.put<uint8_t>(0);  // sustained run: not active, its samples and figures
+        for (int i = 0; i < 3; ++i)
+            no_sample();
+        for (int i = 0; i < 3; ++i)
+            out.put<double>(0.0);
+        out.put<int64_t>(0);
+        out.put<uint8_t>(0);  // airborne stretch: not active
+        no_sample();
+        no_sample();
+        out.put<int64_t>(0);
+        out.put<int64_t>(0);
+        out.put<int64_t>(0);  // updates under the terrain, since
+        no_sample();
     }
     out.put<double>(0.0);  // tick_s
     out.put<int64_t>(-1);  // started_unix_us
@@ -341,18 +361,61 @@ std::vector<uint8_t> v3_blob(const std::vector<V1Player>& players) {
 
 TEST(Version3Blob, ReadsLikeTheSameVersion2Blob) {
     // Version 3 added state the version 2 blob cannot have: with all of it empty, both lead
-    // to the same state (written back as version 4) and the same signals.
+    // to the same state (written back as version 5) and the same signals.
     Harness v2, v3;
     ASSERT_EQ(v2.restore_state(blob_of(2, walkers(0.85), true)), ARB_OK) << v2.error();
     ASSERT_EQ(v3.restore_state(v3_blob(walkers(0.85))), ARB_OK) << v3.error();
     const auto saved = v3.save_state();
     ASSERT_TRUE(saved.has_value()) << v3.error();
-    EXPECT_EQ(version_of(*saved), 4u);
+    EXPECT_EQ(version_of(*saved), 5u);
     EXPECT_EQ(v2.save_state(), saved);
     const Signals during = test::feed_all(v3, after_the_walk().batches());
     EXPECT_FALSE(test::only(during, 2, "movement.teleport").empty());  // the track was read
     EXPECT_EQ(keys(test::feed_all(v2, after_the_walk().batches())), keys(during));
     EXPECT_EQ(keys(v2.end_match("relay", 9)), keys(v3.end_match("relay", 9)));
+}
+
+TEST(Version4Blob, ReadsLikeTheSameVersion3Blob) {
+    // Version 5 changed how samples are written, not what is kept: the version 4 blob and
+    // the version 3 blob of the same state lead to the same state and the same signals.
+    Harness v3, v4;
+    ASSERT_EQ(v3.restore_state(v3_blob(walkers(0.85))), ARB_OK) << v3.error();
+    ASSERT_EQ(v4.restore_state(v3_blob(walkers(0.85), 4)), ARB_OK) << v4.error();
+    const auto saved = v4.save_state();
+    ASSERT_TRUE(saved.has_value()) << v4.error();
+    EXPECT_EQ(version_of(*saved), 5u);
+    EXPECT_EQ(v3.save_state(), saved);
+    const Signals during = test::feed_all(v4, after_the_walk().batches());
+    EXPECT_FALSE(test::only(during, 2, "movement.teleport").empty());  // the track was read
+    EXPECT_EQ(keys(test::feed_all(v3, after_the_walk().batches())), keys(during));
+    EXPECT_EQ(keys(v3.end_match("relay", 9)), keys(v4.end_match("relay", 9)));
+}
+
+TEST(Version5Blob, SamplesComeBackAsTheyWereInEitherEncoding) {
+    // Positions that are floats (as every position from a relay is) are written compactly;
+    // others (0.1 m steps) whole. Either way a restored plugin writes the same blob again
+    // and reports what the plugin it was saved from reports.
+    for (const double step : {0.25, 0.1}) {
+        std::vector<V1Player> players = walkers(0.85);
+        for (V1Player& p : players)
+            for (size_t i = 0; i < p.samples.size(); ++i)
+                p.samples[i].position.x = step * static_cast<double>(i);
+        Harness first;
+        ASSERT_EQ(first.restore_state(blob_of(1, players, false)), ARB_OK) << first.error();
+        const auto saved = first.save_state();
+        ASSERT_TRUE(saved.has_value()) << first.error();
+        Harness second;
+        ASSERT_EQ(second.restore_state(*saved), ARB_OK) << second.error();
+        EXPECT_EQ(second.save_state(), saved) << step;
+        const Signals a = test::feed_all(first, after_the_walk().batches());
+        const Signals b = test::feed_all(second, after_the_walk().batches());
+        EXPECT_FALSE(test::only(a, 2, "movement.teleport").empty()) << step;
+        EXPECT_EQ(keys(a), keys(b)) << step;
+        ASSERT_FALSE(test::only(a, 2, "movement.teleport").empty());
+        EXPECT_EQ(test::only(a, 2, "movement.teleport").front().evidence,
+                  test::only(b, 2, "movement.teleport").front().evidence)
+            << step;
+    }
 }
 
 TEST(Version3Blob, PlayersStartWithNoMovementRunOrStretch) {
@@ -435,7 +498,7 @@ TEST(Reload, MovementRunsAndStretchesSurviveIt) {
 
     Harness restored;
     ASSERT_EQ(restored.restore_state(ground_blob()), ARB_OK) << restored.error();
-    EXPECT_EQ(version_of(*restored.save_state()), 4u);
+    EXPECT_EQ(version_of(*restored.save_state()), 5u);
     Signals actual = test::feed_all(restored, second_half(all));
     const Signals at_end = restored.end_match("test-relay", 1);
     actual.insert(actual.end(), at_end.begin(), at_end.end());
@@ -526,15 +589,18 @@ INSTANTIATE_TEST_SUITE_P(
                              }},
                       Damage{"NewerVersion",
                              [](std::vector<uint8_t>) {
-                                 return sealed("REF1", 5,
+                                 return sealed("REF1", 6,
                                                [](StateWriter& w) { w.put<uint64_t>(0); });
                              }},
-                      Damage{"OurBlobMarkedVersion5",
+                      Damage{"OurBlobMarkedVersion6",
                              [](std::vector<uint8_t> b) {
-                                 const uint32_t five = 5;
-                                 std::memcpy(b.data() + 8, &five, sizeof five);
+                                 const uint32_t six = 6;
+                                 std::memcpy(b.data() + 8, &six, sizeof six);
                                  return b;
                              }},
+                      // Version 5 writes samples as one array, version 4 one by one.
+                      Damage{"Version5MarkedVersion4",
+                             [](std::vector<uint8_t>) { return marked(ground_blob(), 4); }},
                       // A version 4 blob read as version 3 has bytes left over, and a
                       // version 3 blob read as version 4 runs out of them.
                       Damage{"Version4MarkedVersion3",
