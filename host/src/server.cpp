@@ -41,6 +41,10 @@ namespace {
 
 constexpr size_t kReadChunk = 256 * 1024;
 constexpr size_t kMaxControlLine = 4096;
+// Connections being told they are over the limit; past this many, more are just closed.
+constexpr size_t kMaxTurnedAway = 64;
+// How long a turned-away relay may take to hang up before we do.
+constexpr auto kTurnedAwayGrace = std::chrono::seconds(2);
 
 // Compares without stopping at the first difference, so the time taken does not tell
 // a guesser how much of the token was right.
@@ -96,6 +100,8 @@ struct Server::Impl {
         bool close_after_send = false;
         bool dead = false;          // closed; swept out at the end of the loop's turn
         bool write_closed = false;  // the peer reads no more; replies to it are dropped
+        bool turned_away = false;   // over serve.max_connections: told why, then closed
+        bool write_shut = false;
         std::string close_error;
         uint64_t bytes_in = 0;
         uint64_t frames = 0;
@@ -275,9 +281,9 @@ struct Server::Impl {
         for (auto& [id, connection] : connections) {
             if (connection.dead) continue;
             short events = 0;
-            const bool may_read =
-                !connection.stop_reading && !draining &&
-                (connection.control || (room && connection.unsent() < settings.max_reply_bytes));
+            const bool may_read = !connection.stop_reading && !draining &&
+                                  (connection.control || connection.turned_away ||
+                                   (room && connection.unsent() < settings.max_reply_bytes));
             if (may_read) {
                 events |= POLLIN;
             } else if (!connection.stop_reading && !draining && !connection.control) {
@@ -321,6 +327,9 @@ struct Server::Impl {
                     if (listener.fd == fd) accept_all(listener);
             }
         }
+        for (auto& [id, connection] : connections)
+            if (connection.turned_away && Clock::now() - connection.since > kTurnedAwayGrace)
+                disconnect(connection, "");
         sweep();
         if (watcher && !draining) {
             for (const auto& file : watcher->settled()) {
@@ -350,8 +359,9 @@ struct Server::Impl {
                 return;
             }
             const bool control = listener.role == Listener::Role::control;
-            if (!control && relay_connections() >= settings.max_connections) {
-                turn_away(fd);
+            const bool over_limit = !control && relay_connections() >= settings.max_connections;
+            if (over_limit && turned_away_connections() >= kMaxTurnedAway) {
+                ::close(fd);  // a flood: not even a reason
                 continue;
             }
             const uint64_t id = next_id++;
@@ -366,7 +376,9 @@ struct Server::Impl {
             connection.token_required =
                 listener.role == Listener::Role::tcp_relays || settings.unix_requires_token;
             connection.greeted = !connection.token_required;
-            if (!connection.control) {
+            if (over_limit) {
+                turn_away(connection);
+            } else if (!connection.control) {
                 connection.out = wire::stream_header();
                 spdlog::info("serve: connection {} from {} over {}", id, connection.peer,
                              connection.transport);
@@ -377,23 +389,31 @@ struct Server::Impl {
     size_t relay_connections() const {
         size_t count = 0;
         for (const auto& [id, connection] : connections)
-            count += !connection.control && !connection.dead;
+            count += !connection.control && !connection.dead && !connection.turned_away;
+        return count;
+    }
+    size_t turned_away_connections() const {
+        size_t count = 0;
+        for (const auto& [id, connection] : connections)
+            count += connection.turned_away && !connection.dead;
         return count;
     }
 
-    // Past serve.max_connections: one error frame, best effort, and the door shut.
-    void turn_away(int fd) {
-        std::vector<uint8_t> refusal = wire::stream_header();
+    // Past serve.max_connections: the relay is told why, its bytes are read and thrown
+    // away, and once the reason is sent our side is shut. Closing at once instead would
+    // discard the reason: a socket closed with unread bytes resets the peer.
+    void turn_away(Connection& connection) {
+        connection.turned_away = true;
+        connection.out = wire::stream_header();
         const std::string problem = fmt::format(
             "the host serves at most {} relay connections at once "
             "(serve.max_connections); try again later",
             settings.max_connections);
-        wire::append_frame(refusal, wire::FrameKind::error,
+        wire::append_frame(connection.out, wire::FrameKind::error,
                            json{{"error", problem}, {"offset", 0}, {"closing", true}}.dump());
-        [[maybe_unused]] auto sent =
-            ::send(fd, refusal.data(), refusal.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        ::close(fd);
-        spdlog::warn("serve: a relay connection was turned away: {}", problem);
+        spdlog::warn("serve: connection {} from {} turned away: {}", connection.id, connection.peer,
+                     problem);
+        write_to(connection);
     }
 
     void service_connection(uint64_t id, short revents) {
@@ -408,6 +428,12 @@ struct Server::Impl {
 
     // One read per wake-up (all of it when draining), so that every relay gets its turn.
     void read_from(Connection& connection) {
+        if (connection.turned_away) {
+            const ssize_t got = ::recv(connection.fd, read_buffer.data(), read_buffer.size(), 0);
+            if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+                disconnect(connection, "");
+            return;
+        }
         do {
             const ssize_t got = ::recv(connection.fd, read_buffer.data(), read_buffer.size(), 0);
             if (got > 0) {
@@ -556,7 +582,7 @@ struct Server::Impl {
     std::string connections_json() const {
         json list = json::array();
         for (const auto& [id, connection] : connections) {
-            if (connection.control) continue;
+            if (connection.control || connection.turned_away) continue;
             list.push_back(
                 {{"id", id},
                  {"transport", connection.transport},
@@ -600,6 +626,10 @@ struct Server::Impl {
         }
         connection.out.clear();
         connection.out_sent = 0;
+        if (connection.turned_away && !connection.write_shut) {
+            ::shutdown(connection.fd, SHUT_WR);
+            connection.write_shut = true;
+        }
         if (connection.close_after_send) disconnect(connection, "");
     }
 
@@ -618,7 +648,7 @@ struct Server::Impl {
                 continue;
             }
             const std::string who = connection.relay.empty() ? connection.peer : connection.relay;
-            if (!connection.control) {
+            if (!connection.control && !connection.turned_away) {
                 if (connection.decoder.pending_bytes() > 0)
                     spdlog::warn(
                         "serve: connection {} ({}) ended in the middle of a frame: {} bytes of it "
@@ -646,7 +676,8 @@ struct Server::Impl {
         draining = true;
         close_listeners();
         for (auto& [id, connection] : connections)
-            if (!connection.control && !connection.stop_reading && !connection.dead)
+            if (!connection.control && !connection.stop_reading && !connection.dead &&
+                !connection.turned_away)
                 read_from(connection);
         sweep();
         Work drain;
