@@ -150,7 +150,7 @@ void swaps_under_load(uint32_t players, int reloads) {
         "  %7u players: %2d swaps via ctl, pause median %8.0f us, p99 %8.0f us, max %8.0f us; "
         "events sent %llu, processed %llu, lost %lld; failed reloads %d\n",
         players, reloads, median_of(pauses),
-        pauses.empty() ? 0.0 : pauses[std::min(pauses.size() - 1, size_t(pauses.size() * 0.99))],
+        pauses.empty() ? 0.0 : pauses[std::min(pauses.size() - 1, static_cast<size_t>(static_cast<double>(pauses.size()) * 0.99))],
         pauses.empty() ? 0.0 : pauses.back(), static_cast<unsigned long long>(sent),
         static_cast<unsigned long long>(processed),
         static_cast<long long>(sent) - static_cast<long long>(processed), failed);
