@@ -129,6 +129,7 @@ void swaps_under_load(uint32_t players, int reloads) {
     std::this_thread::sleep_for(
         std::chrono::milliseconds(500));  // every player known, windows full
     std::vector<double> pauses;
+    std::string state;  // what the last swap did with the plugin's state, and its size
     int failed = 0;
     for (int i = 0; i < reloads; ++i) {
         std::string error;
@@ -140,6 +141,7 @@ void swaps_under_load(uint32_t players, int reloads) {
             continue;
         }
         pauses.push_back(report["reports"][0].value("pause_us", 0.0));
+        state = report["reports"][0].value("state", "");
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     sending = false;
@@ -150,10 +152,14 @@ void swaps_under_load(uint32_t players, int reloads) {
         "  %7u players: %2d swaps via ctl, pause median %8.0f us, p99 %8.0f us, max %8.0f us; "
         "events sent %llu, processed %llu, lost %lld; failed reloads %d\n",
         players, reloads, median_of(pauses),
-        pauses.empty() ? 0.0 : pauses[std::min(pauses.size() - 1, static_cast<size_t>(static_cast<double>(pauses.size()) * 0.99))],
+        pauses.empty()
+            ? 0.0
+            : pauses[std::min(pauses.size() - 1,
+                              static_cast<size_t>(static_cast<double>(pauses.size()) * 0.99))],
         pauses.empty() ? 0.0 : pauses.back(), static_cast<unsigned long long>(sent),
         static_cast<unsigned long long>(processed),
         static_cast<long long>(sent) - static_cast<long long>(processed), failed);
+    std::printf("           state %s\n", state.c_str());
     std::fflush(stdout);
 }
 
