@@ -1,7 +1,6 @@
 #include "arbiter/host/control_client.hpp"
 
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,23 +8,18 @@
 
 #include <fmt/format.h>
 
+#include "serve/sockets.hpp"
+
 namespace arbiter::host {
 
 std::optional<std::string> control_request(const std::string& path, const std::string& command,
                                            std::string& error) {
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    if (path.size() >= sizeof address.sun_path) {
-        error = "the socket path is too long";
-        return std::nullopt;
-    }
-    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-        error = fmt::format(
-            "cannot connect to {}: {} (is `arbiter serve` running with this control socket?)", path,
-            std::strerror(errno));
-        if (fd >= 0) ::close(fd);
+    int fd = -1;
+    try {
+        fd = serve::connect_unix(path);
+    } catch (const std::runtime_error& failure) {
+        error =
+            std::string(failure.what()) + " (is `arbiter serve` running with this control socket?)";
         return std::nullopt;
     }
     const std::string line = command + "\n";

@@ -20,9 +20,6 @@ void put_u32(uint8_t* out, uint32_t value) {
     for (int i = 0; i < 4; ++i)
         out[i] = static_cast<uint8_t>(value >> (8 * i));
 }
-uint32_t get_u32(const uint8_t* in) {
-    return uint32_t(in[0]) | uint32_t(in[1]) << 8 | uint32_t(in[2]) << 16 | uint32_t(in[3]) << 24;
-}
 std::string system_error(const std::string& what, const std::filesystem::path& path) {
     return path.string() + ": " + what + ": " + std::strerror(errno);
 }
@@ -34,12 +31,26 @@ uint32_t crc32(std::span<const uint8_t> bytes) {
     return crc.checksum();
 }
 
-std::vector<uint8_t> encode_record_header(std::span<const uint8_t> payload) {
+uint32_t read_u32_le(const uint8_t* in) {
+    return uint32_t(in[0]) | uint32_t(in[1]) << 8 | uint32_t(in[2]) << 16 | uint32_t(in[3]) << 24;
+}
+
+std::vector<uint8_t> encode_file_header() {
+    std::vector<uint8_t> header(kEventFileHeaderSize, 0);
+    std::memcpy(header.data(), kEventFileMagic, sizeof kEventFileMagic);
+    header[8] = static_cast<uint8_t>(kEventFileVersion);
+    header[9] = static_cast<uint8_t>(kEventFileVersion >> 8);
+    return header;
+}
+
+std::vector<uint8_t> encode_record_header(std::span<const uint8_t> payload,
+                                          std::string_view magic) {
     if (payload.size() > kMaxRecordPayload)
         throw std::invalid_argument("a record payload is at most " +
                                     std::to_string(kMaxRecordPayload) + " bytes");
+    if (magic.size() != 4) throw std::invalid_argument("a record magic is 4 bytes");
     std::vector<uint8_t> header(kRecordHeaderSize);
-    std::memcpy(header.data(), kRecordMagic, 4);
+    std::memcpy(header.data(), magic.data(), 4);
     put_u32(header.data() + 4, static_cast<uint32_t>(payload.size()));
     put_u32(header.data() + 8, crc32(payload));
     put_u32(header.data() + 12, crc32({header.data(), 12}));
@@ -49,11 +60,9 @@ std::vector<uint8_t> encode_record_header(std::span<const uint8_t> payload) {
 EventFileWriter::EventFileWriter(const std::filesystem::path& path) : path_(path) {
     out_.open(path, std::ios::binary | std::ios::trunc);
     if (!out_) throw std::runtime_error(system_error("cannot create the event file", path));
-    uint8_t header[kEventFileHeaderSize] = {};
-    std::memcpy(header, kEventFileMagic, 8);
-    header[8] = static_cast<uint8_t>(kEventFileVersion);
-    header[9] = static_cast<uint8_t>(kEventFileVersion >> 8);
-    out_.write(reinterpret_cast<const char*>(header), sizeof header);
+    const auto header = encode_file_header();
+    out_.write(reinterpret_cast<const char*>(header.data()),
+               static_cast<std::streamsize>(header.size()));
 }
 
 void EventFileWriter::write(std::span<const uint8_t> batch) {
@@ -143,7 +152,8 @@ void EventFileReader::check_header() {
 bool EventFileReader::header_valid_at(uint64_t offset) const {
     if (offset + kRecordHeaderSize > bytes_.size()) return false;
     const uint8_t* header = bytes_.data() + offset;
-    return std::memcmp(header, kRecordMagic, 4) == 0 && get_u32(header + 12) == crc32({header, 12});
+    return std::memcmp(header, kRecordMagic, 4) == 0 &&
+           read_u32_le(header + 12) == crc32({header, 12});
 }
 
 uint64_t EventFileReader::resync(uint64_t from) const {
@@ -175,9 +185,9 @@ std::optional<EventFileItem> EventFileReader::next() {
                       " bytes left, a header has 16");
     const uint8_t* header = bytes_.data() + offset;
     if (std::memcmp(header, kRecordMagic, 4) != 0) return damage("no record magic \"ARBR\"");
-    if (get_u32(header + 12) != crc32({header, 12}))
+    if (read_u32_le(header + 12) != crc32({header, 12}))
         return damage("record header checksum mismatch");
-    uint32_t length = get_u32(header + 4);
+    uint32_t length = read_u32_le(header + 4);
     if (length > max_payload_)
         return damage("record of " + std::to_string(length) + " bytes exceeds the cap of " +
                       std::to_string(max_payload_));
@@ -186,7 +196,8 @@ std::optional<EventFileItem> EventFileReader::next() {
                       " bytes, the file has " +
                       std::to_string(bytes_.size() - offset - kRecordHeaderSize) + " left");
     std::span<const uint8_t> payload(header + kRecordHeaderSize, length);
-    if (crc32(payload) != get_u32(header + 8)) return damage("record payload checksum mismatch");
+    if (crc32(payload) != read_u32_le(header + 8))
+        return damage("record payload checksum mismatch");
 
     position_ = offset + kRecordHeaderSize + length;
     EventFileItem item;

@@ -3,7 +3,6 @@
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +12,8 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "serve/sockets.hpp"
 
 namespace arbiter::host {
 
@@ -53,31 +54,15 @@ RelayClient& RelayClient::operator=(RelayClient&& other) noexcept {
 }
 
 RelayClient RelayClient::connect_unix(const std::string& path) {
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    if (path.size() >= sizeof address.sun_path)
-        throw std::runtime_error(path + ": the socket path is too long");
-    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-        const std::string error = std::strerror(errno);
-        if (fd >= 0) ::close(fd);
-        throw std::runtime_error(fmt::format("cannot connect to {}: {}", path, error));
-    }
-    return RelayClient(fd);
+    return RelayClient(serve::connect_unix(path));
 }
 
 RelayClient RelayClient::connect_tcp(const std::string& text) {
-    const size_t colon = text.rfind(':');
-    if (colon == std::string::npos)
-        throw std::runtime_error("expected \"address:port\", got \"" + text + "\"");
-    std::string host = text.substr(0, colon);
-    if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    const auto [host, port] = serve::split_host_port(text, "relay address");
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
-    if (int error = ::getaddrinfo(host.c_str(), text.substr(colon + 1).c_str(), &hints, &found);
-        error != 0)
+    if (int error = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); error != 0)
         throw std::runtime_error(fmt::format("cannot resolve {}: {}", text, ::gai_strerror(error)));
     std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owner(found, ::freeaddrinfo);
     const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);

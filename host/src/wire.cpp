@@ -22,15 +22,6 @@ constexpr std::array<KindMagic, 6> kKinds = {{{FrameKind::hello, "ARBH"},
                                               {FrameKind::assessment, "ARBA"},
                                               {FrameKind::error, "ARBE"}}};
 
-uint32_t read_u32(const uint8_t* p) {
-    return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-
-void write_u32(uint8_t* p, uint32_t value) {
-    for (int i = 0; i < 4; ++i)
-        p[i] = static_cast<uint8_t>(value >> (8 * i));
-}
-
 Decoded problem_at(uint64_t offset, std::string problem, bool fatal = false) {
     Decoded decoded;
     decoded.problem = std::move(problem);
@@ -54,20 +45,12 @@ std::optional<FrameKind> kind_of(std::span<const uint8_t, 4> magic) {
 }
 
 std::vector<uint8_t> stream_header() {
-    std::vector<uint8_t> header(kEventFileHeaderSize, 0);
-    std::memcpy(header.data(), kEventFileMagic, sizeof kEventFileMagic);
-    header[8] = static_cast<uint8_t>(kEventFileVersion);
-    header[9] = static_cast<uint8_t>(kEventFileVersion >> 8);
-    return header;
+    return encode_file_header();
 }
 
 void append_frame(std::vector<uint8_t>& out, FrameKind kind, std::span<const uint8_t> payload) {
-    uint8_t header[kRecordHeaderSize];
-    std::memcpy(header, magic_of(kind), 4);
-    write_u32(header + 4, static_cast<uint32_t>(payload.size()));
-    write_u32(header + 8, crc32(payload));
-    write_u32(header + 12, crc32({header, 12}));
-    out.insert(out.end(), header, header + kRecordHeaderSize);
+    const auto header = encode_record_header(payload, magic_of(kind));
+    out.insert(out.end(), header.begin(), header.end());
     out.insert(out.end(), payload.begin(), payload.end());
 }
 
@@ -102,7 +85,7 @@ void FrameDecoder::consume(size_t count) {
 bool FrameDecoder::header_valid_at(size_t index) const {
     const uint8_t* header = at(index);
     return kind_of(std::span<const uint8_t, 4>(header, 4)).has_value() &&
-           read_u32(header + 12) == crc32({header, 12});
+           read_u32_le(header + 12) == crc32({header, 12});
 }
 
 void FrameDecoder::resync() {
@@ -148,7 +131,7 @@ std::optional<Decoded> FrameDecoder::next() {
         const uint8_t* header = at(0);
         const uint64_t offset = offset_;
         const auto kind = kind_of(std::span<const uint8_t, 4>(header, 4));
-        if (read_u32(header + 12) != crc32({header, 12})) {
+        if (read_u32_le(header + 12) != crc32({header, 12})) {
             resyncing_ = true;
             consume(1);
             return problem_at(
@@ -156,7 +139,7 @@ std::optional<Decoded> FrameDecoder::next() {
                              : "no frame magic where a frame should begin; looking for the next "
                                "frame");
         }
-        const uint32_t length = read_u32(header + 4);
+        const uint32_t length = read_u32_le(header + 4);
         if (length > max_payload_) {
             consume(kRecordHeaderSize);
             const size_t here = static_cast<size_t>(std::min<uint64_t>(length, available()));
@@ -169,7 +152,7 @@ std::optional<Decoded> FrameDecoder::next() {
         }
         if (available() < kRecordHeaderSize + length) return std::nullopt;
         std::span<const uint8_t> payload(at(kRecordHeaderSize), length);
-        const bool payload_ok = read_u32(header + 8) == crc32(payload);
+        const bool payload_ok = read_u32_le(header + 8) == crc32(payload);
         Decoded decoded = problem_at(offset, "");
         if (!kind) {
             decoded.problem = fmt::format("unknown frame kind '{}'; the frame was passed over",

@@ -89,16 +89,38 @@ int listen_unix(const std::string& path, const std::string& setting) {
     return fd;
 }
 
-int listen_tcp(const std::string& text, bool allow_remote, const std::string& setting,
-               std::string& bound) {
+std::pair<std::string, std::string> split_host_port(const std::string& text,
+                                                    const std::string& setting) {
     const size_t colon = text.rfind(':');
     if (colon == std::string::npos)
         throw std::runtime_error(
             fmt::format("{}: expected \"address:port\", got \"{}\"", setting, text));
     std::string host = text.substr(0, colon);
-    const std::string port = text.substr(colon + 1);
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
         host = host.substr(1, host.size() - 2);
+    return {host, text.substr(colon + 1)};
+}
+
+int connect_unix(const std::string& path) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.empty() || path.size() >= sizeof address.sun_path)
+        throw std::runtime_error(
+            fmt::format("cannot connect to {}: a Unix socket path has 1 to {} bytes", path,
+                        sizeof address.sun_path - 1));
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+        const std::string error = std::strerror(errno);
+        if (fd >= 0) ::close(fd);
+        throw std::runtime_error(fmt::format("cannot connect to {}: {}", path, error));
+    }
+    return fd;
+}
+
+int listen_tcp(const std::string& text, bool allow_remote, const std::string& setting,
+               std::string& bound) {
+    const auto [host, port] = split_host_port(text, setting);
 
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;

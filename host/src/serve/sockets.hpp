@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 namespace arbiter::host::serve {
 
@@ -15,6 +16,13 @@ int listen_unix(const std::string& path, const std::string& setting);
 // actually bound (the port the kernel chose when the config gave 0).
 int listen_tcp(const std::string& address, bool allow_remote, const std::string& setting,
                std::string& bound);
+
+// A connected Unix stream socket; throws std::runtime_error "cannot connect to PATH: why".
+int connect_unix(const std::string& path);
+// "address:port" (or "[v6]:port") as host and port; throws std::runtime_error naming
+// `setting` when there is no colon.
+std::pair<std::string, std::string> split_host_port(const std::string& text,
+                                                    const std::string& setting);
 
 void set_nonblocking(int fd);
 // Who is on the other end, for logs: "127.0.0.1:51234", or "unix" for a Unix socket.

@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace arbiter::host {
@@ -28,8 +29,14 @@ inline constexpr uint32_t kMaxRecordPayload = 64u * 1024u * 1024u;
 
 uint32_t crc32(std::span<const uint8_t> bytes);
 
-// The 16-byte header of one record for a payload.
-std::vector<uint8_t> encode_record_header(std::span<const uint8_t> payload);
+// The 16-byte header at the start of a file (and of each direction of a serve stream).
+std::vector<uint8_t> encode_file_header();
+// The 16-byte header of one record for a payload; `magic` is "ARBR" in a file, and names
+// the frame's kind in a serve stream (arbiter/host/wire.hpp).
+std::vector<uint8_t> encode_record_header(std::span<const uint8_t> payload,
+                                          std::string_view magic = "ARBR");
+// A little-endian u32, as every integer of the format is stored.
+uint32_t read_u32_le(const uint8_t* bytes);
 
 class EventFileWriter {
   public:
