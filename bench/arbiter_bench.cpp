@@ -28,6 +28,7 @@
 
 #include "direct.hpp"
 #include "serve_bench.hpp"
+#include "stats.hpp"
 #include "workload.hpp"
 
 namespace arbiter::bench {
@@ -45,20 +46,6 @@ double cpu_seconds() {
     timespec ts{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
-double median(std::vector<double> values) {
-    if (values.empty()) return 0;
-    std::sort(values.begin(), values.end());
-    const size_t n = values.size();
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-double percentile(std::vector<double> values, double p) {
-    if (values.empty()) return 0;
-    std::sort(values.begin(), values.end());
-    const auto index = static_cast<size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
-    return values[std::min(index, values.size() - 1)];
 }
 
 // One measured item: `step` does a chunk of work and returns the events it handled.
@@ -438,7 +425,9 @@ void run_reload(const Settings& s) {
     std::printf("\n");
 }
 
-void run_serve(const Settings& s) { run_serve_section(s.quick); }
+void run_serve(const Settings& s) {
+    run_serve_section(s.quick);
+}
 
 int usage() {
     std::fprintf(stderr,

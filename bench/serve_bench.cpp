@@ -18,6 +18,7 @@
 #include <arbiter/host/relay_client.hpp>
 #include <arbiter/host/server.hpp>
 
+#include "stats.hpp"
 #include "workload.hpp"
 
 namespace arbiter::bench {
@@ -33,7 +34,7 @@ constexpr const char* kToken = "bench-token";
 // A server on sockets in a private folder, running on its own thread until destroyed.
 class ServerUnderTest {
   public:
-    explicit ServerUnderTest(uint32_t players) {
+    ServerUnderTest() {
         char pattern[] = "/tmp/arbiter-bench-serve-XXXXXX";
         if (!::mkdtemp(pattern)) throw std::runtime_error("mkdtemp failed");
         dir_ = pattern;
@@ -49,7 +50,6 @@ class ServerUnderTest {
             "[plugins.reference]\nlibrary = \"" +
             (dir_ / "arbiter-reference.so").string() +
             "\"\n[plugins.lagpool]\nlibrary = \"lagpool\"\n";
-        (void)players;
         spdlog::set_level(spdlog::level::warn);
         host::ConfigLoadOptions options;
         options.bundled_plugin_dir = host::default_bundled_plugin_dir();
@@ -86,14 +86,9 @@ class ServerUnderTest {
     std::thread thread_;
 };
 
-double median_of(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    return values.empty() ? 0 : values[values.size() / 2];
-}
-
 void stream_throughput(const char* transport, bool quick) {
     const uint32_t players = 1000;
-    ServerUnderTest server(players);
+    ServerUnderTest server;
     MovementStream stream({.players = players, .batch_events = 256});
     const auto batches = stream.prebuild(quick ? 400'000 : 2'000'000);
     host::RelayClient relay =
@@ -114,7 +109,7 @@ void stream_throughput(const char* transport, bool quick) {
 }
 
 void swaps_under_load(uint32_t players, int reloads) {
-    ServerUnderTest server(players);
+    ServerUnderTest server;
     std::atomic<bool> sending{true};
     uint64_t sent = 0;
     std::string synced;
@@ -147,17 +142,11 @@ void swaps_under_load(uint32_t players, int reloads) {
     sending = false;
     relay_thread.join();
     const uint64_t processed = json::parse(synced).value("events", uint64_t{0});
-    std::sort(pauses.begin(), pauses.end());
     std::printf(
         "  %7u players: %2d swaps via ctl, pause median %8.0f us, p99 %8.0f us, max %8.0f us; "
         "events sent %llu, processed %llu, lost %lld; failed reloads %d\n",
-        players, reloads, median_of(pauses),
-        pauses.empty()
-            ? 0.0
-            : pauses[std::min(pauses.size() - 1,
-                              static_cast<size_t>(static_cast<double>(pauses.size()) * 0.99))],
-        pauses.empty() ? 0.0 : pauses.back(), static_cast<unsigned long long>(sent),
-        static_cast<unsigned long long>(processed),
+        players, reloads, median(pauses), percentile(pauses, 0.99), percentile(pauses, 1.0),
+        static_cast<unsigned long long>(sent), static_cast<unsigned long long>(processed),
         static_cast<long long>(sent) - static_cast<long long>(processed), failed);
     std::printf("           state %s\n", state.c_str());
     std::fflush(stdout);

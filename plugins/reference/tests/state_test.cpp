@@ -172,6 +172,29 @@ struct V1Player {
     std::vector<std::pair<std::string, double>> reported;
 };
 
+// What every version writes first for a player: its id, movement samples, round trips
+// and the signals already reported.
+void write_player_core(StateWriter& out, const V1Player& p) {
+    out.put<uint32_t>(p.id);
+    out.put<uint64_t>(p.samples.size());
+    for (const Sample& s : p.samples) {
+        out.put<int64_t>(s.t_us);
+        out.put<double>(s.position.x);
+        out.put<double>(s.position.y);
+        out.put<double>(s.position.z);
+    }
+    out.put<uint64_t>(p.rtts.size());
+    for (const RttSample& r : p.rtts) {
+        out.put<int64_t>(r.t_us);
+        out.put<uint32_t>(r.rtt_us);
+    }
+    out.put<uint64_t>(p.reported.size());
+    for (const auto& [code, score] : p.reported) {
+        out.put_string(code);
+        out.put<double>(score);
+    }
+}
+
 // One match's players in the version 1 layout; with held_counts, in the version 2 layout
 // (each player followed by a count of held signals, here none).
 void write_match(StateWriter& out, const std::string& relay_id, uint64_t match_id,
@@ -180,24 +203,7 @@ void write_match(StateWriter& out, const std::string& relay_id, uint64_t match_i
     out.put<uint64_t>(match_id);
     out.put<uint64_t>(players.size());
     for (const V1Player& p : players) {
-        out.put<uint32_t>(p.id);
-        out.put<uint64_t>(p.samples.size());
-        for (const Sample& s : p.samples) {
-            out.put<int64_t>(s.t_us);
-            out.put<double>(s.position.x);
-            out.put<double>(s.position.y);
-            out.put<double>(s.position.z);
-        }
-        out.put<uint64_t>(p.rtts.size());
-        for (const RttSample& r : p.rtts) {
-            out.put<int64_t>(r.t_us);
-            out.put<uint32_t>(r.rtt_us);
-        }
-        out.put<uint64_t>(p.reported.size());
-        for (const auto& [code, score] : p.reported) {
-            out.put_string(code);
-            out.put<double>(score);
-        }
+        write_player_core(out, p);
         if (held_counts) out.put<uint64_t>(0);
     }
 }
@@ -302,24 +308,7 @@ std::vector<uint8_t> v3_blob(const std::vector<V1Player>& players, uint32_t vers
     out.put<uint64_t>(9);
     out.put<uint64_t>(players.size());
     for (const V1Player& p : players) {
-        out.put<uint32_t>(p.id);
-        out.put<uint64_t>(p.samples.size());
-        for (const Sample& s : p.samples) {
-            out.put<int64_t>(s.t_us);
-            out.put<double>(s.position.x);
-            out.put<double>(s.position.y);
-            out.put<double>(s.position.z);
-        }
-        out.put<uint64_t>(p.rtts.size());
-        for (const RttSample& r : p.rtts) {
-            out.put<int64_t>(r.t_us);
-            out.put<uint32_t>(r.rtt_us);
-        }
-        out.put<uint64_t>(p.reported.size());
-        for (const auto& [code, score] : p.reported) {
-            out.put_string(code);
-            out.put<double>(score);
-        }
+        write_player_core(out, p);
         out.put<uint64_t>(0);  // held
         out.put<int64_t>(-1);  // arrivals: last heard
         out.put<uint64_t>(0);  // silences
