@@ -716,6 +716,18 @@ TEST_F(Serve, RefusesToStartOnAnAddressItMustNotOrCannotUse) {
     EXPECT_NE(second.err.find("another server is already listening"), std::string::npos)
         << second.err;
     EXPECT_EQ(first.stop(SIGTERM), 0);
+
+    // A token file that cannot be read: named, and nothing left listening.
+    std::string text = config_text(test_plugin("echo", "arbiter-test-echo.so"));
+    text.replace(text.find("token = "),
+                 std::string("token = \"").size() + std::string(kToken).size() + 1,
+                 "token_file = \"" + (dir_ / "no-such-token").string() + "\"");
+    write_config(text);
+    auto no_token = serve({});
+    EXPECT_EQ(no_token.exit_status, 2);
+    EXPECT_NE(no_token.err.find("serve.token_file: cannot read a token from"), std::string::npos)
+        << no_token.err;
+    EXPECT_FALSE(fs::exists(relay_socket()));
 }
 
 }  // namespace
