@@ -380,6 +380,85 @@ TEST_F(Serve, ReportsEachBadMessageByNameAndGoesOnWithTheNext) {
     EXPECT_TRUE(errors_in(bystander.take_received()).empty());
 }
 
+// Each of these once ended the whole process (b9b94b3): an error text that quoted bytes
+// that are not UTF-8, a hello member of the wrong type, and a sync nested so deep that
+// writing the reply exhausted the stack. Now each is answered and the server serves on.
+TEST_F(Serve, SurvivesHostileMessagesBeforeAndAfterTheHello) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
+    ServerProcess server(config_path(), dir_.path());
+    auto frame = [](FrameKind kind, std::string_view payload) {
+        std::vector<uint8_t> bytes;
+        arbiter::host::wire::append_frame(bytes, kind, payload);
+        return bytes;
+    };
+    auto first_error = [](RelayClient& client) {
+        auto reply = client.read_frame(std::chrono::seconds(10));
+        if (!reply || reply->kind != FrameKind::error) return json();
+        return parse(*reply);
+    };
+
+    // An unknown kind whose magic is not UTF-8, before any hello, over TCP.
+    RelayClient binary = RelayClient::connect_tcp(server.tcp_address());
+    std::vector<uint8_t> unknown = frame(FrameKind::batch, "{}");
+    const uint8_t magic[4] = {0xff, 0xfe, 0x80, 0xc3};
+    std::memcpy(unknown.data(), magic, 4);
+    const uint32_t header_crc = arbiter::host::crc32({unknown.data(), 12});
+    std::memcpy(unknown.data() + 12, &header_crc, 4);
+    binary.send_raw(unknown);
+    EXPECT_NE(
+        first_error(binary).value("error", "").find("unknown frame kind '\\xff\\xfe\\x80\\xc3'"),
+        std::string::npos);
+
+    // Hello members of the wrong type, over both transports.
+    RelayClient numeric = RelayClient::connect_tcp(server.tcp_address());
+    numeric.send_raw(frame(FrameKind::hello, R"({"token": 12345, "relay": "r"})"));
+    json refusal = first_error(numeric);
+    EXPECT_NE(refusal.value("error", "").find("\"token\" must be a string"), std::string::npos)
+        << refusal;
+    EXPECT_TRUE(refusal.value("closing", false));
+    RelayClient listed = RelayClient::connect_unix(relay_socket());
+    listed.send_raw(frame(FrameKind::hello, R"({"relay": ["a", "b"]})"));
+    EXPECT_NE(first_error(listed).value("error", "").find("\"relay\" must be a string"),
+              std::string::npos);
+
+    // Syncs nested 65,000 deep (over the size cap) and 30,000 deep (within it): answered
+    // with the counts, not echoed.
+    RelayClient deep = RelayClient::connect_unix(relay_socket());
+    deep.hello("deep");
+    for (const auto& [depth, problem] : {std::pair{65000, "over the limit of 65536"},
+                                         std::pair{30000, "nested deeper than 64 levels"}}) {
+        deep.send_raw(frame(FrameKind::sync, std::string(static_cast<size_t>(depth), '[') +
+                                                 std::string(static_cast<size_t>(depth), ']')));
+        auto answer = deep.read_frame(std::chrono::seconds(10));
+        ASSERT_TRUE(answer);
+        ASSERT_EQ(answer->kind, FrameKind::sync);
+        EXPECT_NE(parse(*answer).value("error", "").find(problem), std::string::npos)
+            << parse(*answer);
+        EXPECT_EQ(parse(*answer).value("batches", 1), 0);
+    }
+
+    // A control line that is not UTF-8 is answered, not dropped.
+    const int control = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strcpy(address.sun_path, control_socket().c_str());
+    ASSERT_EQ(::connect(control, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    const std::string line = "st\xff\xfeus\n";
+    ASSERT_EQ(::send(control, line.data(), line.size(), 0), static_cast<ssize_t>(line.size()));
+    std::string reply;
+    char buffer[4096];
+    for (ssize_t got; (got = ::recv(control, buffer, sizeof buffer, 0)) > 0;)
+        reply.append(buffer, static_cast<size_t>(got));
+    ::close(control);
+    EXPECT_NE(reply.find("unknown command 'st\\\\xff\\\\xfeus'"), std::string::npos) << reply;
+
+    // Still serving.
+    RelayClient after = RelayClient::connect_tcp(server.tcp_address());
+    after.hello("after", kToken);
+    EXPECT_EQ(json::parse(after.sync(7)).value("batches", 1), 0);
+    EXPECT_EQ(status().value("server_id", ""), "serve-test");
+}
+
 TEST_F(Serve, TurnsAwayARelayPastTheConnectionLimitAndServesTheRest) {
     write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"), "max_connections = 2\n"));
     ServerProcess server(config_path(), dir_.path());

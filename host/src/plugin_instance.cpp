@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "arbiter/host/untrusted_text.hpp"
+
 namespace arbiter::host {
 
 std::string signal_problem(const arb_signal* signal) {
@@ -34,8 +36,9 @@ std::string signal_problem(const arb_signal* signal) {
         return "evidence pointer is NULL";
     if (signal->evidence_json.size) {
         std::string_view text(signal->evidence_json.data, signal->evidence_json.size);
-        auto parsed = nlohmann::json::parse(text, nullptr, false);
-        if (parsed.is_discarded() || !parsed.is_object()) return "evidence is not a JSON object";
+        const UntrustedJson parsed = parse_untrusted_json(text, 64 * 1024);
+        if (!parsed.ok()) return "evidence is not a JSON object: " + parsed.problem;
+        if (!parsed.value.is_object()) return "evidence is not a JSON object";
     }
     return "";
 }

@@ -24,6 +24,8 @@
 #include <nlohmann/json.hpp>
 
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/serve_protocol.hpp"
+#include "arbiter/host/untrusted_text.hpp"
 #include "arbiter/host/wire.hpp"
 #include "serve/event_processor.hpp"
 #include "serve/file_watcher.hpp"
@@ -40,7 +42,6 @@ using serve::Work;
 namespace {
 
 constexpr size_t kReadChunk = 256 * 1024;
-constexpr size_t kMaxControlLine = 4096;
 // Connections being told they are over the limit; past this many, more are just closed.
 constexpr size_t kMaxTurnedAway = 64;
 // How long a turned-away relay may take to hang up before we do.
@@ -48,14 +49,6 @@ constexpr auto kTurnedAwayGrace = std::chrono::seconds(2);
 
 // Compares without stopping at the first difference, so the time taken does not tell
 // a guesser how much of the token was right.
-bool same_token(const std::string& given, const std::string& expected) {
-    unsigned char difference = given.size() == expected.size() ? 0 : 1;
-    for (size_t i = 0; i < given.size(); ++i)
-        difference |= static_cast<unsigned char>(
-            given[i] ^ expected[i % std::max<size_t>(1, expected.size())]);
-    return difference == 0 && !expected.empty();
-}
-
 std::string read_token_file(const std::string& path) {
     std::ifstream in(path);
     std::string token;
@@ -223,7 +216,7 @@ struct Server::Impl {
             ready[listener.description.substr(0, space)] = listener.description.substr(space + 1);
         }
         const auto temporary = options.ready_file.string() + ".tmp";
-        std::ofstream(temporary) << ready.dump() << "\n";
+        std::ofstream(temporary) << dump_json(ready) << "\n";
         std::filesystem::rename(temporary, options.ready_file);
     }
 
@@ -410,7 +403,7 @@ struct Server::Impl {
             "(serve.max_connections); try again later",
             settings.max_connections);
         wire::append_frame(connection.out, wire::FrameKind::error,
-                           json{{"error", problem}, {"offset", 0}, {"closing", true}}.dump());
+                           serve_protocol::error_json(problem, 0, true));
         spdlog::warn("serve: connection {} from {} turned away: {}", connection.id, connection.peer,
                      problem);
         write_to(connection);
@@ -420,10 +413,18 @@ struct Server::Impl {
         auto it = connections.find(id);
         if (it == connections.end()) return;
         Connection& connection = it->second;
-        // Read first: a relay that sent its last batches and hung up has them waiting
-        // here even though writing to it now fails.
-        if (revents & (POLLIN | POLLHUP | POLLERR)) read_from(connection);
-        if (!connection.dead && (revents & POLLOUT)) write_to(connection);
+        // Nothing a peer sends may end the process. Every message is checked where it is
+        // read; this is the backstop should one check be missing: that connection alone ends.
+        try {
+            // Read first: a relay that sent its last batches and hung up has them waiting
+            // here even though writing to it now fails.
+            if (revents & (POLLIN | POLLHUP | POLLERR)) read_from(connection);
+            if (!connection.dead && (revents & POLLOUT)) write_to(connection);
+        } catch (const std::exception& error) {
+            spdlog::error("serve: connection {} from {}: {}; closing it", connection.id,
+                          connection.peer, error.what());
+            disconnect(connection, error.what());
+        }
     }
 
     // One read per wake-up (all of it when draining), so that every relay gets its turn.
@@ -505,33 +506,22 @@ struct Server::Impl {
     }
 
     bool accept_hello(Connection& connection, const wire::Frame& frame) {
-        json hello = json::parse(frame.payload.begin(), frame.payload.end(), nullptr, false);
-        if (!hello.is_object()) {
-            send_error(connection, "the hello is not a JSON object", frame.offset,
-                       connection.token_required);
+        const serve_protocol::Hello hello = serve_protocol::read_hello(
+            frame.payload, connection.token_required ? std::string_view(token) : "");
+        if (!hello.accepted) {
+            if (connection.token_required)
+                spdlog::warn(
+                    "serve: connection {} from {}: {}; closing it", connection.id, connection.peer,
+                    hello.problem.ends_with("token") ? "wrong or missing token" : hello.problem);
+            send_error(connection, hello.problem, frame.offset, connection.token_required);
             return false;
         }
-        if (connection.token_required) {
-            const std::string given = hello.value("token", "");
-            if (!same_token(given, token)) {
-                spdlog::warn("serve: connection {} from {}: wrong or missing token; closing it",
-                             connection.id, connection.peer);
-                send_error(connection, given.empty() ? "the hello carries no token" : "wrong token",
-                           frame.offset, true);
-                return false;
-            }
-        }
         connection.greeted = true;
-        connection.relay = hello.value("relay", "");
+        connection.relay = hello.relay;
         spdlog::info("serve: connection {} from {} is relay '{}'", connection.id, connection.peer,
-                     connection.relay);
-        json welcome = {
-            {"server_id", server_id},
-            {"protocol", 1},
-            {"abi", fmt::format("{}.{}", ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR)},
-            {"schema", fmt::format("{}.{}", ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR)},
-            {"max_message_bytes", max_message_bytes}};
-        wire::append_frame(connection.out, wire::FrameKind::welcome, welcome.dump());
+                     escape_for_message(connection.relay, 200));
+        wire::append_frame(connection.out, wire::FrameKind::welcome,
+                           serve_protocol::welcome_json(server_id, max_message_bytes));
         write_to(connection);
         return true;
     }
@@ -543,8 +533,8 @@ struct Server::Impl {
             spdlog::warn("serve: connection {} ({}): at byte {}: {}{}", connection.id,
                          connection.relay.empty() ? connection.peer : connection.relay, offset,
                          problem, closing ? "; closing it" : "");
-        json error = {{"error", problem}, {"offset", offset}, {"closing", closing}};
-        wire::append_frame(connection.out, wire::FrameKind::error, error.dump());
+        wire::append_frame(connection.out, wire::FrameKind::error,
+                           serve_protocol::error_json(problem, offset, closing));
         if (closing) {
             connection.stop_reading = true;
             connection.close_after_send = true;
@@ -556,7 +546,7 @@ struct Server::Impl {
         connection.control_line.append(bytes.begin(), bytes.end());
         const auto end = connection.control_line.find('\n');
         if (end == std::string::npos) {
-            if (connection.control_line.size() > kMaxControlLine)
+            if (connection.control_line.size() > serve_protocol::kMaxControlLine)
                 answer_control_error(connection, "the command line is too long");
             return;
         }
@@ -572,7 +562,7 @@ struct Server::Impl {
     }
 
     void answer_control_error(Connection& connection, const std::string& problem) {
-        const std::string text = json{{"ok", false}, {"error", problem}}.dump(2) + "\n";
+        const std::string text = dump_json({{"ok", false}, {"error", problem}}, 2) + "\n";
         connection.out.insert(connection.out.end(), text.begin(), text.end());
         connection.stop_reading = true;
         connection.close_after_send = true;
@@ -596,7 +586,7 @@ struct Server::Impl {
                  {"connected_s",
                   std::chrono::duration<double>(Clock::now() - connection.since).count()}});
         }
-        return list.dump();
+        return dump_json(list);
     }
 
     void write_to(Connection& connection) {

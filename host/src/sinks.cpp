@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "arbiter/host/untrusted_text.hpp"
+
 namespace arbiter::host {
 
 namespace {
@@ -67,7 +69,7 @@ void SecurityEventLog::on_signal(const SignalRecord& signal) {
         {"reviewed_by", ""},
         {"verdict", ""},
     };
-    out_ << record.dump() << '\n';
+    out_ << dump_json(record) << '\n';
 }
 
 void SecurityEventLog::flush() {
@@ -107,7 +109,7 @@ std::string assessment_json(const Assessment& assessment) {
         {"reasons", assessment.reasons},
         {"signals", checks},
     };
-    return object.dump();
+    return dump_json(object);
 }
 
 void print_assessment_table(std::ostream& out, const std::vector<Assessment>& assessments) {

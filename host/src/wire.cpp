@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "arbiter/host/event_file.hpp"
+#include "arbiter/host/untrusted_text.hpp"
 
 namespace arbiter::host::wire {
 
@@ -155,8 +156,9 @@ std::optional<Decoded> FrameDecoder::next() {
         const bool payload_ok = read_u32_le(header + 8) == crc32(payload);
         Decoded decoded = problem_at(offset, "");
         if (!kind) {
-            decoded.problem = fmt::format("unknown frame kind '{}'; the frame was passed over",
-                                          std::string(reinterpret_cast<const char*>(header), 4));
+            decoded.problem = fmt::format(
+                "unknown frame kind '{}'; the frame was passed over",
+                escape_for_message(std::string_view(reinterpret_cast<const char*>(header), 4)));
         } else if (!payload_ok) {
             decoded.problem = "payload checksum mismatch; the frame was dropped";
         } else {

@@ -6,7 +6,9 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "arbiter/host/serve_protocol.hpp"
 #include "arbiter/host/sinks.hpp"
+#include "arbiter/host/untrusted_text.hpp"
 
 namespace arbiter::host::serve {
 
@@ -38,7 +40,7 @@ json report_json(const ReloadReport& report) {
 }
 
 std::string error_json(const std::string& problem, uint64_t offset) {
-    return json{{"error", problem}, {"offset", offset}, {"closing", false}}.dump();
+    return serve_protocol::error_json(problem, offset, false);
 }
 
 }  // namespace
@@ -126,40 +128,34 @@ void EventProcessor::on_batch(Work& work) {
 void EventProcessor::on_sync(const Work& work) {
     // Everything this connection sent before the sync has been processed: say how much.
     const RelayStats& stats = relay_stats_[work.connection];
-    json answer = json::parse(work.payload.begin(), work.payload.end(), nullptr, false);
-    if (!answer.is_object()) answer = json::object();
-    answer["batches"] = stats.batches;
-    answer["events"] = stats.events;
-    answer["refused"] = stats.refused;
-    reply(work.connection, wire::FrameKind::sync, answer.dump());
+    reply(work.connection, wire::FrameKind::sync,
+          serve_protocol::sync_reply(
+              work.payload,
+              {.batches = stats.batches, .events = stats.events, .refused = stats.refused}));
 }
 
 void EventProcessor::on_control(const Work& work) {
-    const std::string& command = work.payload.empty()
-                                     ? std::string()
-                                     : std::string(work.payload.begin(), work.payload.end());
+    using serve_protocol::ControlVerb;
+    const serve_protocol::ControlRequest request = serve_protocol::parse_control_line(
+        std::string_view(reinterpret_cast<const char*>(work.payload.data()), work.payload.size()));
     auto answer = [&](const json& body) { answer_control(work.connection, body); };
-    std::string verb = command.substr(0, command.find(' '));
-    std::string argument =
-        command.find(' ') == std::string::npos ? "" : command.substr(command.find(' ') + 1);
-    if (verb == "status") {
-        answer(json::parse(status_json(work.text)));
-    } else if (verb == "plugins") {
-        answer(json::parse(plugins_json()));
-    } else if (verb == "assessments") {
-        json list = json::array();
-        for (const auto& assessment : host_.assessments())
-            list.push_back(json::parse(assessment_json(assessment)));
-        answer(list);
-    } else if (verb == "reload" && argument.empty()) {
-        apply_config_file(work.connection);
-    } else if (verb == "reload") {
-        start_reload(argument, work.connection);
-    } else {
-        answer(
-            {{"ok", false},
-             {"error", "unknown command '" + command +
-                           "': expected status, plugins, assessments, reload or reload PLUGIN"}});
+    switch (request.verb) {
+        case ControlVerb::status:
+            return answer(status_json(work.text));
+        case ControlVerb::plugins:
+            return answer(plugins_json());
+        case ControlVerb::assessments: {
+            json list = json::array();
+            for (const auto& assessment : host_.assessments())
+                list.push_back(json::parse(assessment_json(assessment)));
+            return answer(list);
+        }
+        case ControlVerb::reload_config:
+            return apply_config_file(work.connection);
+        case ControlVerb::reload_plugin:
+            return start_reload(request.argument, work.connection);
+        case ControlVerb::unknown:
+            return answer({{"ok", false}, {"error", request.problem}});
     }
 }
 
@@ -263,7 +259,7 @@ void EventProcessor::reply(uint64_t connection, wire::FrameKind kind,
 void EventProcessor::answer_control(uint64_t connection, const nlohmann::json& answer) {
     if (connection == 0) return;  // the request came from the file watcher
     // The control protocol is plain text: one JSON document, then the connection ends.
-    const std::string text = answer.dump(2) + "\n";
+    const std::string text = dump_json(answer, 2) + "\n";
     outbox_.post(
         Reply{.connection = connection, .bytes = {text.begin(), text.end()}, .close_after = true});
 }
@@ -307,7 +303,7 @@ void EventProcessor::sample_rate() {
         rate_samples_.pop_front();
 }
 
-std::string EventProcessor::status_json(const std::string& connections_json) const {
+json EventProcessor::status_json(const std::string& connections_json) const {
     double events_per_second = 0;
     if (rate_samples_.size() >= 2) {
         const auto& [t0, e0] = rate_samples_.front();
@@ -339,24 +335,23 @@ std::string EventProcessor::status_json(const std::string& connections_json) con
     for (const auto& report : recent_reloads_)
         reloads.push_back(report_json(report));
     const auto& counters = host_.counters();
-    return json{{"server_id", host_.config().host.server_id},
-                {"uptime_s", std::chrono::duration<double>(Clock::now() - started_).count()},
-                {"events_per_second", events_per_second},
-                {"queue", {{"bytes", queue_.queued_bytes()}, {"capacity", queue_.capacity()}}},
-                {"counters",
-                 {{"batches", counters.batches},
-                  {"events", counters.events},
-                  {"refused_batches", counters.refused_batches},
-                  {"signals", counters.signals},
-                  {"matches_ended", counters.matches_ended},
-                  {"open_matches", host_.open_matches().size()}}},
-                {"connections", connections},
-                {"plugins", plugins},
-                {"recent_reloads", reloads}}
-        .dump();
+    return {{"server_id", host_.config().host.server_id},
+            {"uptime_s", std::chrono::duration<double>(Clock::now() - started_).count()},
+            {"events_per_second", events_per_second},
+            {"queue", {{"bytes", queue_.queued_bytes()}, {"capacity", queue_.capacity()}}},
+            {"counters",
+             {{"batches", counters.batches},
+              {"events", counters.events},
+              {"refused_batches", counters.refused_batches},
+              {"signals", counters.signals},
+              {"matches_ended", counters.matches_ended},
+              {"open_matches", host_.open_matches().size()}}},
+            {"connections", connections},
+            {"plugins", plugins},
+            {"recent_reloads", reloads}};
 }
 
-std::string EventProcessor::plugins_json() const {
+json EventProcessor::plugins_json() const {
     json plugins = json::array();
     for (const auto& slot : host_.plugins()) {
         json entry = {{"name", slot.settings.name},     {"library", slot.settings.library.string()},
@@ -373,7 +368,7 @@ std::string EventProcessor::plugins_json() const {
         }
         plugins.push_back(entry);
     }
-    return plugins.dump();
+    return plugins;
 }
 
 std::vector<WatchedFile> EventProcessor::watched_files() const {

@@ -58,8 +58,8 @@ class EventProcessor {
     void send_match_assessments(const MatchKey& match);
     void end_idle_matches();
     void sample_rate();
-    std::string status_json(const std::string& connections_json) const;
-    std::string plugins_json() const;
+    nlohmann::json status_json(const std::string& connections_json) const;
+    nlohmann::json plugins_json() const;
 
     Host& host_;
     ConfigLoadOptions options_;

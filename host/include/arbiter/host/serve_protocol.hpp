@@ -1,0 +1,54 @@
+// The messages of `arbiter serve` that carry JSON or text from a relay or an operator:
+// the hello, the sync, the error and welcome replies, and the control line. They live
+// here, apart from the sockets, so that every one of them can be tested and fuzzed
+// without opening a socket, and so that the event loop never parses anything itself.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace arbiter::host::serve_protocol {
+
+// A hello or a sync is a small JSON object; anything larger is refused unread.
+inline constexpr size_t kMaxHelloBytes = 64 * 1024;
+inline constexpr size_t kMaxSyncBytes = 64 * 1024;
+// A control command is one line.
+inline constexpr size_t kMaxControlLine = 4096;
+
+struct Hello {
+    bool accepted = false;
+    std::string relay;    // the relay's name, when it gave one
+    std::string problem;  // why it was refused, fit to send back
+};
+
+// Reads a hello frame's payload: {"token": "...", "relay": "..."}, both optional strings.
+// `required_token` is empty when the transport needs no token (a Unix socket).
+Hello read_hello(std::span<const uint8_t> payload, std::string_view required_token);
+
+// Compares in time independent of where the first difference lies.
+bool same_token(std::string_view given, std::string_view expected);
+
+std::string welcome_json(std::string_view server_id, uint64_t max_message_bytes);
+std::string error_json(std::string_view problem, uint64_t offset, bool closing);
+
+// The reply to a sync: the relay's object echoed back with how much of what it sent
+// before the sync has been processed. A payload that is not a small JSON object is
+// answered with the counts and an "error" saying why it was not echoed.
+struct SyncCounts {
+    uint64_t batches = 0;
+    uint64_t events = 0;
+    uint64_t refused = 0;
+};
+std::string sync_reply(std::span<const uint8_t> payload, const SyncCounts& counts);
+
+enum class ControlVerb { status, plugins, assessments, reload_config, reload_plugin, unknown };
+struct ControlRequest {
+    ControlVerb verb = ControlVerb::unknown;
+    std::string argument;  // the plugin, for reload_plugin
+    std::string problem;   // for unknown: what was wrong, fit to send back
+};
+ControlRequest parse_control_line(std::string_view line);
+
+}  // namespace arbiter::host::serve_protocol

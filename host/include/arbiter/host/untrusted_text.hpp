@@ -1,0 +1,63 @@
+// Text from outside (relay frames, event files, imported traces, control lines) handled
+// without trusting it. Three rules, each learnt from a crash: a string is UTF-8 only once
+// checked; bytes quoted into a message are escaped, so the message itself stays valid
+// text; JSON from outside is parsed with a size and depth cap, and JSON we write never
+// throws on a string that slipped through unchecked.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace arbiter::host {
+
+// The index of the first byte that does not belong to well-formed UTF-8 (overlong forms,
+// surrogates and code points past U+10FFFF are ill-formed too), or nullopt if all is well.
+std::optional<size_t> first_invalid_utf8(std::string_view text);
+inline bool is_valid_utf8(std::string_view text) {
+    return !first_invalid_utf8(text).has_value();
+}
+
+// `bytes` fit for a log line or an error reply: printable ASCII and well-formed UTF-8
+// characters as they are; control characters, backslashes and bytes that are not UTF-8
+// as \xNN (a backslash as \\); cut at `max_bytes` of input with "..." after.
+std::string escape_for_message(std::string_view bytes, size_t max_bytes = 64);
+
+// Deeper than any document Arbiter reads or writes, far shallower than what exhausts a
+// stack when a nested value is written back out or destroyed.
+inline constexpr size_t kMaxJsonDepth = 64;
+
+struct UntrustedJson {
+    nlohmann::json value;  // when problem is empty
+    std::string problem;   // what was wrong, fit to show
+    bool ok() const { return problem.empty(); }
+};
+
+// Parses `text` as one JSON document, refusing more than `max_bytes` or nesting past
+// `max_depth` before the parser sees it; strings must be UTF-8.
+UntrustedJson parse_untrusted_json(std::string_view text, size_t max_bytes,
+                                   size_t max_depth = kMaxJsonDepth);
+inline UntrustedJson parse_untrusted_json(std::span<const uint8_t> bytes, size_t max_bytes,
+                                          size_t max_depth = kMaxJsonDepth) {
+    return parse_untrusted_json(
+        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), max_bytes,
+        max_depth);
+}
+
+// `value` written out; a string that is not UTF-8 has its bad bytes replaced with U+FFFD
+// rather than throwing (nlohmann's default) from a sink or a reply.
+std::string dump_json(const nlohmann::json& value, int indent = -1);
+
+// A member that must be a string if present: its text, nullopt when absent, and a problem
+// naming the member when it is there with another type.
+struct StringMember {
+    std::optional<std::string> text;
+    std::string problem;
+};
+StringMember string_member(const nlohmann::json& object, std::string_view key);
+
+}  // namespace arbiter::host

@@ -1,0 +1,102 @@
+#include <arbiter/arbiter_plugin.h>
+#include <fmt/format.h>
+
+#include "arbiter/host/serve_protocol.hpp"
+#include "arbiter/host/untrusted_text.hpp"
+
+namespace arbiter::host::serve_protocol {
+
+using json = nlohmann::json;
+
+Hello read_hello(std::span<const uint8_t> payload, std::string_view required_token) {
+    Hello hello;
+    UntrustedJson parsed = parse_untrusted_json(payload, kMaxHelloBytes);
+    if (!parsed.ok() || !parsed.value.is_object()) {
+        hello.problem = parsed.ok() ? std::string("the hello is not a JSON object")
+                                    : "the hello is not a JSON object: " + parsed.problem;
+        return hello;
+    }
+    const StringMember token = string_member(parsed.value, "token");
+    const StringMember relay = string_member(parsed.value, "relay");
+    for (const auto* member : {&token, &relay}) {
+        if (!member->problem.empty()) {
+            hello.problem = "the hello is malformed: " + member->problem;
+            return hello;
+        }
+    }
+    if (!required_token.empty()) {
+        if (!token.text || token.text->empty()) {
+            hello.problem = "the hello carries no token";
+            return hello;
+        }
+        if (!same_token(*token.text, required_token)) {
+            hello.problem = "wrong token";
+            return hello;
+        }
+    }
+    hello.relay = relay.text.value_or("");
+    hello.accepted = true;
+    return hello;
+}
+
+bool same_token(std::string_view given, std::string_view expected) {
+    unsigned char difference = given.size() == expected.size() ? 0 : 1;
+    for (size_t i = 0; i < given.size(); ++i)
+        difference |= static_cast<unsigned char>(
+            given[i] ^ expected[i % std::max<size_t>(1, expected.size())]);
+    return difference == 0 && !expected.empty();
+}
+
+std::string welcome_json(std::string_view server_id, uint64_t max_message_bytes) {
+    return dump_json(
+        {{"server_id", server_id},
+         {"protocol", 1},
+         {"abi", fmt::format("{}.{}", ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR)},
+         {"schema", fmt::format("{}.{}", ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR)},
+         {"max_message_bytes", max_message_bytes}});
+}
+
+std::string error_json(std::string_view problem, uint64_t offset, bool closing) {
+    return dump_json({{"error", problem}, {"offset", offset}, {"closing", closing}});
+}
+
+std::string sync_reply(std::span<const uint8_t> payload, const SyncCounts& counts) {
+    UntrustedJson parsed = parse_untrusted_json(payload, kMaxSyncBytes);
+    json answer = json::object();
+    if (parsed.ok() && parsed.value.is_object())
+        answer = std::move(parsed.value);
+    else if (!payload.empty())
+        answer["error"] = parsed.ok() ? std::string("the sync is not a JSON object; not echoed")
+                                      : parsed.problem + "; not echoed";
+    answer["batches"] = counts.batches;
+    answer["events"] = counts.events;
+    answer["refused"] = counts.refused;
+    return dump_json(answer);
+}
+
+ControlRequest parse_control_line(std::string_view line) {
+    ControlRequest request;
+    const size_t space = line.find(' ');
+    const std::string_view verb = line.substr(0, space);
+    const std::string_view argument =
+        space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
+    if (verb == "status" && argument.empty()) {
+        request.verb = ControlVerb::status;
+    } else if (verb == "plugins" && argument.empty()) {
+        request.verb = ControlVerb::plugins;
+    } else if (verb == "assessments" && argument.empty()) {
+        request.verb = ControlVerb::assessments;
+    } else if (verb == "reload" && argument.empty()) {
+        request.verb = ControlVerb::reload_config;
+    } else if (verb == "reload" && is_valid_utf8(argument)) {
+        request.verb = ControlVerb::reload_plugin;
+        request.argument = std::string(argument);
+    } else {
+        request.problem = fmt::format(
+            "unknown command '{}': expected status, plugins, assessments, reload or reload PLUGIN",
+            escape_for_message(line, 200));
+    }
+    return request;
+}
+
+}  // namespace arbiter::host::serve_protocol
