@@ -1,4 +1,6 @@
 // Ingest: every way a batch from outside can be wrong is refused with the reason.
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include <arbiter/sdk/batch_builder.hpp>
@@ -96,3 +98,99 @@ TEST(Ingest, RelayIdOrderAndBodiesAreChecked) {
 }
 
 }  // namespace
+
+// What passes ingest a plugin and every sink may rely on: strings are UTF-8, numbers are
+// finite, relay times are within +-2^53 us. Each refusal names the event and the field.
+TEST(Ingest, RefusesStringsThatAreNotUtf8NamingTheField) {
+    auto relay =
+        arbiter::BatchBuilder("relay\xff", 1).add(10, 1, 1, arbiter::build::Latency{5}).finish();
+    auto result = ingest_batch(relay, 1 << 20);
+    EXPECT_FALSE(result.ok);
+    EXPECT_NE(result.problem.find("relay_id is not UTF-8 (byte 5 of 6)"), std::string::npos)
+        << result.problem;
+
+    arbiter::BatchBuilder builder("relay", 1);
+    builder.add(10, 1, 1, arbiter::build::Latency{5});
+    builder.add(20, 1, 2, arbiter::build::PlayerJoin{.account_id = "acc\xc3\x28"});
+    result = ingest_batch(builder.finish(), 1 << 20);
+    EXPECT_FALSE(result.ok);
+    EXPECT_NE(result.problem.find("event 1: PlayerJoin.account_id is not UTF-8 (byte 3 of 5)"),
+              std::string::npos)
+        << result.problem;
+
+    // Well-formed multi-byte text passes; an overlong '/' and a surrogate do not.
+    EXPECT_TRUE(ingest_batch(arbiter::BatchBuilder("r\xc3\xa9lais-\xe2\x82\xac-\xf0\x9f\x8e\xae", 1)
+                                 .add(10, 1, 1, arbiter::build::Latency{5})
+                                 .finish(),
+                             1 << 20)
+                    .ok);
+    for (const char* bad : {"\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80"})
+        EXPECT_FALSE(
+            ingest_batch(
+                arbiter::BatchBuilder(bad, 1).add(10, 1, 1, arbiter::build::Latency{5}).finish(),
+                1 << 20)
+                .ok)
+            << bad;
+}
+
+TEST(Ingest, RefusesNumbersThatAreNotFinite) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    arbiter::BatchBuilder builder("relay", 1);
+    builder.add(10, 1, 1, arbiter::build::Position{.position = {1, nan, 2}});
+    auto result = ingest_batch(builder.finish(), 1 << 20);
+    EXPECT_FALSE(result.ok);
+    EXPECT_NE(result.problem.find("event 0: PositionUpdate.position (1, nan, 2) is not finite"),
+              std::string::npos)
+        << result.problem;
+
+    builder.add(10, 1, 1, arbiter::build::Hit{.target_player = 2, .range_m = inf});
+    result = ingest_batch(builder.finish(), 1 << 20);
+    EXPECT_FALSE(result.ok);
+    EXPECT_NE(result.problem.find("HitClaim.range_m is inf"), std::string::npos) << result.problem;
+
+    builder.add(10, 1, 1, arbiter::build::Stat{.stat = "xp", .delta = 1.0, .value_after = -inf});
+    result = ingest_batch(builder.finish(), 1 << 20);
+    EXPECT_NE(result.problem.find("StatChange.value_after is -inf"), std::string::npos)
+        << result.problem;
+}
+
+TEST(Ingest, BoundsRelayTimesSoThatNoDifferenceOverflows) {
+    using arbiter::host::kMaxRelayTimeUs;
+    for (const int64_t time : {INT64_MIN, INT64_MAX, kMaxRelayTimeUs + 1, -kMaxRelayTimeUs - 1}) {
+        auto result = ingest_batch(
+            arbiter::BatchBuilder("relay", 1).add(time, 1, 1, arbiter::build::Latency{5}).finish(),
+            1 << 20);
+        EXPECT_FALSE(result.ok) << time;
+        EXPECT_NE(result.problem.find("event 0 has relay time"), std::string::npos)
+            << result.problem;
+    }
+    for (const int64_t time : {-kMaxRelayTimeUs, int64_t{0}, kMaxRelayTimeUs})
+        EXPECT_TRUE(ingest_batch(arbiter::BatchBuilder("relay", 1)
+                                     .add(time, 1, 1, arbiter::build::Latency{5})
+                                     .finish(),
+                                 1 << 20)
+                        .ok)
+            << time;
+    auto wall = arbiter::BatchBuilder("relay", 1)
+                    .add(0, 1, 0, arbiter::build::MatchStart{.started_unix_us = INT64_MAX})
+                    .finish();
+    EXPECT_NE(ingest_batch(wall, 1 << 20).problem.find("MatchStart.started_unix_us"),
+              std::string::npos);
+}
+
+// A batch may sit at any address (a record in a damaged file, a frame in a socket
+// buffer). Ingest reads it from its own aligned copy; under the asan preset, UBSan's
+// alignment check fails this test if any read is made in place.
+TEST(Ingest, ReadsABatchAtAnyOffsetFromAnAlignedCopy) {
+    const auto bytes = good_batch();
+    for (size_t shift = 0; shift < 8; ++shift) {
+        std::vector<uint8_t> buffer(shift + bytes.size());
+        std::copy(bytes.begin(), bytes.end(), buffer.begin() + static_cast<ptrdiff_t>(shift));
+        auto result = ingest_batch(std::span(buffer).subspan(shift), 1 << 20);
+        ASSERT_TRUE(result.ok) << "shift " << shift << ": " << result.problem;
+        EXPECT_EQ(result.batch.bytes, bytes);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(result.batch.bytes.data()) % 8, 0u);
+        EXPECT_EQ(result.batch.root().relay_id()->str(), "relay");
+    }
+}

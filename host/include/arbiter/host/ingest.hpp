@@ -1,6 +1,7 @@
 // Ingest: the one gate every batch passes before any plugin sees it. Size cap,
-// FlatBuffers Verifier, schema version, and the few rules of the event contract the
-// Verifier cannot know (a relay id, events in relay-time order).
+// FlatBuffers Verifier, schema version, and the rules of the event contract the Verifier
+// cannot know: a relay id, every string UTF-8, every number finite, relay times within
+// kMaxRelayTimeUs and in order. What passes here a plugin may rely on.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,11 @@
 #include <arbiter/events_generated.h>
 
 namespace arbiter::host {
+
+// Relay times (and the relay's wall clock in MatchStart and MatchEnd) lie within
+// +-2^53 us (+-285 years): exact in a double, and the difference of any two of them
+// cannot overflow an int64, so a plugin subtracting times needs no overflow checks.
+inline constexpr int64_t kMaxRelayTimeUs = int64_t{1} << 53;
 
 // A batch that passed ingest. Owns its bytes, so it can be queued.
 struct VerifiedBatch {
