@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libboost-dev            # Boost.DLL (header-only), Boost.CRC
+  libboost-dev            # Boost.DLL (header-only)
+  zlib1g-dev              # CRC-32 and crc32_combine (linear damage recovery)
   libflatbuffers-dev flatbuffers-compiler
   libspdlog-dev libfmt-dev
   libtomlplusplus-dev

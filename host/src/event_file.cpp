@@ -9,7 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include <boost/crc.hpp>
+#include <zlib.h>
 
 namespace arbiter::host {
 
@@ -26,9 +26,14 @@ std::string system_error(const std::string& what, const std::filesystem::path& p
 }  // namespace
 
 uint32_t crc32(std::span<const uint8_t> bytes) {
-    boost::crc_32_type crc;
-    crc.process_bytes(bytes.data(), bytes.size());
-    return crc.checksum();
+    uLong crc = ::crc32(0L, Z_NULL, 0);
+    // zlib takes lengths as uInt: a long span goes in pieces.
+    while (!bytes.empty()) {
+        const size_t piece = std::min<size_t>(bytes.size(), size_t{1} << 30);
+        crc = ::crc32(crc, bytes.data(), static_cast<uInt>(piece));
+        bytes = bytes.subspan(piece);
+    }
+    return static_cast<uint32_t>(crc);
 }
 
 uint32_t read_u32_le(const uint8_t* in) {
@@ -133,6 +138,7 @@ EventFileReader::~EventFileReader() {
 }
 
 void EventFileReader::check_header() {
+    payload_crc_.attach(bytes_);
     auto fail = [&](const std::string& what) {
         if (mapping_) ::munmap(mapping_, mapping_size_);
         mapping_ = nullptr;
@@ -156,12 +162,21 @@ bool EventFileReader::header_valid_at(uint64_t offset) const {
            read_u32_le(header + 12) == crc32({header, 12});
 }
 
-uint64_t EventFileReader::resync(uint64_t from) const {
+bool EventFileReader::record_valid_at(uint64_t offset) {
+    if (!header_valid_at(offset)) return false;
+    const uint8_t* header = bytes_.data() + offset;
+    const uint32_t length = read_u32_le(header + 4);
+    const uint64_t payload = offset + kRecordHeaderSize;
+    return length <= max_payload_ && payload + length <= bytes_.size() &&
+           payload_crc_.of(payload, payload + length) == read_u32_le(header + 8);
+}
+
+uint64_t EventFileReader::resync(uint64_t from) {
     for (uint64_t offset = from; offset + kRecordHeaderSize <= bytes_.size(); ++offset) {
         const void* found = std::memchr(bytes_.data() + offset, 'A', bytes_.size() - offset);
         if (!found) break;
         offset = static_cast<uint64_t>(static_cast<const uint8_t*>(found) - bytes_.data());
-        if (header_valid_at(offset)) return offset;
+        if (record_valid_at(offset)) return offset;
     }
     return bytes_.size();
 }
@@ -196,10 +211,12 @@ std::optional<EventFileItem> EventFileReader::next() {
                       " bytes, the file has " +
                       std::to_string(bytes_.size() - offset - kRecordHeaderSize) + " left");
     std::span<const uint8_t> payload(header + kRecordHeaderSize, length);
+    checksummed_ += length;
     if (crc32(payload) != read_u32_le(header + 8))
         return damage("record payload checksum mismatch");
 
     position_ = offset + kRecordHeaderSize + length;
+    payload_crc_.forget_before(position_);
     EventFileItem item;
     item.kind = EventFileItem::Kind::record;
     item.offset = offset;

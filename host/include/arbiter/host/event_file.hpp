@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "arbiter/host/range_crc.hpp"
+
 namespace arbiter::host {
 
 inline constexpr char kEventFileMagic[8] = {'A', 'R', 'B', 'E', 'V', 'L', 'O', 'G'};
@@ -83,12 +85,17 @@ class EventFileReader {
     std::optional<EventFileItem> next();
     const std::string& name() const { return name_; }
     uint64_t size() const { return bytes_.size(); }
+    // Bytes run through a checksum so far. Damage recovery keeps this within a small
+    // multiple of the file's size however the damage is made; the tests hold it to that.
+    uint64_t bytes_checksummed() const { return checksummed_ + payload_crc_.bytes_hashed(); }
 
   private:
     void check_header();
-    // The offset of the next plausible record header at or after `from`, or the end.
-    uint64_t resync(uint64_t from) const;
+    // The offset of the next whole, intact record at or after `from`, or the end. Each
+    // byte is looked at a bounded number of times however the damage is made.
+    uint64_t resync(uint64_t from);
     bool header_valid_at(uint64_t offset) const;
+    bool record_valid_at(uint64_t offset);
 
     std::string name_;
     std::span<const uint8_t> bytes_;
@@ -96,6 +103,8 @@ class EventFileReader {
     size_t mapping_size_ = 0;
     uint64_t position_ = kEventFileHeaderSize;
     uint32_t max_payload_;
+    RangeCrc payload_crc_;
+    uint64_t checksummed_ = 0;  // for the payloads of candidate records while resyncing
 };
 
 }  // namespace arbiter::host
