@@ -16,6 +16,9 @@
 #include <flatbuffers/flexbuffers.h>
 #include <toml++/toml.h>
 
+#include "arbiter/host/untrusted_text.hpp"
+#include "toml_prescan.hpp"
+
 namespace arbiter::host {
 
 const char* to_string(ModelClass model_class) {
@@ -244,8 +247,9 @@ class TableReader {
 // where each key stands for the host's error messages.
 class FlexConverter {
   public:
-    FlexConverter(std::string file, std::map<std::string, SourcePosition>& positions)
-        : file_(std::move(file)), positions_(positions) {}
+    FlexConverter(std::string file, std::map<std::string, SourcePosition>& positions,
+                  std::vector<std::string>& problems)
+        : file_(std::move(file)), positions_(positions), problems_(problems) {}
 
     std::vector<uint8_t> convert(const toml::table& table) {
         flexbuffers::Builder builder;
@@ -262,8 +266,17 @@ class FlexConverter {
             std::string child =
                 path.empty() ? std::string(name.str()) : path + "." + std::string(name.str());
             const auto& begin = name.source().begin;
-            positions_[child] = {file_, begin.line, begin.column};
-            std::string key_text(name.str());
+            const SourcePosition position{file_, begin.line, begin.column};
+            // A FlexBuffers key ends at its first NUL: "max_speed\u0000junk" would reach
+            // the plugin as max_speed. Such a key is refused, never shortened.
+            if (name.str().find('\0') != std::string_view::npos) {
+                problems_.push_back(position.str() + ": " + escape_for_message(child, 200) +
+                                    ": a key in a plugin's table may not contain a NUL "
+                                    "character (\\u0000)");
+                continue;
+            }
+            positions_[child] = position;
+            const std::string key_text(name.str());
             write(builder, key_text.c_str(), node, child);
         }
         builder.EndMap(start);
@@ -316,6 +329,7 @@ class FlexConverter {
 
     std::string file_;
     std::map<std::string, SourcePosition>& positions_;
+    std::vector<std::string>& problems_;
 };
 
 bool is_bundled_name(const std::string& library) {
@@ -369,7 +383,7 @@ void read_plugin(const std::string& name, const toml::table& table, const Source
     }
     const toml::table* config = reader.table("config");
     toml::table empty;
-    FlexConverter converter(file, plugin.config_positions);
+    FlexConverter converter(file, plugin.config_positions, problems);
     plugin.config = converter.convert(config ? *config : empty);
     reader.reject_unknown();
     out.plugins.push_back(std::move(plugin));
@@ -381,8 +395,9 @@ std::string resolve_path(const std::string& path, const std::filesystem::path& b
     return (base_dir / path).lexically_normal().string();
 }
 
-void read_serve(const toml::table& table, const std::string& file, const std::filesystem::path& base_dir,
-                std::vector<std::string>& problems, ServeSettings& serve) {
+void read_serve(const toml::table& table, const std::string& file,
+                const std::filesystem::path& base_dir, std::vector<std::string>& problems,
+                ServeSettings& serve) {
     TableReader reader(table, "serve", file, problems);
     if (reader.string("unix_socket", serve.unix_socket)) {
         serve.unix_socket = resolve_path(serve.unix_socket, base_dir);
@@ -399,22 +414,27 @@ void read_serve(const toml::table& table, const std::string& file, const std::fi
     }
     if (reader.string("tcp_listen", serve.tcp_listen) && !serve.tcp_listen.empty() &&
         serve.tcp_listen.rfind(':') == std::string::npos)
-        reader.problem(*table.get("tcp_listen"), "tcp_listen", "expected \"address:port\", e.g. \"127.0.0.1:7878\"");
+        reader.problem(*table.get("tcp_listen"), "tcp_listen",
+                       "expected \"address:port\", e.g. \"127.0.0.1:7878\"");
     reader.boolean("tcp_allow_remote", serve.tcp_allow_remote);
     reader.string("token", serve.token);
-    if (reader.string("token_file", serve.token_file)) serve.token_file = resolve_path(serve.token_file, base_dir);
+    if (reader.string("token_file", serve.token_file))
+        serve.token_file = resolve_path(serve.token_file, base_dir);
     reader.boolean("unix_requires_token", serve.unix_requires_token);
-    reader.integer("max_queued_bytes", serve.max_queued_bytes, 1024 * 1024, 16ll * 1024 * 1024 * 1024);
+    reader.integer("max_queued_bytes", serve.max_queued_bytes, 1024 * 1024,
+                   16ll * 1024 * 1024 * 1024);
     reader.integer("max_reply_bytes", serve.max_reply_bytes, 64 * 1024, 1024ll * 1024 * 1024);
     reader.integer("max_connections", serve.max_connections, 1, 65'536);
     reader.boolean("watch", serve.watch);
     reader.integer("watch_settle_ms", serve.watch_settle_ms, 0, 60'000);
     reader.integer("idle_match_end_s", serve.idle_match_end_s, 0, 7 * 24 * 3600);
     if (!serve.token.empty() && !serve.token_file.empty())
-        problems.push_back(reader.where(table).str() + ": serve: give token or token_file, not both");
+        problems.push_back(reader.where(table).str() +
+                           ": serve: give token or token_file, not both");
     if (!serve.tcp_listen.empty() && serve.token.empty() && serve.token_file.empty())
-        reader.problem(*table.get("tcp_listen"), "tcp_listen",
-                       "relays over TCP must give a shared token: set serve.token or serve.token_file");
+        reader.problem(
+            *table.get("tcp_listen"), "tcp_listen",
+            "relays over TCP must give a shared token: set serve.token or serve.token_file");
     reader.reject_unknown();
 }
 
@@ -474,7 +494,8 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
         reader.reject_unknown();
     }
 
-    if (const toml::table* serve = top.table("serve")) read_serve(*serve, file, base_dir, problems, config.serve);
+    if (const toml::table* serve = top.table("serve"))
+        read_serve(*serve, file, base_dir, problems, config.serve);
 
     if (const toml::table* plugins = top.table("plugins")) {
         for (const auto& [key, node] : *plugins) {
@@ -506,6 +527,11 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
 
 ServerConfig parse_config(std::string_view text, const std::string& name,
                           const std::filesystem::path& base_dir, const ConfigLoadOptions& options) {
+    if (const auto problem = toml_text_problem(text)) {
+        const SourcePosition position{name, static_cast<uint32_t>(problem->line),
+                                      static_cast<uint32_t>(problem->column)};
+        throw ConfigError({position.str() + ": " + problem->what});
+    }
     toml::table root;
     try {
         root = toml::parse(text, name);

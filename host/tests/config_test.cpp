@@ -230,7 +230,8 @@ namespace {
 
 TEST(Config, ServeSettingsResolvePathsAgainstTheConfigFolder) {
     auto config = parse(
-        "[serve]\nunix_socket = \"run/relays.sock\"\ncontrol_socket = \"/run/arbiter/control.sock\"\n"
+        "[serve]\nunix_socket = \"run/relays.sock\"\ncontrol_socket = "
+        "\"/run/arbiter/control.sock\"\n"
         "tcp_listen = \"127.0.0.1:7878\"\ntoken_file = \"token\"\nmax_queued_bytes = 2097152\n"
         "watch = false\nidle_match_end_s = 0\n");
     EXPECT_EQ(config.serve.unix_socket, "/etc/arbiter/run/relays.sock");
@@ -246,19 +247,72 @@ TEST(Config, ServeSettingsResolvePathsAgainstTheConfigFolder) {
 TEST(Config, ServeOverTcpNeedsAToken) {
     auto problems = problems_of("[serve]\ntcp_listen = \"127.0.0.1:7878\"\n");
     ASSERT_EQ(problems.size(), 1u);
-    EXPECT_TRUE(mentions(problems, "server_config.toml:2:14: serve.tcp_listen: relays over TCP must give a shared token"))
+    EXPECT_TRUE(mentions(
+        problems,
+        "server_config.toml:2:14: serve.tcp_listen: relays over TCP must give a shared token"))
         << problems[0];
 }
 
 TEST(Config, ServeMistakesAreNamedByKey) {
     auto problems = problems_of(
         "[serve]\ntcp_listen = \"7878\"\ntoken = \"a\"\ntoken_file = \"b\"\nmax_queued_bytes = 10\n"
-        "unix_sockett = \"x\"\nunix_socket = \"/" + std::string(120, 'a') + "\"\n");
+        "unix_sockett = \"x\"\nunix_socket = \"/" +
+        std::string(120, 'a') + "\"\n");
     EXPECT_TRUE(mentions(problems, "serve.tcp_listen: expected \"address:port\""));
     EXPECT_TRUE(mentions(problems, "give token or token_file, not both"));
     EXPECT_TRUE(mentions(problems, "serve.max_queued_bytes"));
     EXPECT_TRUE(mentions(problems, "unknown key 'serve.unix_sockett'"));
-    EXPECT_TRUE(mentions(problems, "serve.unix_socket: a Unix socket path can be at most 107 bytes"));
+    EXPECT_TRUE(
+        mentions(problems, "serve.unix_socket: a Unix socket path can be at most 107 bytes"));
 }
 
 }  // namespace
+
+// FlexBuffers keys end at a NUL: on b9b94b3 this key reached the plugin as max_speed.
+TEST(Config, APluginKeyWithAnEscapedNulIsRefusedNotShortened) {
+    const auto problems = problems_of(
+        "[plugins.reference]\nlibrary = \"reference\"\n[plugins.reference.config]\n"
+        "\"max_speed\\u0000junk\" = 1.0\n");
+    ASSERT_EQ(problems.size(), 1u) << ::testing::PrintToString(problems);
+    EXPECT_NE(problems[0].find("server_config.toml:4:1: max_speed\\x00junk: a key in a plugin's "
+                               "table may not contain a NUL"),
+              std::string::npos)
+        << problems[0];
+}
+
+// toml++ 3.3 reaches __builtin_unreachable on these (upstream issues 190 and 295). Each
+// is refused with its position before toml++ reads it; on b9b94b3 they were undefined
+// behaviour (the asan preset's UBSan stops at the first).
+TEST(Config, TextThatWouldCrashTomlPlusPlusIsRefusedWithItsPosition) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"s = \"\"\"\\\n\xc2\xa7\"\"\"\n",
+         "server_config.toml:2:1: a non-ASCII character first "
+         "after a line-ending backslash"},
+        {"s = \"\"\"\\   \n  \n   \xd0\x96 text\"\"\"\n", "server_config.toml:3:4:"},
+        {"\xcc\xaa", "server_config.toml:1:1: a non-ASCII character outside a string"},
+        {"[host]\nserver_id = \"a\"\xc3\xa9\n", "server_config.toml:2:16: a non-ASCII"},
+        {"s = \"\"\"\\\xc3\xa9\"\"\"", "server_config.toml:1:9: a backslash before a non-ASCII"},
+        {"x = 1\n\xff = 2\n", "server_config.toml:2:1: byte 0xff is not UTF-8"},
+    };
+    for (const auto& [text, expected] : cases) {
+        const auto problems = problems_of(text);
+        ASSERT_EQ(problems.size(), 1u) << ::testing::PrintToString(text);
+        EXPECT_NE(problems[0].find(expected), std::string::npos) << problems[0];
+    }
+}
+
+// Where valid TOML holds non-ASCII text (strings, quoted keys, comments, multi-line
+// strings away from a line-ending backslash) it is read as before.
+TEST(Config, NonAsciiTextInStringsKeysAndCommentsIsRead) {
+    const auto config = parse(
+        "# Serveur de l'été, Ж, ✓\n[host]\nserver_id = \"café-Ж-✓\"\n"
+        "[plugins.reference]\nlibrary = \"reference\"\n[plugins.reference.config]\n"
+        "\"clé\" = 1\nnote = '''été\n§ \\ ok'''\nmore = \"\"\"Ж\\n\\\n  x§\"\"\"\n");
+    EXPECT_EQ(config.host.server_id, "café-Ж-✓");
+    auto root =
+        flexbuffers::GetRoot(config.plugins[0].config.data(), config.plugins[0].config.size())
+            .AsMap();
+    EXPECT_EQ(root["clé"].AsInt64(), 1);
+    EXPECT_EQ(root["note"].AsString().str(), "été\n§ \\ ok");
+    EXPECT_EQ(root["more"].AsString().str(), "Ж\nx§");
+}
