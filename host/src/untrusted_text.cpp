@@ -40,6 +40,19 @@ std::optional<size_t> first_invalid_utf8(std::string_view text) {
     return std::nullopt;
 }
 
+std::string to_valid_utf8(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size());
+    while (!bytes.empty()) {
+        const auto bad = first_invalid_utf8(bytes);
+        out.append(bytes.substr(0, bad.value_or(bytes.size())));
+        if (!bad) break;
+        out += "\xEF\xBF\xBD";
+        bytes.remove_prefix(*bad + 1);
+    }
+    return out;
+}
+
 std::string escape_for_message(std::string_view bytes, size_t max_bytes) {
     std::string out;
     const size_t shown = std::min(bytes.size(), max_bytes);

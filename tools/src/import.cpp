@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "arbiter/host/untrusted_text.hpp"
 #include "arbiter/tools/match_writer.hpp"
 #include "arbiter/tools/simulate.hpp"
 #include "arbiter/tools/truth.hpp"
@@ -123,22 +124,23 @@ ImportReport import_traces(const std::filesystem::path& in, const std::filesyste
 
         MatchStream stream(file, options.relay_id, match_id, options.batch_events);
         stream.add(time_of(first), tick_of(first), 0,
-                   build::MatchStart{.game = match.source,
-                                     .map = match.game,
+                   build::MatchStart{.game = host::to_valid_utf8(match.source),
+                                     .map = host::to_valid_utf8(match.game),
                                      .rules = "imported",
                                      .rated = false,
                                      .tick_rate_hz = static_cast<float>(options.tick_rate_hz),
                                      .started_unix_us = 0});
         for (uint32_t id = 1; id <= match.players.size(); ++id)
-            stream.add(time_of(first), tick_of(first), id,
-                       build::PlayerJoin{.account_id = match.players[id - 1].name,
-                                         .client_version = "",
-                                         .handshake = "import",
-                                         .connection_id = id,
-                                         .address_hash = 0,
-                                         .rating = 0.0f,
-                                         .rating_tier = "",
-                                         .reconnect = false});
+            stream.add(
+                time_of(first), tick_of(first), id,
+                build::PlayerJoin{.account_id = host::to_valid_utf8(match.players[id - 1].name),
+                                  .client_version = "",
+                                  .handshake = "import",
+                                  .connection_id = id,
+                                  .address_hash = 0,
+                                  .rating = 0.0f,
+                                  .rating_tier = "",
+                                  .reconnect = false});
         for (const TraceRow* row : match.rows) {
             const uint32_t player = match.ids.find(row->player)->second;
             const int64_t t_us = time_of(*row);
@@ -153,7 +155,7 @@ ImportReport import_traces(const std::filesystem::path& in, const std::filesyste
             }
             if (row->action_kind == "position") continue;
             build::Order order;
-            order.kind = row->action_kind;
+            order.kind = host::to_valid_utf8(row->action_kind);
             if (row->target_player)
                 order.target_player = match.ids.find(*row->target_player)->second;
             if (row->target_x)

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arbiter/host/untrusted_text.hpp"
+
 #include "arbiter/tools/parse.hpp"
 
 namespace arbiter::tools {
@@ -55,10 +57,8 @@ std::string lower(std::string_view text) {
 }
 
 std::string show(std::string_view text) {
-    constexpr size_t kShown = 40;
-    std::string shown(text.substr(0, kShown));
-    if (text.size() > kShown) shown += "...";
-    return "'" + shown + "'";
+    // Escaped: the text is the operator's file, and may hold anything.
+    return "'" + host::escape_for_message(text, 40) + "'";
 }
 
 // The checks every row passes whatever its format; returns the problem, or "".
@@ -278,6 +278,9 @@ class CsvReader {
 
 // ---- JSON Lines -----------------------------------------------------------------------
 
+// A row is a flat object of a dozen short fields; a line far longer is not a row.
+constexpr size_t kMaxJsonLineBytes = 64 * 1024;
+
 const char* json_type(const nlohmann::json& value) {
     return value.type_name();
 }
@@ -328,7 +331,12 @@ std::string json_row(const nlohmann::json& object, TraceRow& r) {
         if (it->is_number_unsigned()) {
             *slot = it->get<uint64_t>();
         } else {
-            return std::string(key) + " " + show(it->dump()) + " is not a non-negative integer";
+            // Only a number is quoted: dump() of a hostile array or object recurses as deep
+            // as it nests (80,000 levels crashed the import on b9b94b3).
+            return it->is_number() ? std::string(key) + " " + show(host::dump_json(*it)) +
+                                         " is not a non-negative integer"
+                                   : std::string(key) + " is " + json_type(*it) +
+                                         ", not a non-negative integer";
         }
     }
     if (auto it = object.find("repeat"); it != object.end() && !it->is_null()) {
@@ -365,16 +373,8 @@ void read_jsonl(std::string_view text, TraceReadResult& result, OnBadRow on_bad_
         std::string problem;
         TraceRow r;
         r.line = line_number;
-        try {
-            problem = json_row(nlohmann::json::parse(line), r);
-        } catch (const nlohmann::json::exception& error) {
-            // "[json.exception.parse_error.101] parse error at line 1, column 4: ...": keep
-            // what follows the tag.
-            std::string what = error.what();
-            if (auto tag_end = what.find("] "); tag_end != std::string::npos)
-                what = what.substr(tag_end + 2);
-            problem = "not valid JSON: " + what;
-        }
+        const auto parsed = host::parse_untrusted_json(line, kMaxJsonLineBytes);
+        problem = parsed.ok() ? json_row(parsed.value, r) : "not valid JSON: " + parsed.problem;
         if (!problem.empty()) {
             result.problems.push_back({line_number, std::move(problem)});
             if (on_bad_row == OnBadRow::stop) return;

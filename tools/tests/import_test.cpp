@@ -2,9 +2,12 @@
 // reported by its line, and stops the import (nothing written) or is skipped (counted),
 // as asked; no temporary file is ever left behind.
 #include <map>
+#include <set>
 
 #include <gtest/gtest.h>
 
+#include "arbiter/host/event_file.hpp"
+#include "arbiter/host/ingest.hpp"
 #include "arbiter/tools/import.hpp"
 #include "arbiter/tools/truth.hpp"
 #include "support.hpp"
@@ -336,10 +339,12 @@ TEST(Import, OnlyBadRowsWriteNothingEvenInSkipMode) {
     EXPECT_EQ(dir.files(), std::vector<std::string>{"in.csv"});
 }
 
-TEST(Import, NamesThatAreNotUtf8AreKeptInTheEventsAndReplacedInTheLabels) {
+// Event strings must be UTF-8 (ingest refuses a batch otherwise), so a name that is not
+// is written with U+FFFD in the events as in the labels, and the file replays whole.
+TEST(Import, NamesThatAreNotUtf8AreReplacedInTheEventsAndTheLabels) {
     TempDir dir;
     write_text(dir / "in.csv",
-               "source,game,player,t_seconds,action_kind\ns,g,\xff\xfe,1,command\n");
+               "source,game,player,t_seconds,action_kind\ns,g,\xff\xfe,1,comm\xc3\n");
     ImportOptions o = options(TraceFormat::csv);
     o.labels = dir / "labels.json";
     ImportReport report = import_traces(dir / "in.csv", dir / "out.arbev", o);
@@ -347,6 +352,47 @@ TEST(Import, NamesThatAreNotUtf8AreKeptInTheEventsAndReplacedInTheLabels) {
     Truth labels = read_truth(dir / "labels.json");
     ASSERT_EQ(labels.matches.at(0).players.size(), 1u);
     EXPECT_EQ(labels.matches[0].players[0].account, "\xEF\xBF\xBD\xEF\xBF\xBD");  // U+FFFD twice
+
+    arbiter::host::EventFileReader reader(dir / "out.arbev");
+    std::set<std::string> accounts, kinds;
+    while (auto item = reader.next()) {
+        ASSERT_EQ(item->kind, arbiter::host::EventFileItem::Kind::record);
+        auto batch = arbiter::host::ingest_batch(item->payload, 1 << 20);
+        ASSERT_TRUE(batch.ok) << batch.problem;
+        for (const auto* event : *batch.batch.root().events()) {
+            if (const auto* join = event->body_as_PlayerJoin())
+                accounts.insert(join->account_id()->str());
+            if (const auto* order = event->body_as_Order()) kinds.insert(order->kind()->str());
+        }
+    }
+    EXPECT_EQ(accounts, std::set<std::string>{"\xEF\xBF\xBD\xEF\xBF\xBD"});
+    EXPECT_EQ(kinds, std::set<std::string>{"comm\xEF\xBF\xBD"});
+}
+
+// On b9b94b3 the problem message quoted the value with dump(), which recursed 80,000
+// levels deep and crashed the import.
+TEST(Import, AValueNestedDeepIsABadRowNotACrash) {
+    TempDir dir;
+    const std::string deep = std::string(80000, '[') + std::string(80000, ']');
+    const std::string shallow = std::string(20, '[') + std::string(20, ']');
+    write_text(
+        dir / "in.jsonl",
+        R"({"source":"s","game":"g","player":"p","t_seconds":1,"action_kind":"c","tick":)" + deep +
+            "}\n" +
+            R"({"source":"s","game":"g","player":"p","t_seconds":2,"action_kind":"c","tick":)" +
+            shallow + "}\n" +
+            R"({"source":"s","game":"g","player":"p","t_seconds":3,"action_kind":"c"})" + "\n");
+    ImportReport report = import_traces(dir / "in.jsonl", dir / "out.arbev",
+                                        options(TraceFormat::jsonl, OnBadRow::skip));
+    ASSERT_EQ(report.problems.size(), 2u);
+    EXPECT_EQ(report.problems[0].line, 1u);
+    EXPECT_NE(report.problems[0].str("in.jsonl").find("not valid JSON: the JSON is"),
+              std::string::npos)
+        << report.problems[0].str("in.jsonl");
+    EXPECT_NE(report.problems[1].str("in.jsonl").find("tick is array, not a non-negative integer"),
+              std::string::npos)
+        << report.problems[1].str("in.jsonl");
+    EXPECT_TRUE(report.written);
 }
 
 TEST(Import, AMissingInputIsReportedAndNothingWritten) {

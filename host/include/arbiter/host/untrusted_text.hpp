@@ -22,6 +22,10 @@ inline bool is_valid_utf8(std::string_view text) {
     return !first_invalid_utf8(text).has_value();
 }
 
+// `bytes` with each byte that is not part of well-formed UTF-8 replaced by U+FFFD, for
+// text from an operator's file that must become an event string (which ingest checks).
+std::string to_valid_utf8(std::string_view bytes);
+
 // `bytes` fit for a log line or an error reply: printable ASCII and well-formed UTF-8
 // characters as they are; control characters, backslashes and bytes that are not UTF-8
 // as \xNN (a backslash as \\); cut at `max_bytes` of input with "..." after.
