@@ -286,7 +286,12 @@ typedef struct arb_plugin_api {
      * Required. Added in 1.0.
      * Arguments: instance; batch, a verified EventBatch FlatBuffer (file identifier
      * ARB_SCHEMA_FILE_IDENTIFIER), the same bytes for every plugin, borrowed for the
-     * call, at most ARB_MAX_BATCH_BYTES; sink, valid for the call only.
+     * call, at most ARB_MAX_BATCH_BYTES; sink, valid for the call only. The host has
+     * also checked what the Verifier cannot: every string is UTF-8, every float is
+     * finite, events are in relay-time order, and relay times (and MatchStart and
+     * MatchEnd's wall clock) lie within +-2^53 us, so that no difference of two of them
+     * overflows an int64. Values the client claims (client_time_us, claimed_length_us,
+     * claimed_tick) are not bounded: subtract them with care.
      * Return value: ARB_OK, or an error; signals emitted before an error are kept.
      * Thread: see the rules at the top; all batches of one match reach the same
      * instance, in order. */

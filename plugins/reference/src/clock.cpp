@@ -28,7 +28,10 @@ std::optional<ClockRateMeasure> check_clock_rate(const std::deque<ClockSample>& 
     m.last = last;
     m.relay_s = static_cast<double>(last.relay_us - first->relay_us) / 1e6;
     if (m.relay_s < limits.rate_min_window_s) return std::nullopt;
-    m.client_s = static_cast<double>(last.client_us - first->client_us) / 1e6;
+    // Client times are what the client claims, unbounded (ingest bounds relay times
+    // only): subtracted as doubles, so that INT64_MIN then INT64_MAX cannot overflow.
+    m.client_s =
+        (static_cast<double>(last.client_us) - static_cast<double>(first->client_us)) / 1e6;
     m.allowance_s = allowance_s;
     m.rate = m.client_s / (m.relay_s + allowance_s);
     if (!(m.rate > limits.max_rate)) return std::nullopt;
