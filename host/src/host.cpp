@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "arbiter/host/untrusted_text.hpp"
+
 #include <arbiter/events_generated.h>
 
 namespace arbiter::host {
@@ -38,7 +40,9 @@ Host::~Host() {
     }
 }
 
-std::optional<std::string> Host::push(std::span<const uint8_t> bytes) { return push_batch(bytes).problem; }
+std::optional<std::string> Host::push(std::span<const uint8_t> bytes) {
+    return push_batch(bytes).problem;
+}
 
 Host::PushResult Host::push_batch(std::span<const uint8_t> bytes) {
     PushResult result;
@@ -48,6 +52,20 @@ Host::PushResult Host::push_batch(std::span<const uint8_t> bytes) {
         metrics_.add("host.batches_refused", 1);
         result.problem = std::move(ingested.problem);
         return result;
+    }
+    const SequenceLedger::Verdict admitted = ledger_.admit(ingested.batch);
+    if (!admitted.deliver) {
+        ++counters_.refused_batches;
+        metrics_.add("host.batches_refused", 1);
+        result.problem = admitted.problem;
+        return result;
+    }
+    if (admitted.gap) {
+        ++counters_.lost_stretches;
+        metrics_.add("host.lost_stretches", 1);
+        spdlog::warn("match {}/{}: input lost: {} never arrived; the match's assessments say so",
+                     escape_for_message(ingested.batch.relay_id, 80), ingested.batch.match_id,
+                     admitted.gap->describe());
     }
     result.relay_id = ingested.batch.relay_id;
     result.match_id = ingested.batch.match_id;
@@ -97,7 +115,7 @@ void Host::aggregate(const std::vector<SignalRecord>& signals) {
         for (auto& sink : sinks_)
             sink->on_signal(signal);
         if (auto raised = aggregator_.add(signal)) {
-            auto assessment = aggregator_.assessment(signal.player);
+            auto assessment = this->assessment(signal.player);
             spdlog::info("player {}/{}/{} reaches {}", signal.player.relay_id,
                          signal.player.match_id, signal.player.player, to_string(*raised));
             for (auto& sink : sinks_)
@@ -106,11 +124,30 @@ void Host::aggregate(const std::vector<SignalRecord>& signals) {
     }
 }
 
+std::vector<Assessment> Host::assessments() const {
+    std::vector<Assessment> all = aggregator_.assessments();
+    for (auto& assessment : all)
+        assessment = with_lost_input(std::move(assessment));
+    return all;
+}
+
+std::optional<Assessment> Host::assessment(const PlayerKey& player) const {
+    auto found = aggregator_.assessment(player);
+    if (found) found = with_lost_input(std::move(*found));
+    return found;
+}
+
+Assessment Host::with_lost_input(Assessment assessment) const {
+    assessment.lost_input = ledger_.lost(assessment.player.relay_id, assessment.player.match_id);
+    return assessment;
+}
+
 void Host::end_match(const std::string& relay_id, uint64_t match_id) {
     auto it = open_matches_.find({relay_id, match_id});
     if (it == open_matches_.end()) return;
     int64_t last_relay_time_us = it->second.last_relay_time_us;
     open_matches_.erase(it);
+    ledger_.match_ended(relay_id, match_id);
     ++counters_.matches_ended;
     aggregate(dispatcher_.end_match(relay_id, match_id, last_relay_time_us));
 }

@@ -97,6 +97,14 @@ std::string assessment_json(const Assessment& assessment) {
             {"evidence", evidence_object(signal.evidence_json)},
         });
     }
+    nlohmann::json lost = nlohmann::json::array();
+    for (const auto& stretch : assessment.lost_input)
+        lost.push_back(
+            {{"from_sequence", stretch.from_sequence},
+             {"to_sequence", stretch.to_sequence},
+             {"after_relay_us", stretch.after_relay_us ? nlohmann::json(*stretch.after_relay_us)
+                                                       : nlohmann::json(nullptr)},
+             {"before_relay_us", stretch.before_relay_us}});
     nlohmann::json object = {
         {"relay_id", assessment.player.relay_id},
         {"match_id", assessment.player.match_id},
@@ -108,6 +116,7 @@ std::string assessment_json(const Assessment& assessment) {
         {"tripwire", assessment.tripwire},
         {"reasons", assessment.reasons},
         {"signals", checks},
+        {"lost_input", lost},
     };
     return dump_json(object);
 }
@@ -123,6 +132,16 @@ void print_assessment_table(std::ostream& out, const std::vector<Assessment>& as
                                s.tripwire ? " (trip-wire)" : "");
         }
         if (a.checks.size() > 3) top += fmt::format(", +{} more", a.checks.size() - 3);
+        if (!a.lost_input.empty()) {
+            uint64_t batches = 0;
+            for (const auto& stretch : a.lost_input)
+                batches += stretch.batches();
+            top += fmt::format("{}[input lost: {} ({} batch{}){}]", top.empty() ? "" : "  ",
+                               a.lost_input.front().describe(), batches, batches == 1 ? "" : "es",
+                               a.lost_input.size() > 1
+                                   ? fmt::format(" in {} stretches", a.lost_input.size())
+                                   : "");
+        }
         out << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5.2f}  {}\n", a.player.relay_id,
                            a.player.match_id, a.player.player,
                            a.account_id.empty() ? "-" : a.account_id, to_string(a.action),

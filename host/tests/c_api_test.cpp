@@ -125,3 +125,40 @@ TEST(CApi, FailedReloadsAndConfigsKeepTheHostRunning) {
 }
 
 }  // namespace
+
+// Lost input through the embedding API as through a file or a socket: a gap is carried by
+// the match's assessments, a repeated batch is refused and not counted twice.
+TEST(CApi, AGapIsInTheAssessmentAndADuplicateIsRefused) {
+    arbiter_host* host = nullptr;
+    std::string text = counter_config(100);
+    ASSERT_EQ(arbiter_host_create_from_text(text.data(), text.size(), nullptr, &host), ARBITER_OK);
+    arbiter::BatchBuilder builder("relay", 3);
+    auto first = positions(builder, 2, 2);   // sequence 0
+    auto second = positions(builder, 2, 2);  // 1
+    (void)positions(builder, 2, 2);          // 2, lost
+    auto fourth = positions(builder, 2, 2);  // 3
+    // Relay times restart in each batch above; give the later ones later times.
+    arbiter::BatchBuilder later("relay", 3, 1);
+    later.add(3000, 3, 2, arbiter::build::Position{});
+    second = later.finish();
+    arbiter::BatchBuilder last("relay", 3, 3);
+    last.add(9000, 9, 2, arbiter::build::Position{});
+    fourth = last.finish();
+
+    ASSERT_EQ(arbiter_host_push(host, first.data(), first.size()), ARBITER_OK);
+    ASSERT_EQ(arbiter_host_push(host, second.data(), second.size()), ARBITER_OK);
+    EXPECT_EQ(arbiter_host_push(host, second.data(), second.size()), ARBITER_ERR_REFUSED);
+    EXPECT_NE(std::string(arbiter_host_last_error(host)).find("already delivered"), std::string::npos);
+    ASSERT_EQ(arbiter_host_push(host, fourth.data(), fourth.size()), ARBITER_OK);
+
+    const arbiter_assessment* all = nullptr;
+    uint64_t count = 0;
+    ASSERT_EQ(arbiter_host_assessments(host, &all, &count), ARBITER_OK);
+    ASSERT_EQ(count, 1u);
+    const std::string json = all[0].json;
+    EXPECT_NE(json.find(R"("lost_input":[{"after_relay_us":3000,"before_relay_us":9000,)"
+                        R"("from_sequence":2,"to_sequence":2}])"),
+              std::string::npos)
+        << json;
+    arbiter_host_destroy(host);
+}

@@ -111,7 +111,9 @@ TEST(Ingest, RefusesStringsThatAreNotUtf8NamingTheField) {
 
     arbiter::BatchBuilder builder("relay", 1);
     builder.add(10, 1, 1, arbiter::build::Latency{5});
-    builder.add(20, 1, 2, arbiter::build::PlayerJoin{.account_id = "acc\xc3\x28"});
+    arbiter::build::PlayerJoin join;
+    join.account_id = "acc\xc3\x28";
+    builder.add(20, 1, 2, join);
     result = ingest_batch(builder.finish(), 1 << 20);
     EXPECT_FALSE(result.ok);
     EXPECT_NE(result.problem.find("event 1: PlayerJoin.account_id is not UTF-8 (byte 3 of 5)"),
@@ -144,7 +146,10 @@ TEST(Ingest, RefusesNumbersThatAreNotFinite) {
               std::string::npos)
         << result.problem;
 
-    builder.add(10, 1, 1, arbiter::build::Hit{.target_player = 2, .range_m = inf});
+    arbiter::build::Hit hit;
+    hit.target_player = 2;
+    hit.range_m = inf;
+    builder.add(10, 1, 1, hit);
     result = ingest_batch(builder.finish(), 1 << 20);
     EXPECT_FALSE(result.ok);
     EXPECT_NE(result.problem.find("HitClaim.range_m is inf"), std::string::npos) << result.problem;
@@ -172,9 +177,9 @@ TEST(Ingest, BoundsRelayTimesSoThatNoDifferenceOverflows) {
                                  1 << 20)
                         .ok)
             << time;
-    auto wall = arbiter::BatchBuilder("relay", 1)
-                    .add(0, 1, 0, arbiter::build::MatchStart{.started_unix_us = INT64_MAX})
-                    .finish();
+    arbiter::build::MatchStart start;
+    start.started_unix_us = INT64_MAX;
+    auto wall = arbiter::BatchBuilder("relay", 1).add(0, 1, 0, start).finish();
     EXPECT_NE(ingest_batch(wall, 1 << 20).problem.find("MatchStart.started_unix_us"),
               std::string::npos);
 }

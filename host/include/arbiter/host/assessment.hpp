@@ -42,6 +42,19 @@ struct SignalRecord {
     double weighted() const;
 };
 
+// Batches of a match that never arrived.
+struct LostStretch {
+    uint64_t from_sequence = 0;  // the first missing batch
+    uint64_t to_sequence = 0;    // the last missing batch, inclusive
+    // The relay time of the last batch before the gap (none when the first batches of
+    // the match are missing) and of the first batch after it.
+    std::optional<int64_t> after_relay_us;
+    int64_t before_relay_us = 0;
+
+    uint64_t batches() const { return to_sequence - from_sequence + 1; }
+    std::string describe() const;  // "batches 4..6 (relay time 12.000 s to 15.250 s)"
+};
+
 struct Assessment {
     PlayerKey player;
     std::string account_id;  // from the player's join, where known
@@ -51,6 +64,9 @@ struct Assessment {
     bool tripwire = false;             // an allowed trip-wire fired
     std::vector<std::string> reasons;  // why the action, in words
     std::vector<SignalRecord> checks;  // the strongest signal of each check, strongest first
+    // Stretches of the player's match whose batches never arrived (see SequenceLedger):
+    // the checks above saw the match with these holes in it.
+    std::vector<LostStretch> lost_input;
 };
 
 }  // namespace arbiter::host

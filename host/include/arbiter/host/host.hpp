@@ -13,8 +13,8 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <unordered_set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -26,6 +26,7 @@
 #include "arbiter/host/ingest.hpp"
 #include "arbiter/host/plugin_library.hpp"
 #include "arbiter/host/reload.hpp"
+#include "arbiter/host/sequence_ledger.hpp"
 #include "arbiter/host/sinks.hpp"
 
 namespace arbiter::host {
@@ -33,7 +34,8 @@ namespace arbiter::host {
 struct HostCounters {
     uint64_t batches = 0;          // accepted
     uint64_t events = 0;           // in accepted batches
-    uint64_t refused_batches = 0;  // failed ingest
+    uint64_t refused_batches = 0;  // failed ingest, or duplicates and time going back
+    uint64_t lost_stretches = 0;   // gaps in a match's batch sequence
     uint64_t signals = 0;          // accepted from plugins
     uint64_t matches_ended = 0;
 };
@@ -91,10 +93,8 @@ class Host {
     // whose change fails keep running as they were. One report per plugin touched.
     std::vector<ReloadReport> apply_config(ServerConfig config);
 
-    std::vector<Assessment> assessments() const { return aggregator_.assessments(); }
-    std::optional<Assessment> assessment(const PlayerKey& player) const {
-        return aggregator_.assessment(player);
-    }
+    std::vector<Assessment> assessments() const;
+    std::optional<Assessment> assessment(const PlayerKey& player) const;
     const std::vector<PluginSlot>& plugins() const { return dispatcher_.slots(); }
     // The refusals among plugins(), one message each.
     std::vector<std::string> plugin_errors() const;
@@ -117,6 +117,8 @@ class Host {
     ReloadReport swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* retired = nullptr);
     void open_sinks();
     void aggregate(const std::vector<SignalRecord>& signals);
+    // The lost stretches of its match, added to an assessment from the aggregator.
+    Assessment with_lost_input(Assessment assessment) const;
 
     ServerConfig config_;
     Metrics metrics_;
@@ -126,6 +128,7 @@ class Host {
     std::vector<std::shared_ptr<Sink>> sinks_;
     std::shared_ptr<SecurityEventLog> security_log_;
     std::map<std::pair<std::string, uint64_t>, OpenMatch> open_matches_;
+    SequenceLedger ledger_;
     HostCounters counters_;
     bool closed_ = false;
 };

@@ -1,0 +1,55 @@
+// Each match's batch sequence, so that lost input is known rather than guessed. A relay
+// numbers the batches of a match from 0 (EventBatch.sequence); the ledger sees every
+// batch that passed ingest, from a file, a socket or the embedding API alike, and says
+// whether it is the next one, comes after a gap (the gap is then a lost stretch, kept
+// for the match's assessments), or must not be delivered: a sequence already seen (a
+// duplicate, or one that arrived after later ones) or relay time going backwards.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "arbiter/host/assessment.hpp"
+#include "arbiter/host/ingest.hpp"
+
+namespace arbiter::host {
+
+class SequenceLedger {
+  public:
+    struct Verdict {
+        bool deliver = true;
+        std::optional<LostStretch> gap;  // when it came after a gap
+        std::string problem;             // when not delivered: why, fit to show
+    };
+    // Judges a batch and, when it is to be delivered, records it.
+    Verdict admit(const VerifiedBatch& batch);
+
+    // Every lost stretch of the match, oldest first.
+    const std::vector<LostStretch>& lost(const std::string& relay_id, uint64_t match_id) const;
+
+    // Ended matches are remembered, so that a duplicate of their last batch is still
+    // refused, up to this many; the oldest are forgotten first.
+    static constexpr size_t kEndedMatchesKept = 4096;
+    void match_ended(const std::string& relay_id, uint64_t match_id);
+
+    // Lost stretches kept per match; past this, the last one grows to cover the rest.
+    static constexpr size_t kStretchesKept = 64;
+
+  private:
+    using MatchKey = std::pair<std::string, uint64_t>;
+    struct Match {
+        uint64_t next_sequence = 0;
+        int64_t last_relay_us = 0;
+        bool seen = false;
+        std::vector<LostStretch> lost;
+    };
+    std::map<MatchKey, Match> matches_;
+    std::deque<MatchKey> ended_;  // in the order they ended
+};
+
+}  // namespace arbiter::host

@@ -1,0 +1,95 @@
+// The sequence ledger: a gap is one lost stretch with its range, a duplicate or late
+// batch and relay time going backwards are refused, and ended matches are remembered.
+#include <gtest/gtest.h>
+
+#include <arbiter/sdk/batch_builder.hpp>
+
+#include "arbiter/host/ingest.hpp"
+#include "arbiter/host/sequence_ledger.hpp"
+
+namespace {
+
+using arbiter::host::SequenceLedger;
+using arbiter::host::VerifiedBatch;
+
+VerifiedBatch batch(uint64_t sequence, int64_t first_us, int64_t last_us, uint64_t match = 1) {
+    arbiter::BatchBuilder builder("relay", match, sequence);
+    builder.add(first_us, 1, 1, arbiter::build::Latency{5});
+    builder.add(last_us, 2, 1, arbiter::build::Latency{5});
+    auto ingested = arbiter::host::ingest_batch(builder.finish(), 1 << 20);
+    EXPECT_TRUE(ingested.ok) << ingested.problem;
+    return ingested.batch;
+}
+
+TEST(SequenceLedger, InOrderBatchesAreDeliveredWithoutAWord) {
+    SequenceLedger ledger;
+    for (uint64_t s = 0; s < 5; ++s) {
+        const auto verdict = ledger.admit(batch(s, 1000 * s, 1000 * s + 500));
+        EXPECT_TRUE(verdict.deliver);
+        EXPECT_FALSE(verdict.gap);
+    }
+    EXPECT_TRUE(ledger.lost("relay", 1).empty());
+}
+
+TEST(SequenceLedger, AGapIsOneStretchWithItsRangeAndTimes) {
+    SequenceLedger ledger;
+    ASSERT_TRUE(ledger.admit(batch(0, 0, 1'000'000)).deliver);
+    ASSERT_TRUE(ledger.admit(batch(1, 1'000'000, 2'000'000)).deliver);
+    const auto verdict = ledger.admit(batch(5, 5'250'000, 6'000'000));
+    EXPECT_TRUE(verdict.deliver);
+    ASSERT_TRUE(verdict.gap);
+    EXPECT_EQ(verdict.gap->from_sequence, 2u);
+    EXPECT_EQ(verdict.gap->to_sequence, 4u);
+    EXPECT_EQ(verdict.gap->batches(), 3u);
+    EXPECT_EQ(verdict.gap->after_relay_us, 2'000'000);
+    EXPECT_EQ(verdict.gap->before_relay_us, 5'250'000);
+    EXPECT_EQ(verdict.gap->describe(), "batches 2..4 (relay time 2.000 s to 5.250 s)");
+    // Reported once: the next batch is in order again.
+    EXPECT_FALSE(ledger.admit(batch(6, 6'000'000, 7'000'000)).gap);
+    ASSERT_EQ(ledger.lost("relay", 1).size(), 1u);
+    EXPECT_TRUE(ledger.lost("relay", 2).empty()) << "another match lost nothing";
+}
+
+TEST(SequenceLedger, MissingFirstBatchesAreAStretchWithNoTimeBefore) {
+    SequenceLedger ledger;
+    const auto verdict = ledger.admit(batch(3, 9'000'000, 9'500'000));
+    EXPECT_TRUE(verdict.deliver);
+    ASSERT_TRUE(verdict.gap);
+    EXPECT_EQ(verdict.gap->from_sequence, 0u);
+    EXPECT_EQ(verdict.gap->to_sequence, 2u);
+    EXPECT_FALSE(verdict.gap->after_relay_us);
+}
+
+TEST(SequenceLedger, ADuplicateOrLateBatchIsNeverDeliveredTwice) {
+    SequenceLedger ledger;
+    ASSERT_TRUE(ledger.admit(batch(0, 0, 100)).deliver);
+    ASSERT_TRUE(ledger.admit(batch(1, 100, 200)).deliver);
+    auto again = ledger.admit(batch(1, 100, 200));
+    EXPECT_FALSE(again.deliver);
+    EXPECT_NE(again.problem.find("match relay/1: batch 1 was already delivered"), std::string::npos)
+        << again.problem;
+    ASSERT_TRUE(ledger.admit(batch(4, 400, 500)).deliver);   // 2 and 3 lost...
+    EXPECT_FALSE(ledger.admit(batch(2, 200, 300)).deliver);  // ...and 2 arriving late is refused
+    EXPECT_TRUE(ledger.admit(batch(5, 500, 600)).deliver);
+}
+
+TEST(SequenceLedger, RelayTimeGoingBackwardsBetweenBatchesIsRefused) {
+    SequenceLedger ledger;
+    ASSERT_TRUE(ledger.admit(batch(0, 1000, 5000)).deliver);
+    const auto back = ledger.admit(batch(1, 4000, 6000));
+    EXPECT_FALSE(back.deliver);
+    EXPECT_NE(back.problem.find("begins at relay time 4000 us, before the end of the batch before "
+                                "it (5000 us)"),
+              std::string::npos)
+        << back.problem;
+    EXPECT_TRUE(ledger.admit(batch(1, 5000, 6000)).deliver) << "the same time is not backwards";
+}
+
+TEST(SequenceLedger, AnEndedMatchStillRefusesItsDuplicates) {
+    SequenceLedger ledger;
+    ASSERT_TRUE(ledger.admit(batch(0, 0, 100)).deliver);
+    ledger.match_ended("relay", 1);
+    EXPECT_FALSE(ledger.admit(batch(0, 0, 100)).deliver);
+}
+
+}  // namespace
