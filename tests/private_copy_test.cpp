@@ -1,6 +1,7 @@
 // ABI rule 12: the host never loads the file it was pointed at, but a private copy in a
 // mode-0700 folder, named from the content hash and a generation number, and removes
 // the copy once the library is released.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "arbiter/host/plugin_library.hpp"
 #include "support/host_helpers.hpp"
 #include "support/log_capture.hpp"
+#include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace arbiter::test {
@@ -258,6 +260,58 @@ TEST(PrivateCopy, TwoHostsSharingAWorkFolderEachLoadTheirOwnCopy) {
     auto assessment = second.assessment({kTestRelay, kTestMatch, 1});
     ASSERT_TRUE(assessment);
     EXPECT_TRUE(find_check(*assessment, "echo", "test.echo"));
+}
+
+// A killed process cannot remove its private folder; the next store under the same parent
+// does, and never touches the folder of a store that is alive.
+TEST(PrivateCopy, FoldersOfDeadProcessesAreSweptAndLiveOnesKept) {
+    TempDir dir;
+    const auto work = dir.path() / "work";
+    std::filesystem::create_directories(work);
+    // A dead process's folder: a lock file nobody holds, and a copy it left behind.
+    const auto dead = work / "arbiter-Dead01";
+    std::filesystem::create_directories(dead);
+    std::ofstream(dead / ".owner.lock").put('\n');
+    std::ofstream(dead / "arbiter-echo.so.abc.1").put('x');
+    // An unrelated folder and a live store's folder.
+    std::filesystem::create_directories(work / "keep-me");
+    host::PluginStore live(work.string());
+
+    host::PluginStore next(work.string());
+    EXPECT_FALSE(std::filesystem::exists(dead));
+    EXPECT_TRUE(std::filesystem::exists(live.dir())) << "a live store's folder was swept";
+    EXPECT_TRUE(std::filesystem::exists(work / "keep-me"));
+    EXPECT_TRUE(std::filesystem::exists(next.dir()));
+}
+
+TEST(PrivateCopy, AServerKilledWithSigkillLeavesNothingForTheNextStart) {
+    TempDir dir;
+    const auto work = dir.path() / "work";
+    arbiter::test::write_text(dir.path() / "server_config.toml",
+                              "[host]\nwork_dir = \"" + work.string() +
+                                  "\"\n[serve]\nunix_socket = \"" +
+                                  (dir.path() / "relays.sock").string() + "\"\n" +
+                                  plugin_table("echo", test_plugin("echo")));
+    auto stores = [&] {
+        std::vector<std::filesystem::path> found;
+        for (const auto& entry : std::filesystem::directory_iterator(work))
+            if (entry.path().filename().string().starts_with("arbiter-"))
+                found.push_back(entry.path());
+        return found;
+    };
+    std::filesystem::path first;
+    {
+        arbiter::test::ServerProcess server(dir.path() / "server_config.toml", dir.path());
+        ASSERT_EQ(stores().size(), 1u);
+        first = stores()[0];
+        server.stop(SIGKILL);
+    }
+    ASSERT_TRUE(std::filesystem::exists(first)) << "SIGKILL leaves the folder behind";
+    arbiter::test::ServerProcess again(dir.path() / "server_config.toml", dir.path());
+    const auto now = stores();
+    ASSERT_EQ(now.size(), 1u);
+    EXPECT_NE(now[0], first);
+    EXPECT_TRUE(again.wait_for_log("removed " + first.string()));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "arbiter/host/plugin_library.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "arbiter/host/elf_symbols.hpp"
 #include <spdlog/spdlog.h>
+#include "arbiter/host/elf_symbols.hpp"
 
 namespace arbiter::host {
 
@@ -86,6 +88,46 @@ std::string describe_capabilities(uint64_t bits) {
     return text.empty() ? "-" : text;
 }
 
+namespace {
+
+constexpr const char* kStoreLock = ".owner.lock";
+
+// Private folders left by processes that were killed (SIGKILL, a crash, a power cut)
+// are removed, so that copies of refused or replaced plugins do not pile up. A live
+// store holds an exclusive flock on its lock file for its whole life and the kernel
+// drops it when the process ends, however it ends: a folder whose lock can be taken
+// is abandoned. A folder without a lock file is left alone for a minute (a store may
+// be between mkdtemp and taking its lock), then removed.
+void sweep_abandoned_stores(const std::filesystem::path& parent) {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(parent, error)) {
+        const std::string name = entry.path().filename().string();
+        if (!name.starts_with("arbiter-") || name.size() != 14) continue;
+        struct stat info {};
+        if (::lstat(entry.path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
+            info.st_uid != ::geteuid())
+            continue;
+        const auto lock_path = entry.path() / kStoreLock;
+        const int fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        bool abandoned = false;
+        if (fd >= 0) {
+            abandoned = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+            ::close(fd);
+        } else {
+            abandoned = ::time(nullptr) - info.st_mtime > 60;
+        }
+        if (!abandoned) continue;
+        std::error_code ignored;
+        const auto removed = std::filesystem::remove_all(entry.path(), ignored);
+        spdlog::info(
+            "removed {}, the plugin folder of a process that ended without cleaning up "
+            "({} files)",
+            entry.path().string(), removed > 0 ? removed - 1 : 0);
+    }
+}
+
+}  // namespace
+
 PluginStore::PluginStore(const std::string& dir) {
     // Every store makes a folder of its own, inside the configured work folder if there
     // is one: two hosts sharing a work folder must never name a copy alike, or the second
@@ -99,23 +141,36 @@ PluginStore::PluginStore(const std::string& dir) {
         std::error_code error;
         std::filesystem::create_directories(parent, error);
         if (error)
-            throw PluginError("cannot create the plugin work folder " + dir + ": " + error.message());
+            throw PluginError("cannot create the plugin work folder " + dir + ": " +
+                              error.message());
         // Whoever may write the work folder may rename our private folder inside it.
         if (::chmod(parent.c_str(), 0700) != 0)
-            throw PluginError("cannot make the plugin work folder " + dir + " private (mode 0700): " +
-                              std::strerror(errno));
+            throw PluginError("cannot make the plugin work folder " + dir +
+                              " private (mode 0700): " + std::strerror(errno));
     }
     std::string pattern = (parent / "arbiter-XXXXXX").string();
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
     // mkdtemp makes the folder with mode 0700: only this user may read or replace the
     // copies that get loaded.
+    sweep_abandoned_stores(parent);
     if (!::mkdtemp(buffer.data()))
-        throw PluginError("cannot create a private plugin folder from " + pattern + ": " + std::strerror(errno));
+        throw PluginError("cannot create a private plugin folder from " + pattern + ": " +
+                          std::strerror(errno));
     dir_ = buffer.data();
+    const auto lock_path = dir_ / kStoreLock;
+    lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+        const std::string why = std::strerror(errno);
+        if (lock_fd_ >= 0) ::close(lock_fd_);
+        std::error_code ignored;
+        std::filesystem::remove_all(dir_, ignored);
+        throw PluginError("cannot lock the private plugin folder " + dir_.string() + ": " + why);
+    }
 }
 
 PluginStore::~PluginStore() {
+    if (lock_fd_ >= 0) ::close(lock_fd_);
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);
 }
@@ -272,9 +327,9 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
                 fmt::format("capability bits disagree with the slots: {} is set but {} is NULL",
                             slot.bit_name, slot.slot_name));
         if (!declared && slot.present)
-            throw refuse(
-                fmt::format("capability bits disagree with the slots: {} is implemented but {} is not declared",
-                            slot.slot_name, slot.bit_name));
+            throw refuse(fmt::format(
+                "capability bits disagree with the slots: {} is implemented but {} is not declared",
+                slot.slot_name, slot.bit_name));
     }
     return plugin;
 }

@@ -43,7 +43,8 @@ const char* status_name(arb_status status);
 class PluginStore {
   public:
     // Makes a new private folder (mode 0700) under dir, or under $TMPDIR when dir is "";
-    // it is removed again on destruction.
+    // it is removed again on destruction. The folder is locked while the store lives;
+    // folders of earlier processes that died holding theirs are removed first.
     explicit PluginStore(const std::string& dir = "");
     ~PluginStore();
     PluginStore(const PluginStore&) = delete;
@@ -56,6 +57,7 @@ class PluginStore {
 
   private:
     std::filesystem::path dir_;
+    int lock_fd_ = -1;  // flock held for the store's life
     std::mutex mutex_;
     uint64_t generation_ = 0;
 };
