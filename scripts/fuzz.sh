@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A fuzzing campaign: installs clang if it is missing, builds the `fuzz` preset (libFuzzer
+# with ASan and UBSan) and runs each harness (all of them, or those named) for SECONDS
+# (default 60), one after another. Each starts from a scratch copy of its committed
+# corpus in fuzz/corpus/<harness> (the committed corpus does not grow), and writes any
+# crash to build/fuzz/artifacts/<harness>/. Prints per harness the seconds run, the
+# executions and the findings; exits 1 if anything was found.
+#
+#   scripts/fuzz.sh               # every harness, 60 s each
+#   scripts/fuzz.sh 3600          # an hour each (docs/reliability.md)
+#   scripts/fuzz.sh 600 config    # one harness
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds="${1:-60}"
+shift || true
+all=(ingest_batch event_file wire_decoder serve_protocol config import_csv import_jsonl c_api)
+harnesses=("$@")
+[ "$#" -gt 0 ] || harnesses=("${all[@]}")
+
+if ! command -v clang++ >/dev/null; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "error: clang is missing and we are not root; install it with: sudo apt-get install clang" >&2
+    exit 2
+  fi
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends clang
+fi
+bash scripts/install-deps.sh
+cmake --preset fuzz >/dev/null
+targets=()
+for h in "${harnesses[@]}"; do targets+=("fuzz_$h"); done
+cmake --build build/fuzz --target "${targets[@]}"
+
+# Inputs each harness takes: batches are capped at 64 KiB in the harnesses, text at less.
+max_len() {
+  case "$1" in
+    event_file|wire_decoder) echo 262144 ;;
+    ingest_batch|c_api) echo 65536 ;;
+    *) echo 16384 ;;
+  esac
+}
+
+found_any=0
+printf '%-16s %8s %14s %9s\n' harness seconds executions findings
+for h in "${harnesses[@]}"; do
+  work="build/fuzz/campaign/$h"
+  artifacts="build/fuzz/artifacts/$h"
+  rm -rf "$work"
+  mkdir -p "$work" "$artifacts"
+  cp -r "fuzz/corpus/$h/." "$work/"
+  log="build/fuzz/campaign/$h.log"
+  started=$(date +%s)
+  set +e
+  "build/fuzz/bin/fuzz_$h" "$work" -max_total_time="$seconds" -max_len="$(max_len "$h")" \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" -timeout=25 -rss_limit_mb=4096 \
+    >"$log" 2>&1
+  status=$?
+  set -e
+  elapsed=$(( $(date +%s) - started ))
+  executions=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+  findings=$(find "$artifacts" -type f | wc -l)
+  if [ "$status" -ne 0 ] && [ "$findings" -eq 0 ]; then findings=1; fi
+  [ "$findings" -eq 0 ] || found_any=1
+  printf '%-16s %8s %14s %9s\n' "$h" "$elapsed" "${executions:-?}" "$findings"
+  [ "$findings" -eq 0 ] || echo "  see $log and $artifacts/" >&2
+done
+exit "$found_any"
