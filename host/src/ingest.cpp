@@ -51,6 +51,8 @@ std::string body_problem(const fb::Event& event) {
             if (!p.empty()) return p;
         return std::string();
     };
+    // The Verifier accepts a body type whose table is absent; every case below reads it.
+    if (!event.body()) return "its body type is set but the body is missing";
     switch (event.body_type()) {
         case fb::EventBody::MatchStart: {
             const auto* b = event.body_as_MatchStart();

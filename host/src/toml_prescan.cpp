@@ -98,6 +98,7 @@ class Scanner {
     // toml++ asks whether the character after a backslash is whitespace, and after a
     // line-ending backslash asks it of each character up to the first that is not.
     std::optional<TomlTextProblem> after_multi_line_backslash() {
+        if (i_ >= text_.size()) return std::nullopt;  // the text ends: toml++ reports it
         if (!ascii_at())
             return here("a backslash before a non-ASCII character, which is not an escape");
         const char c = text_[i_];
