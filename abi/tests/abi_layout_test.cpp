@@ -1,6 +1,7 @@
-// Pins the binary layout of ABI 1.0: every offset and size of every struct. A moved
+// Pins the binary layout of the ABI: every offset and size of every struct. A moved
 // slot breaks every plugin already built, so these numbers may only ever be added to
-// (a new slot at the end), never changed.
+// (a new slot at the end), never changed. The sizes of the released 1.0 structs are
+// checked against the frozen header itself in released_sizes_test.cpp.
 #include <cstddef>
 
 #include <gtest/gtest.h>
@@ -60,7 +61,7 @@ TEST(AbiLayout, CreateArgs) {
 }
 
 TEST(AbiLayout, PluginApi) {
-    EXPECT_EQ(sizeof(arb_plugin_api), 88u);
+    EXPECT_EQ(sizeof(arb_plugin_api), 96u);
     EXPECT_FIELD(arb_plugin_api, struct_size, 0, 8);
     EXPECT_FIELD(arb_plugin_api, create, 8, 8);
     EXPECT_FIELD(arb_plugin_api, destroy, 16, 8);
@@ -72,10 +73,12 @@ TEST(AbiLayout, PluginApi) {
     EXPECT_FIELD(arb_plugin_api, restore_state, 64, 8);
     EXPECT_FIELD(arb_plugin_api, baseline_begin, 72, 8);
     EXPECT_FIELD(arb_plugin_api, baseline_end, 80, 8);
+    EXPECT_FIELD(arb_plugin_api, describe_config, 88, 8);  // 1.1
+    EXPECT_EQ(sizeof(arb_plugin_api), size_t{ARB_PLUGIN_API_SIZE_1_1});
 }
 
 TEST(AbiLayout, Negotiation) {
-    EXPECT_EQ(sizeof(arb_negotiation), 104u);
+    EXPECT_EQ(sizeof(arb_negotiation), 120u);
     EXPECT_FIELD(arb_negotiation, struct_size, 0, 8);
     EXPECT_FIELD(arb_negotiation, host_abi_major, 8, 4);
     EXPECT_FIELD(arb_negotiation, host_abi_minor, 12, 4);
@@ -93,6 +96,29 @@ TEST(AbiLayout, Negotiation) {
     EXPECT_FIELD(arb_negotiation, capabilities, 88, 8);
     EXPECT_FIELD(arb_negotiation, model_class, 96, 4);
     EXPECT_FIELD(arb_negotiation, reserved0, 100, 4);
+    EXPECT_FIELD(arb_negotiation, plugin_abi_minor_required, 104, 4);  // 1.1
+    EXPECT_FIELD(arb_negotiation, schema_minor_required, 108, 4);      // 1.1
+    EXPECT_FIELD(arb_negotiation, host_schema_major, 112, 4);          // 1.1
+    EXPECT_FIELD(arb_negotiation, host_schema_minor, 116, 4);          // 1.1
+    EXPECT_EQ(sizeof(arb_negotiation), size_t{ARB_NEGOTIATION_SIZE_1_1});
+    // The frozen prefix ends right after plugin_abi_minor.
+    EXPECT_EQ(offsetof(arb_negotiation, plugin_abi_minor) + 4, size_t{ARB_NEGOTIATION_FROZEN_SIZE});
+}
+
+// Structs that 1.1 did not grow are still exactly their 1.0 size.
+TEST(AbiLayout, UngrownStructsKeepTheirOneZeroSize) {
+    EXPECT_EQ(sizeof(arb_signal), size_t{ARB_SIGNAL_SIZE_1_0});
+    EXPECT_EQ(sizeof(arb_signal_sink), size_t{ARB_SIGNAL_SINK_SIZE_1_0});
+    EXPECT_EQ(sizeof(arb_host_services), size_t{ARB_HOST_SERVICES_SIZE_1_0});
+    EXPECT_EQ(sizeof(arb_create_args), size_t{ARB_CREATE_ARGS_SIZE_1_0});
+}
+
+TEST(AbiLayout, CapabilitiesKnowTheirMinor) {
+    EXPECT_EQ(ARB_CAP_DESCRIBE_CONFIG, 32ull);
+    EXPECT_EQ(ARB_CAP_ALL_FOR_MINOR(0u), ARB_CAP_ALL_1_0);
+    EXPECT_EQ(ARB_CAP_ALL_FOR_MINOR(1u), ARB_CAP_ALL_1_1);
+    EXPECT_EQ(ARB_CAP_ALL_1_0 & ARB_CAP_DESCRIBE_CONFIG, 0ull);
+    EXPECT_EQ(ARB_MINOR_ABSENT, 0xFFFFFFFFu);
 }
 
 TEST(AbiLayout, ConstantsOfVersionOne) {

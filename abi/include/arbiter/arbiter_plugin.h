@@ -1,5 +1,5 @@
 /*
- * Arbiter plugin ABI, version 1.0.
+ * Arbiter plugin ABI, version 1.1.
  *
  * The whole contract between the Arbiter host and an analyzer plugin. A plugin is a
  * shared library that exports one function, arbiter_plugin_entry (ARB_ENTRY_SYMBOL).
@@ -25,11 +25,39 @@
  *    starts no threads of its own, or joins them all in destroy, and uses no
  *    thread_local object with a destructor (it would pin the library after unload).
  *
- * Versions. ARB_ABI_VERSION_* is this header's version. A host refuses a plugin of
- * another major, and a plugin built against a newer minor than the host's; it accepts
- * an older minor and then uses only the slots that minor has. The event schema
+ * Versions. ARB_ABI_VERSION_* is this header's version. The event schema
  * (abi/schema/events.fbs, ARB_SCHEMA_VERSION_*) and the plugin's own version move
- * independently of the ABI version.
+ * independently of the ABI version. Within one major, every minor is compatible both
+ * ways, by these rules (each one a promise that later minors keep):
+ *
+ *  - Frozen prefix. The first ARB_NEGOTIATION_FROZEN_SIZE bytes of arb_negotiation
+ *    (struct_size, host_abi_major, host_abi_minor, host_services, host,
+ *    plugin_abi_major, plugin_abi_minor) keep their offsets and meaning in every major,
+ *    so that hosts and plugins of different majors can always tell each other so.
+ *  - Sizes per version. ARB_<STRUCT>_SIZE_<major>_<minor> is each struct's size as that
+ *    release defined it. A reader accepts any struct_size from the first release of its
+ *    major up, reads only the fields that lie within it, and treats a field past it as
+ *    absent (its documented default). A struct_size below the 1.0 size is refused.
+ *  - Compiled against, required. A plugin reports the minor it was compiled against
+ *    (plugin_abi_minor) and, separately, the oldest minor it can work with
+ *    (plugin_abi_minor_required, added in 1.1); the same for the event schema. A host
+ *    accepts a plugin whose required minor is at most its own, and then both use
+ *    min(host minor, plugin minor): the host calls only slots and reads only fields of
+ *    that minor, the plugin uses only host services and capability bits of that minor.
+ *    A host refuses a plugin whose required minor is newer than its own, naming both.
+ *  - Hosts that predate a field. A 1.0 host has no plugin_abi_minor_required and reads
+ *    plugin_abi_minor as the minor a plugin needs. Towards a host whose struct_size is
+ *    below ARB_NEGOTIATION_SIZE_1_1, a plugin therefore reports its required minor in
+ *    plugin_abi_minor, writes no field past that struct_size, and declares only the
+ *    capability bits of ARB_CAP_ALL_1_0.
+ *  - Capability bits are minor-aware: ARB_CAP_ALL_FOR_MINOR(m) is every bit that minor
+ *    m of this major defines; a host refuses any other bit.
+ *  - Event schema. A plugin built against an older schema minor receives events it does
+ *    not know (a union type past its schema) and must skip them; the SDK's views do. A
+ *    host never sends a plugin an event kind that it writes itself (see events.fbs) from
+ *    a schema minor newer than the plugin was compiled against.
+ *
+ * docs/abi-changes.md lists what each minor added and what a plugin author must do.
  */
 #ifndef ARBITER_PLUGIN_H
 #define ARBITER_PLUGIN_H
@@ -42,7 +70,7 @@ extern "C" {
 
 /* ABI version of this header. Added in 1.0. */
 #define ARB_ABI_VERSION_MAJOR 1
-#define ARB_ABI_VERSION_MINOR 0
+#define ARB_ABI_VERSION_MINOR 1
 
 /* Event schema version of abi/schema/events.fbs, carried in every EventBatch.
  * Added in 1.0. */
@@ -57,6 +85,25 @@ extern "C" {
 
 /* Largest batch the host passes to on_batch, in bytes. Added in 1.0. */
 #define ARB_MAX_BATCH_BYTES (64u * 1024u * 1024u)
+
+/* Each struct's size in bytes as each release defined it (the struct_size a plugin or
+ * host of that release writes). Only ever added to; a test pins them against the frozen
+ * headers in abi/released/. Added in 1.1 (the 1.0 values describe ABI 1.0). */
+#define ARB_SIGNAL_SIZE_1_0 64u
+#define ARB_SIGNAL_SINK_SIZE_1_0 24u
+#define ARB_HOST_SERVICES_SIZE_1_0 40u
+#define ARB_CREATE_ARGS_SIZE_1_0 64u
+#define ARB_PLUGIN_API_SIZE_1_0 88u
+#define ARB_PLUGIN_API_SIZE_1_1 96u
+#define ARB_NEGOTIATION_SIZE_1_0 104u
+#define ARB_NEGOTIATION_SIZE_1_1 120u
+/* The leading bytes of arb_negotiation that no version, of any major, may change. */
+#define ARB_NEGOTIATION_FROZEN_SIZE 40u
+
+/* A host writes this into the negotiation's 1.1 "out" fields before it calls the entry
+ * function; a field still holding it afterwards was not written (the plugin predates
+ * it) and takes its documented default. Added in 1.1. */
+#define ARB_MINOR_ABSENT 0xFFFFFFFFu
 
 /* ----------------------------------------------------------------------------------
  * Status codes. Every fallible call returns one. Added in 1.0.
@@ -109,10 +156,18 @@ typedef int32_t arb_status;
  * instances, each owning a set of matches (all batches of a match go to one
  * instance). */
 #define ARB_CAP_SHARD_BY_MATCH (1ull << 4)
-/* Every bit ABI 1.0 defines. The host refuses a plugin that sets any other. */
+/* describe_config is implemented: the plugin describes its config table as a JSON
+ * Schema, which the host checks the table against before create. Added in 1.1. */
+#define ARB_CAP_DESCRIBE_CONFIG (1ull << 5)
+/* Every bit ABI 1.0 defines. */
 #define ARB_CAP_ALL_1_0                                                           \
     (ARB_CAP_STATE | ARB_CAP_RECONFIGURE | ARB_CAP_MATCH_END | ARB_CAP_BASELINE | \
      ARB_CAP_SHARD_BY_MATCH)
+/* Every bit ABI 1.1 defines. Added in 1.1. */
+#define ARB_CAP_ALL_1_1 (ARB_CAP_ALL_1_0 | ARB_CAP_DESCRIBE_CONFIG)
+/* Every bit that minor m of major 1 defines: what a host of minor m accepts, and what a
+ * plugin may declare towards it. Added in 1.1. */
+#define ARB_CAP_ALL_FOR_MINOR(m) ((m) >= 1u ? ARB_CAP_ALL_1_1 : ARB_CAP_ALL_1_0)
 
 /* Log levels of arb_host_services.log. Added in 1.0. */
 #define ARB_LOG_TRACE 0
@@ -153,7 +208,8 @@ typedef struct arb_instance arb_instance;
 /* One suspicion signal about one player, reported through arb_signal_sink.emit.
  * The host copies everything during emit; the plugin may reuse the memory after. */
 typedef struct arb_signal {
-    /* sizeof(arb_signal) as the plugin compiled it. */
+    /* sizeof(arb_signal) as the plugin compiled it: at least ARB_SIGNAL_SIZE_1_0. A host
+     * takes a larger one from a newer plugin and reads only the fields it knows. */
     uint64_t struct_size;
     /* The player within the match of the batch in hand (or of on_match_end). Not 0. */
     uint32_t player;
@@ -190,6 +246,9 @@ typedef struct arb_signal_sink {
 
 /* ----------------------------------------------------------------------------------
  * Host services: what the host offers a plugin. All thread-safe. Added in 1.0.
+ * None of them unwinds into the plugin, whatever fails inside the host (since 1.1 the
+ * header says so; the 1.0 host could let an allocation failure in log escape): a log
+ * line or metric the host cannot record is dropped.
  * -------------------------------------------------------------------------------- */
 typedef struct arb_host_services {
     /* sizeof(arb_host_services) as the host compiled it. */
@@ -310,7 +369,8 @@ typedef struct arb_plugin_api {
      * keeps its old config and state.
      * Optional (ARB_CAP_RECONFIGURE). Added in 1.0.
      * Arguments: instance; args as for create (host, shard_index and shard_count are
-     * unchanged), borrowed.
+     * those the instance was created with: a new config never moves an instance to
+     * another shard), borrowed.
      * Return value: ARB_OK, ARB_ERR_CONFIG (last_error names the key), or an error. */
     arb_status (*configure)(arb_instance* instance, const arb_create_args* args);
 
@@ -347,6 +407,23 @@ typedef struct arb_plugin_api {
      * Ownership: the blob belongs to the plugin, valid until the next call on the
      * instance. */
     arb_status (*baseline_end)(arb_instance* instance, arb_bytes* out_baseline);
+
+    /* Describes the plugin's config table ([plugins.NAME.config]) as a JSON Schema, so
+     * that the host can check an operator's table, and show what it accepts, before any
+     * create. The host supports the keywords type, properties, additionalProperties,
+     * required, enum, const, minimum, maximum, exclusiveMinimum, exclusiveMaximum,
+     * items, minItems, maxItems, minLength and maxLength; title, description, default
+     * and $schema are shown, not checked; it warns once about any other keyword and
+     * does not check it. The plugin still checks its config in create: a schema only
+     * lets the host refuse early and point at the file, line and column.
+     * Optional (ARB_CAP_DESCRIBE_CONFIG). Added in 1.1.
+     * Arguments: out_schema, where to store the text.
+     * Return value: ARB_OK and *out_schema set to a UTF-8 JSON object; or an error, with
+     * *out_schema set to a message or left empty (the host then checks no schema, says
+     * so, and leaves the checking to create).
+     * Ownership: the text belongs to the plugin, valid until the library is unloaded.
+     * Thread: any, concurrently with any other call; needs no instance. */
+    arb_status (*describe_config)(arb_string* out_schema);
 } arb_plugin_api;
 
 /* ----------------------------------------------------------------------------------
@@ -355,7 +432,8 @@ typedef struct arb_plugin_api {
  * -------------------------------------------------------------------------------- */
 typedef struct arb_negotiation {
     /* sizeof(arb_negotiation) as the host compiled it. The plugin writes no field at
-     * or past this size. */
+     * or past this size. Frozen (see "Versions" at the top): the fields up to and
+     * including plugin_abi_minor never move, in any major. */
     uint64_t struct_size;
 
     /* in: the host's ABI version. */
@@ -367,7 +445,10 @@ typedef struct arb_negotiation {
     /* in: the library-wide host handle for host services. */
     arb_host* host;
 
-    /* out: the ABI version the plugin was compiled against (ARB_ABI_VERSION_*). */
+    /* out: the ABI version the plugin was compiled against (ARB_ABI_VERSION_*).
+     * Towards a host whose struct_size is below ARB_NEGOTIATION_SIZE_1_1 (a 1.0 host,
+     * which reads this as the minor the plugin needs) the plugin writes its required
+     * minor into plugin_abi_minor instead. */
     uint32_t plugin_abi_major;
     uint32_t plugin_abi_minor;
     /* out: the event schema version the plugin was compiled against. */
@@ -388,17 +469,35 @@ typedef struct arb_negotiation {
     uint32_t model_class;
     /* Padding, keeps the layout explicit; write 0. */
     uint32_t reserved0;
+
+    /* out: the oldest ABI minor of plugin_abi_major the plugin works with; at most
+     * plugin_abi_minor. Rebuilding an unchanged plugin against a newer header leaves it
+     * unchanged, so the plugin keeps running on the hosts it ran on. The host fills it
+     * with ARB_MINOR_ABSENT first; left so, it means "the same as plugin_abi_minor".
+     * Added in 1.1. */
+    uint32_t plugin_abi_minor_required;
+    /* out: the oldest event schema minor of schema_major the plugin works with (it
+     * needs an event kind that minor added); at most schema_minor. Same default as
+     * above. Added in 1.1. */
+    uint32_t schema_minor_required;
+    /* in: the event schema version the host sends: every EventBatch it passes to
+     * on_batch is of this major and of this minor or older. A 1.0 host sends 1.0.
+     * Added in 1.1. */
+    uint32_t host_schema_major;
+    uint32_t host_schema_minor;
 } arb_negotiation;
 
 /* The entry function a plugin exports under the name ARB_ENTRY_SYMBOL.
  * Required. Added in 1.0.
- * What it does: reads the host's version and fills the "out" fields of negotiation.
- * It has no side effects, allocates nothing and keeps no pointer to negotiation; it
- * may be called more than once (e.g. by `arbiter check-plugin`).
+ * What it does: reads the host's version and fills the "out" fields of negotiation,
+ * none at or past negotiation->struct_size (see "Versions" at the top for a host older
+ * than the plugin). It has no side effects, allocates nothing and keeps no pointer to
+ * negotiation; it may be called more than once (e.g. by `arbiter check-plugin`).
  * Arguments: negotiation, borrowed for the call.
  * Return value: ARB_OK; or ARB_ERR_VERSION when the plugin cannot work with the host's
- * major version (the "out" version fields are still filled, so the host can name
- * both versions). */
+ * version (another major, or an older minor than the plugin requires). The version
+ * fields are filled in either case, so that the host can name both versions; a struct
+ * too small to hold even the frozen prefix is ARB_ERR_INVALID_ARGUMENT. */
 typedef arb_status (*arb_entry_fn)(arb_negotiation* negotiation);
 
 #ifdef __cplusplus
