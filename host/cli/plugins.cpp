@@ -25,8 +25,11 @@ int run_plugins(const std::vector<std::string>& args) {
         std::fprintf(stderr, "arbiter plugins: cannot start the host: %s\n", error.what());
         return kExitInput;
     }
-    std::cout << fmt::format("{:<12} {:<12} {:<10} {:<5} {:<7} {:<12} {:<40} {}\n", "key", "plugin",
-                             "version", "abi", "schema", "class", "capabilities", "library");
+    // abi and schema: what the plugin was built against; the -min columns: the oldest it
+    // works with (a host older than that refuses it).
+    const char* row = "{:<12} {:<12} {:<10} {:<5} {:<8} {:<7} {:<10} {:<12} {:<56} {}\n";
+    std::cout << fmt::format(fmt::runtime(row), "key", "plugin", "version", "abi", "abi-min",
+                             "schema", "schema-min", "class", "capabilities", "library");
     bool refused = false;
     for (const auto& slot : host->plugins()) {
         if (!slot.active()) {
@@ -35,12 +38,14 @@ int run_plugins(const std::vector<std::string>& args) {
             continue;
         }
         const auto& id = slot.library->identity();
-        std::cout << fmt::format(
-            "{:<12} {:<12} {:<10} {:<5} {:<7} {:<12} {:<40} {}\n", slot.settings.name, id.name,
-            id.version, fmt::format("{}.{}", id.abi_major, id.abi_minor),
-            fmt::format("{}.{}", id.schema_major, id.schema_minor),
-            host::to_string(slot.model_class), host::describe_capabilities(id.capabilities),
-            slot.settings.library.string());
+        std::cout << fmt::format(fmt::runtime(row), slot.settings.name, id.name, id.version,
+                                 fmt::format("{}.{}", id.abi_major, id.abi_minor),
+                                 fmt::format("{}.{}", id.abi_major, id.abi_minor_required),
+                                 fmt::format("{}.{}", id.schema_major, id.schema_minor),
+                                 fmt::format("{}.{}", id.schema_major, id.schema_minor_required),
+                                 host::to_string(slot.model_class),
+                                 host::describe_capabilities(id.capabilities),
+                                 slot.settings.library.string());
     }
     return refused ? kExitPartial : kExitOk;
 }

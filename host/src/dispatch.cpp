@@ -49,9 +49,11 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
         slot.library = std::move(library);
         const auto& id = slot.library->identity();
         spdlog::info(
-            "plugin '{}': loaded {} {} (ABI {}.{}, schema {}.{}, capabilities {}, class {})",
-            settings.name, id.name, id.version, id.abi_major, id.abi_minor, id.schema_major,
-            id.schema_minor, describe_capabilities(id.capabilities), to_string(slot.model_class));
+            "plugin '{}': loaded {} {} (ABI {}, schema {}, capabilities {}, class {})",
+            settings.name, id.name, id.version,
+            describe_version(id.abi_major, id.abi_minor, id.abi_minor_required),
+            describe_version(id.schema_major, id.schema_minor, id.schema_minor_required),
+            describe_capabilities(id.capabilities), to_string(slot.model_class));
     } catch (const PluginError& error) {
         slot.instance.reset();
         slot.library.reset();

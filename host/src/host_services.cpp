@@ -47,7 +47,9 @@ std::string_view view(arb_string text) {
                      : std::string_view();
 }
 
-void service_log(arb_host* host, uint32_t level, arb_string message) {
+// Every service is noexcept and catches everything: an exception (bad_alloc in a log
+// line, say) must never unwind through the plugin's C frames.
+void service_log(arb_host* host, uint32_t level, arb_string message) noexcept try {
     if (!host) return;
     auto spd_level = spdlog::level::info;
     switch (level) {
@@ -68,13 +70,15 @@ void service_log(arb_host* host, uint32_t level, arb_string message) {
             break;
     }
     spdlog::log(spd_level, "[plugin {}] {}", context_of(host)->plugin_name, view(message));
+} catch (...) {
+    // The line is lost; nothing better can be done without allocating.
 }
 
-int64_t service_relay_time(arb_host* host) {
+int64_t service_relay_time(arb_host* host) noexcept {
     return host ? context_of(host)->relay_time_us.load(std::memory_order_relaxed) : 0;
 }
 
-void record_metric(arb_host* host, arb_string name, double value, bool set) {
+void record_metric(arb_host* host, arb_string name, double value, bool set) noexcept try {
     if (!host) return;
     ServiceContext* context = context_of(host);
     std::string_view metric = view(name);
@@ -88,12 +92,14 @@ void record_metric(arb_host* host, arb_string name, double value, bool set) {
     if (!context->metrics) return;
     std::string full = context->plugin_name + "." + std::string(metric);
     set ? context->metrics->set(full, value) : context->metrics->add(full, value);
+} catch (...) {
+    // The metric is lost (out of memory); the plugin goes on.
 }
 
-void service_metric_add(arb_host* host, arb_string name, double value) {
+void service_metric_add(arb_host* host, arb_string name, double value) noexcept {
     record_metric(host, name, value, false);
 }
-void service_metric_set(arb_host* host, arb_string name, double value) {
+void service_metric_set(arb_host* host, arb_string name, double value) noexcept {
     record_metric(host, name, value, true);
 }
 

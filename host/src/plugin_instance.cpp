@@ -7,15 +7,19 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "arbiter/host/config_schema_check.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 
 namespace arbiter::host {
 
 std::string signal_problem(const arb_signal* signal) {
     if (!signal) return "the signal is NULL";
-    if (signal->struct_size < sizeof(arb_signal))
+    // A newer plugin's larger signal is fine: only the fields of 1.0 are read. (Before
+    // 1.1 this compared with sizeof(arb_signal), which would have refused every 1.0
+    // plugin's signals the day the struct grew.)
+    if (signal->struct_size < ARB_SIGNAL_SIZE_1_0)
         return fmt::format("struct_size {} is smaller than ABI 1.0's {}", signal->struct_size,
-                           sizeof(arb_signal));
+                           ARB_SIGNAL_SIZE_1_0);
     if (signal->player == 0) return "player is 0";
     if (!std::isfinite(signal->score)) return fmt::format("score is {}", signal->score);
     if (signal->score < 0.0 || signal->score > 1.0)
@@ -86,7 +90,10 @@ bool PluginInstance::check_signal_and_keep(const arb_signal* signal, CallResult&
     return true;
 }
 
-std::string describe_config_refusal(const PluginSettings& settings, const std::string& detail) {
+namespace {
+
+std::string place_config_problem(const PluginSettings& settings, const std::string& detail,
+                                 const char* verb) {
     // The SDK's form is "key.path: problem", and a quoted TOML key may hold spaces or
     // even ": ". Prefer the longest prefix before a ": " that names a key of the table.
     std::string key;
@@ -101,11 +108,37 @@ std::string describe_config_refusal(const PluginSettings& settings, const std::s
         if (colon != std::string::npos && detail.find(' ') > colon) key = detail.substr(0, colon);
     }
     if (key.empty())
-        return fmt::format("{}: plugin '{}' refused its config: {}", settings.position.str(),
-                           settings.name, detail.empty() ? "(no detail given)" : detail);
-    return fmt::format("{}: plugin '{}' refused its config: plugins.{}.config.{}: {}",
-                       settings.locate(key).str(), settings.name, settings.name, key,
-                       detail.substr(key.size() + 2));
+        return fmt::format("{}: plugin '{}' {}: {}", settings.position.str(), settings.name, verb,
+                           detail.empty() ? "(no detail given)" : detail);
+    return fmt::format("{}: plugin '{}' {}: plugins.{}.config.{}: {}", settings.locate(key).str(),
+                       settings.name, verb, settings.name, key, detail.substr(key.size() + 2));
+}
+
+}  // namespace
+
+std::string describe_config_refusal(const PluginSettings& settings, const std::string& detail) {
+    return place_config_problem(settings, detail, "refused its config");
+}
+
+std::string check_config_schema(const PluginLibrary& library, const PluginSettings& settings) {
+    const std::string& schema_text = library.identity().config_schema;
+    if (schema_text.empty()) return "";
+    // The library parsed this text when it was loaded; it is an object.
+    const nlohmann::json schema = nlohmann::json::parse(schema_text, nullptr, false);
+    if (schema.is_discarded()) return "";
+    const SchemaCheck check = check_against_schema(flexbuffer_to_json(settings.config), schema);
+    if (!check.unchecked_keywords.empty()) {
+        std::string names;
+        for (const auto& keyword : check.unchecked_keywords)
+            names += (names.empty() ? "" : ", ") + escape_for_message(keyword, 40);
+        spdlog::warn(
+            "plugin '{}': its config schema uses keywords this host does not check ({}); "
+            "the plugin checks them itself in create",
+            settings.name, names);
+    }
+    if (check.problem.empty()) return "";
+    return place_config_problem(settings, check.problem + " (by the schema it describes)",
+                                "refused its config");
 }
 
 PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
@@ -113,9 +146,13 @@ PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
                                uint32_t shard_index, uint32_t shard_count, Metrics* metrics)
     : library_(std::move(library)),
       context_(std::make_unique<ServiceContext>()),
-      metrics_(metrics) {
+      metrics_(metrics),
+      shard_index_(shard_index),
+      shard_count_(shard_count) {
     context_->plugin_name = library_->label();
     context_->metrics = metrics;
+    if (std::string problem = check_config_schema(*library_, settings); !problem.empty())
+        throw PluginError(problem);
     arb_create_args args{};
     args.struct_size = sizeof args;
     args.host = context_->handle();
@@ -210,14 +247,17 @@ CallResult PluginInstance::configure(const PluginSettings& settings,
             "the plugin cannot take a new config without a reload (no ARB_CAP_RECONFIGURE)";
         return result;
     }
+    // Refused before the plugin sees it, placed already: thrown, as create's refusals are.
+    if (std::string problem = check_config_schema(*library_, settings); !problem.empty())
+        throw PluginError(problem);
     arb_create_args args{};
     args.struct_size = sizeof args;
     args.host = context_->handle();
     args.services = host_services_table();
     args.config = {settings.config.data(), settings.config.size()};
     args.baseline = {baseline.data(), baseline.size()};
-    args.shard_index = 0;
-    args.shard_count = 1;
+    args.shard_index = shard_index_;
+    args.shard_count = shard_count_;
     result.status = library_->api().configure(handle_, &args);
     if (result.status != ARB_OK) result.error = last_error();
     return result;

@@ -16,6 +16,8 @@
 
 #include <spdlog/spdlog.h>
 #include "arbiter/host/elf_symbols.hpp"
+#include "arbiter/host/negotiation.hpp"
+#include "arbiter/host/untrusted_text.hpp"
 
 namespace arbiter::host {
 
@@ -30,26 +32,50 @@ uint64_t fnv1a64(const std::vector<char>& bytes) {
     return hash;
 }
 
-std::string c_string(const char* text) {
-    return text ? std::string(text) : std::string();
-}
+// Larger than any schema a config table needs; a plugin that returns more is refused
+// the check, not the load.
+constexpr size_t kMaxConfigSchemaBytes = 1u << 20;
 
-bool valid_name(const std::string& name) {
-    if (name.empty() || name.size() > 64) return false;
-    for (char c : name)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
-            return false;
-    return true;
+// Asks a plugin with ARB_CAP_DESCRIBE_CONFIG for its config schema. A failure costs the
+// early check only: the plugin still checks its table in create.
+void read_config_schema(const arb_plugin_api& api, PluginIdentity& id) {
+    if (!api.describe_config) {
+        id.config_schema_problem = "the plugin does not describe its config (no describe_config)";
+        return;
+    }
+    arb_string text{};
+    const arb_status status = api.describe_config(&text);
+    const std::string_view view =
+        text.data
+            ? std::string_view(text.data, std::min<uint64_t>(text.size, kMaxConfigSchemaBytes))
+            : std::string_view();
+    if (status != ARB_OK) {
+        id.config_schema_problem =
+            fmt::format("describe_config failed with {}{}{}", status_name(status),
+                        view.empty() ? "" : ": ", escape_for_message(view, 200));
+        return;
+    }
+    if (text.size > kMaxConfigSchemaBytes) {
+        id.config_schema_problem =
+            fmt::format("describe_config returned {} bytes, more than the {} allowed", text.size,
+                        kMaxConfigSchemaBytes);
+        return;
+    }
+    const UntrustedJson parsed = parse_untrusted_json(view, kMaxConfigSchemaBytes);
+    if (!parsed.ok() || !parsed.value.is_object()) {
+        id.config_schema_problem = "describe_config returned no JSON object: " +
+                                   (parsed.ok() ? "another JSON value" : parsed.problem);
+        return;
+    }
+    id.config_schema.assign(view);
 }
-
-struct CapabilitySlot {
-    uint64_t bit;
-    const char* bit_name;
-    const char* slot_name;
-    bool present;
-};
 
 }  // namespace
+
+std::string describe_version(uint32_t major, uint32_t minor, uint32_t required) {
+    return required < minor ? fmt::format("{}.{} (requires {}.{})", major, minor, major, required)
+                            : fmt::format("{}.{}", major, minor);
+}
 
 const char* status_name(arb_status status) {
     switch (status) {
@@ -81,6 +107,7 @@ std::string describe_capabilities(uint64_t bits) {
         {ARB_CAP_MATCH_END, "match-end"},
         {ARB_CAP_BASELINE, "baseline"},
         {ARB_CAP_SHARD_BY_MATCH, "shard-by-match"},
+        {ARB_CAP_DESCRIBE_CONFIG, "describe-config"},
     };
     std::string text;
     for (const auto& [bit, name] : names)
@@ -251,86 +278,28 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
 
     plugin->library_context_.plugin_name = label;
     plugin->library_context_.metrics = metrics;
-    arb_negotiation negotiation{};
-    negotiation.struct_size = sizeof negotiation;
-    negotiation.host_abi_major = ARB_ABI_VERSION_MAJOR;
-    negotiation.host_abi_minor = ARB_ABI_VERSION_MINOR;
-    negotiation.host_services = host_services_table();
-    negotiation.host = plugin->library_context_.handle();
-    arb_status status = entry(&negotiation);
-
-    PluginIdentity& id = plugin->identity_;
-    id.abi_major = negotiation.plugin_abi_major;
-    id.abi_minor = negotiation.plugin_abi_minor;
-    if (id.abi_major != ARB_ABI_VERSION_MAJOR)
-        throw refuse(fmt::format(
-            "built for ABI {}.{}, this host speaks ABI {}.{}: the major versions differ",
-            id.abi_major, id.abi_minor, ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR));
-    if (id.abi_minor > ARB_ABI_VERSION_MINOR)
-        throw refuse(
-            fmt::format("built for ABI {}.{}, newer than this host's ABI {}.{}: it needs a host of "
-                        "ABI {}.{} or later",
-                        id.abi_major, id.abi_minor, ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR,
-                        id.abi_major, id.abi_minor));
-    if (status != ARB_OK)
-        throw refuse(fmt::format("the entry function failed with {}", status_name(status)));
-
-    id.name = c_string(negotiation.name);
-    id.version = c_string(negotiation.version);
-    id.contact = c_string(negotiation.contact);
-    id.description = c_string(negotiation.description);
-    id.schema_major = negotiation.schema_major;
-    id.schema_minor = negotiation.schema_minor;
-    id.capabilities = negotiation.capabilities;
-    if (!valid_name(id.name))
-        throw refuse("its name '" + id.name + "' is not 1 to 64 of [a-z0-9_-]");
-    if (id.version.empty()) throw refuse("it gives no version of its own");
-    if (id.schema_major != ARB_SCHEMA_VERSION_MAJOR)
-        throw refuse(fmt::format("built for event schema {}.{}, this host sends schema {}.{}",
-                                 id.schema_major, id.schema_minor, ARB_SCHEMA_VERSION_MAJOR,
-                                 ARB_SCHEMA_VERSION_MINOR));
-    if (negotiation.model_class < ARB_CLASS_VALIDATION ||
-        negotiation.model_class > ARB_CLASS_STATISTICAL)
-        throw refuse(fmt::format("unknown model class {}", negotiation.model_class));
-    id.declared_class = static_cast<ModelClass>(negotiation.model_class);
-
-    const arb_plugin_api* table = negotiation.plugin_api;
-    if (!table) throw refuse("it returned no function table");
-    constexpr uint64_t minimum = offsetof(arb_plugin_api, on_batch) + sizeof(table->on_batch);
-    if (table->struct_size < minimum)
-        throw refuse(
-            fmt::format("its function table has {} bytes, fewer than the {} of the required slots",
-                        table->struct_size, minimum));
-    // Never read past the size the plugin declared (ABI rule 3).
-    std::memcpy(&plugin->api_, table,
-                std::min<uint64_t>(table->struct_size, sizeof(arb_plugin_api)));
-    const arb_plugin_api& api = plugin->api_;
-    if (!api.create || !api.destroy || !api.last_error || !api.on_batch)
-        throw refuse("a required slot (create, destroy, last_error, on_batch) is NULL");
-
-    if (id.capabilities & ~ARB_CAP_ALL_1_0)
-        throw refuse(fmt::format("it declares capability bits {:#x} that ABI {}.{} does not define",
-                                 id.capabilities & ~ARB_CAP_ALL_1_0, ARB_ABI_VERSION_MAJOR,
-                                 ARB_ABI_VERSION_MINOR));
-    const CapabilitySlot slots[] = {
-        {ARB_CAP_STATE, "ARB_CAP_STATE", "save_state", api.save_state != nullptr},
-        {ARB_CAP_STATE, "ARB_CAP_STATE", "restore_state", api.restore_state != nullptr},
-        {ARB_CAP_RECONFIGURE, "ARB_CAP_RECONFIGURE", "configure", api.configure != nullptr},
-        {ARB_CAP_MATCH_END, "ARB_CAP_MATCH_END", "on_match_end", api.on_match_end != nullptr},
-        {ARB_CAP_BASELINE, "ARB_CAP_BASELINE", "baseline_begin", api.baseline_begin != nullptr},
-        {ARB_CAP_BASELINE, "ARB_CAP_BASELINE", "baseline_end", api.baseline_end != nullptr},
-    };
-    for (const auto& slot : slots) {
-        bool declared = (id.capabilities & slot.bit) != 0;
-        if (declared && !slot.present)
-            throw refuse(
-                fmt::format("capability bits disagree with the slots: {} is set but {} is NULL",
-                            slot.bit_name, slot.slot_name));
-        if (!declared && slot.present)
-            throw refuse(fmt::format(
-                "capability bits disagree with the slots: {} is implemented but {} is not declared",
-                slot.slot_name, slot.bit_name));
+    NegotiatedPlugin negotiated;
+    try {
+        negotiated = negotiate(&entry, host_services_table(), plugin->library_context_.handle());
+    } catch (const NegotiationError& error) {
+        throw refuse(error.what());
     }
+    PluginIdentity& id = plugin->identity_;
+    id.name = negotiated.name;
+    id.version = negotiated.version;
+    id.contact = negotiated.contact;
+    id.description = negotiated.description;
+    id.abi_major = negotiated.abi_major;
+    id.abi_minor = negotiated.abi_minor;
+    id.abi_minor_required = negotiated.abi_minor_required;
+    id.abi_minor_in_use = negotiated.abi_minor_in_use;
+    id.schema_major = negotiated.schema_major;
+    id.schema_minor = negotiated.schema_minor;
+    id.schema_minor_required = negotiated.schema_minor_required;
+    id.capabilities = negotiated.capabilities;
+    id.declared_class = static_cast<ModelClass>(negotiated.model_class);
+    plugin->api_ = negotiated.api;
+    read_config_schema(plugin->api_, id);
     return plugin;
 }
 

@@ -24,7 +24,9 @@ public:
     explicit Counter(const arbiter::Context& context)
         : Analyzer(context), report_at_(context.config.integer("report_at", 100, arbiter::Range::at_least(1))) {
         context.config.reject_unknown_keys();
-        ++instances_created;
+        // The SDK constructs one analyzer on a describing table to record the config
+        // schema; that one is no instance the host created.
+        if (!context.config.is_describing()) ++instances_created;
     }
 
     void on_batch(const arbiter::Batch& batch, arbiter::Signals& signals) override {

@@ -52,7 +52,8 @@ class PluginInstance {
     // State across reload; nullopt with `error` set when the plugin cannot save.
     std::optional<std::vector<uint8_t>> save_state(std::string& error);
     CallResult restore_state(std::span<const uint8_t> blob);
-    // A new config without a reload (ARB_CAP_RECONFIGURE); all or nothing.
+    // A new config without a reload (ARB_CAP_RECONFIGURE); all or nothing. Throws
+    // PluginError, placed at the key, when the table breaks the plugin's config schema.
     CallResult configure(const PluginSettings& settings, std::span<const uint8_t> baseline);
     // Population baselines (ARB_CAP_BASELINE, `arbiter baseline`): switch a fresh instance
     // to collecting, then take the blob; nullopt with `error` set when the plugin cannot.
@@ -76,6 +77,9 @@ class PluginInstance {
     std::unique_ptr<ServiceContext> context_;
     arb_instance* handle_ = nullptr;
     Metrics* metrics_;
+    // Kept for configure: a new config never moves an instance to another shard.
+    uint32_t shard_index_ = 0;
+    uint32_t shard_count_ = 1;
 
     friend struct SinkAdapter;
 };
@@ -83,6 +87,10 @@ class PluginInstance {
 // A plugin's refusal of its config, as the operator should read it: the SDK's "key.path:
 // problem" becomes "file:line:column: plugins.NAME.config.key.path: problem".
 std::string describe_config_refusal(const PluginSettings& settings, const std::string& detail);
+
+// The first way the table breaks the JSON Schema the plugin describes (ABI 1.1's
+// describe_config), placed like a refusal; "" when it matches or there is no schema.
+std::string check_config_schema(const PluginLibrary& library, const PluginSettings& settings);
 
 // Checks a signal against the contract of arb_signal; returns the problem, or "".
 std::string signal_problem(const arb_signal* signal);
