@@ -96,7 +96,9 @@ TEST(Glue, NegotiationFillsVersionsNamesAndCapabilities) {
     EXPECT_STREQ(n.name, "scripted");
     EXPECT_STREQ(n.version, "1.2.3");
     EXPECT_EQ(n.model_class, static_cast<uint32_t>(ARB_CLASS_BEHAVIOURAL));
-    EXPECT_EQ(n.capabilities, ARB_CAP_STATE);
+    EXPECT_EQ(n.capabilities, ARB_CAP_STATE | ARB_CAP_DESCRIBE_CONFIG);
+    EXPECT_EQ(n.plugin_abi_minor_required, 0u);
+    EXPECT_EQ(n.schema_minor_required, 0u);
     EXPECT_NE(n.plugin_api->save_state, nullptr);
     EXPECT_EQ(n.plugin_api->configure, nullptr);
     EXPECT_EQ(n.plugin_api->on_match_end, nullptr);
@@ -105,7 +107,7 @@ TEST(Glue, NegotiationFillsVersionsNamesAndCapabilities) {
 TEST(Glue, OptionalSlotsFollowTheClass) {
     arbiter::testing::Harness<Minimal> harness;
     const auto& n = harness.negotiation();
-    EXPECT_EQ(n.capabilities, ARB_CAP_SHARD_BY_MATCH);
+    EXPECT_EQ(n.capabilities, ARB_CAP_SHARD_BY_MATCH | ARB_CAP_DESCRIBE_CONFIG);
     EXPECT_EQ(n.plugin_api->save_state, nullptr);
     EXPECT_EQ(n.plugin_api->restore_state, nullptr);
     EXPECT_EQ(n.plugin_api->baseline_begin, nullptr);

@@ -180,3 +180,43 @@ TEST(BatchBuilder, VerifiedRefusesDamage) {
 }
 
 }  // namespace
+
+// The schema describe_config answers is recorded from the parser's own calls.
+TEST(ConfigSchema, RecordsTypesRangesAndDefaultsFromTheParser) {
+    arbiter::ConfigTable table = arbiter::ConfigTable::describing();
+    EXPECT_TRUE(table.is_describing());
+    EXPECT_EQ(table.number("threshold", 0.5, arbiter::Range::between(0, 1)), 0.5);
+    EXPECT_EQ(table.integer("window", 10, arbiter::Range{0, 100, true}), 10);
+    EXPECT_EQ(table.string("mode", "fast"), "fast");
+    const arbiter::ConfigTable movement = table.table("movement");
+    movement.boolean("strict", false);
+    movement.strings("names");
+    const arbiter::ConfigTable weapons = table.table("weapons");
+    EXPECT_TRUE(weapons.keys().empty());  // keys the parser cannot name: left open
+    EXPECT_FALSE(table.has("kinds"));     // reached only behind has(): any value
+    table.reject_unknown_keys();          // nothing to reject while describing
+    EXPECT_EQ(table.schema_json(),
+              R"({"type":"object","properties":{)"
+              R"("kinds":{},)"
+              R"("mode":{"type":"string","default":"fast"},)"
+              R"("movement":{"type":"object","properties":{)"
+              R"("names":{"type":"array","items":{"type":"string"}},)"
+              R"("strict":{"type":"boolean","default":false}},"additionalProperties":false},)"
+              R"("threshold":{"type":"number","minimum":0,"maximum":1,"default":0.5},)"
+              R"("weapons":{"type":"object","properties":{},"additionalProperties":true},)"
+              R"("window":{"type":"integer","exclusiveMinimum":0,"maximum":100,"default":10}},)"
+              R"("additionalProperties":false})");
+}
+
+TEST(ConfigSchema, AKeyReadAsTwoTypesIsLeftUnconstrained) {
+    arbiter::ConfigTable table = arbiter::ConfigTable::describing();
+    table.number("limit", 1.0);
+    table.string("limit", "auto");
+    EXPECT_EQ(table.schema_json(),
+              R"({"type":"object","properties":{"limit":{}},"additionalProperties":false})");
+}
+
+TEST(ConfigSchema, AnOrdinaryTableIsNotDescribing) {
+    EXPECT_FALSE(arbiter::ConfigTable().is_describing());
+    EXPECT_EQ(arbiter::ConfigTable().schema_json(), "");
+}

@@ -20,6 +20,9 @@
 //   std::vector<uint8_t> baseline_end();                               (with baseline_begin)
 // Throw ConfigError for a bad config, StateError for a state blob you refuse; any
 // other exception is reported as ARB_ERR_INTERNAL with its what(). None escapes.
+//
+// The config schema: the SDK constructs the analyzer once on ConfigTable::describing()
+// and answers describe_config with what its constructor read (ARB_CAP_DESCRIBE_CONFIG).
 #pragma once
 
 #include <cstdint>
@@ -57,6 +60,17 @@ struct PluginInfo {
     ModelClass model_class;
     // The plugin keeps no state across matches: the host may shard it by match.
     bool shard_by_match = false;
+    // The oldest ABI minor the plugin works with. Raise it only when the plugin needs
+    // something that minor added; rebuilding against a newer SDK leaves it alone, so
+    // the plugin keeps running on the hosts it ran on. See docs/abi-changes.md.
+    uint32_t requires_abi_minor = 0;
+    // The oldest event schema minor the plugin works with (it needs an event kind that
+    // minor added). A host that sends an older schema refuses the plugin, naming both.
+    uint32_t requires_schema_minor = 0;
+    // The plugin describes its config for the host (describe_config): the SDK records
+    // the schema from the analyzer's own constructor (config_schema.hpp). Turn it off for
+    // a constructor that cannot run on an empty config.
+    bool describe_config = true;
 };
 
 // The host's services for one instance: log, clock, metrics. Thread-safe.

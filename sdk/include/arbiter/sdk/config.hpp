@@ -21,6 +21,8 @@
 
 #include <flatbuffers/flexbuffers.h>
 
+#include <arbiter/sdk/config_schema.hpp>
+
 namespace arbiter {
 
 // A config value is wrong. what() is "key.path: problem", the form the host parses.
@@ -87,9 +89,35 @@ class ConfigTable {
 
     ConfigTable() : ConfigTable(flexbuffers::Map::EmptyMap(), "", std::make_shared<Tracker>()) {}
 
-    bool has(std::string_view key) const { return !lookup(key).IsNull(); }
+    // A table that reads as empty (every accessor returns its fallback) and records what
+    // the parser asks for; schema_json() then gives it as a JSON Schema. The SDK builds
+    // the answer of describe_config this way (config_schema.hpp).
+    static ConfigTable describing() {
+        auto tracker = std::make_shared<Tracker>();
+        tracker->schema = std::make_shared<detail::SchemaNode>();
+        tracker->schema->kind = detail::SchemaNode::Kind::object;
+        return ConfigTable(flexbuffers::Map::EmptyMap(), "", tracker, tracker->schema.get());
+    }
+
+    // True for a table made by describing(): a parser may skip checks that need real
+    // values (none of the bundled plugins has to).
+    bool is_describing() const { return node_ != nullptr; }
+
+    // The JSON Schema recorded so far, from the root table; "" unless describing.
+    std::string schema_json() const {
+        return tracker_->schema ? tracker_->schema->to_json() : std::string();
+    }
+
+    bool has(std::string_view key) const {
+        if (node_) node_->property(std::string(key));  // known to exist, of any type
+        return !lookup(key).IsNull();
+    }
 
     double number(std::string_view key, double fallback, Range range = {}) const {
+        if (auto* node = record(key, detail::SchemaNode::Kind::number)) {
+            node->set_bounds(range.min, range.max, range.min_exclusive);
+            node->default_json = detail::SchemaNode::number(fallback);
+        }
         auto value = use(key);
         if (value.IsNull()) return fallback;
         if (!value.IsNumeric()) throw wrong_type(key, range.describe(), value);
@@ -101,6 +129,10 @@ class ConfigTable {
     }
 
     int64_t integer(std::string_view key, int64_t fallback, Range range = {}) const {
+        if (auto* node = record(key, detail::SchemaNode::Kind::integer)) {
+            node->set_bounds(range.min, range.max, range.min_exclusive);
+            node->default_json = std::to_string(fallback);
+        }
         auto value = use(key);
         if (value.IsNull()) return fallback;
         if (!value.IsIntOrUint()) throw wrong_type(key, "an integer", value);
@@ -112,6 +144,8 @@ class ConfigTable {
     }
 
     bool boolean(std::string_view key, bool fallback) const {
+        if (auto* node = record(key, detail::SchemaNode::Kind::boolean))
+            node->default_json = fallback ? "true" : "false";
         auto value = use(key);
         if (value.IsNull()) return fallback;
         if (!value.IsBool()) throw wrong_type(key, "true or false", value);
@@ -119,6 +153,8 @@ class ConfigTable {
     }
 
     std::string string(std::string_view key, std::string fallback) const {
+        if (auto* node = record(key, detail::SchemaNode::Kind::string))
+            node->default_json = detail::SchemaNode::quote(fallback);
         auto value = use(key);
         if (value.IsNull()) return fallback;
         if (!value.IsString()) throw wrong_type(key, "a string", value);
@@ -126,6 +162,10 @@ class ConfigTable {
     }
 
     std::vector<std::string> strings(std::string_view key) const {
+        if (auto* node = record(key, detail::SchemaNode::Kind::array)) {
+            node->items = std::make_unique<detail::SchemaNode>();
+            node->items->kind = detail::SchemaNode::Kind::string;
+        }
         auto value = use(key);
         std::vector<std::string> out;
         if (value.IsNull()) return out;
@@ -140,6 +180,11 @@ class ConfigTable {
     }
 
     std::vector<double> numbers(std::string_view key, Range range = {}) const {
+        if (auto* node = record(key, detail::SchemaNode::Kind::array)) {
+            node->items = std::make_unique<detail::SchemaNode>();
+            node->items->kind = detail::SchemaNode::Kind::number;
+            node->items->set_bounds(range.min, range.max, range.min_exclusive);
+        }
         auto value = use(key);
         std::vector<double> out;
         if (value.IsNull()) return out;
@@ -159,6 +204,8 @@ class ConfigTable {
 
     // A sub-table; an absent key reads as an empty table.
     ConfigTable table(std::string_view key) const {
+        if (auto* node = record(key, detail::SchemaNode::Kind::object))
+            return ConfigTable(flexbuffers::Map::EmptyMap(), path(key), tracker_, node);
         auto value = lookup(key);
         tracker_->tables.insert(path(key));
         tracker_->read.insert(path(key));
@@ -168,7 +215,10 @@ class ConfigTable {
     }
 
     // The keys of this table, sorted (FlexBuffers maps keep keys sorted).
+    // Describing, a table whose keys are iterated holds keys the parser cannot name:
+    // the schema leaves it open.
     std::vector<std::string> keys() const {
+        if (node_) node_->open = true;
         std::vector<std::string> out;
         auto keys = map_.Keys();
         for (size_t i = 0; i < keys.size(); ++i)
@@ -198,10 +248,24 @@ class ConfigTable {
     struct Tracker {
         std::set<std::string> read;
         std::set<std::string> tables;
+        std::shared_ptr<detail::SchemaNode> schema;  // describing only: the root
     };
 
-    ConfigTable(flexbuffers::Map map, std::string path, std::shared_ptr<Tracker> tracker)
-        : map_(map), path_(std::move(path)), tracker_(std::move(tracker)) {}
+    ConfigTable(flexbuffers::Map map, std::string path, std::shared_ptr<Tracker> tracker,
+                detail::SchemaNode* node = nullptr)
+        : map_(map), path_(std::move(path)), tracker_(std::move(tracker)), node_(node) {}
+
+    // Describing: the key's node, given `kind` unless it already has a type of its own.
+    detail::SchemaNode* record(std::string_view key, detail::SchemaNode::Kind kind) const {
+        if (!node_) return nullptr;
+        detail::SchemaNode& node = node_->property(std::string(key));
+        if (node.unconstrained) return nullptr;
+        if (node.kind == detail::SchemaNode::Kind::any) node.kind = kind;
+        if (node.kind == kind) return &node;
+        node = detail::SchemaNode();  // read as two types: leave it unconstrained
+        node.unconstrained = true;
+        return nullptr;
+    }
 
     std::string path(std::string_view key) const {
         return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
@@ -225,6 +289,7 @@ class ConfigTable {
     flexbuffers::Map map_;
     std::string path_;
     std::shared_ptr<Tracker> tracker_;
+    detail::SchemaNode* node_ = nullptr;  // describing only: this table's node
 };
 
 }  // namespace arbiter

@@ -98,7 +98,7 @@ inline Context make_context(const arb_create_args* args) {
 }
 
 inline bool create_args_usable(const arb_create_args* args) {
-    return args && args->struct_size >= sizeof(arb_create_args) && args->services &&
+    return args && args->struct_size >= ARB_CREATE_ARGS_SIZE_1_0 && args->services &&
            (args->config.data || args->config.size == 0) &&
            (args->baseline.data || args->baseline.size == 0);
 }
@@ -113,6 +113,12 @@ struct Glue {
     static_assert(HasBaselineBegin<T> == HasBaselineEnd<T>,
                   "baseline_begin and baseline_end come together");
 
+    static_assert(T::info.requires_abi_minor <= ARB_ABI_VERSION_MINOR,
+                  "requires_abi_minor is newer than the ABI this SDK speaks");
+    static_assert(T::info.requires_schema_minor <= ARB_SCHEMA_VERSION_MINOR,
+                  "requires_schema_minor is newer than the schema this SDK reads");
+
+    // Every bit the class implements; negotiate() keeps those of the minor in use.
     static constexpr uint64_t capabilities() {
         uint64_t bits = 0;
         if constexpr (HasSaveState<T>) bits |= ARB_CAP_STATE;
@@ -120,7 +126,41 @@ struct Glue {
         if constexpr (HasMatchEnd<T>) bits |= ARB_CAP_MATCH_END;
         if constexpr (HasBaselineBegin<T>) bits |= ARB_CAP_BASELINE;
         if (T::info.shard_by_match) bits |= ARB_CAP_SHARD_BY_MATCH;
+        if (T::info.describe_config) bits |= ARB_CAP_DESCRIBE_CONFIG;
         return bits;
+    }
+
+    // The JSON Schema of the config table, recorded once from the constructor, or the
+    // reason it could not be (the text of what the constructor threw).
+    struct DescribedConfig {
+        std::string text;
+        bool ok = false;
+    };
+    static DescribedConfig describe() noexcept {
+        DescribedConfig out;
+        try {
+            Context context;
+            context.config = ConfigTable::describing();
+            T analyzer(context);
+            out.text = context.config.schema_json();
+            out.ok = true;
+        } catch (const std::exception& error) {
+            try {
+                out.text = std::string("recording the config schema failed: ") + error.what();
+            } catch (...) {
+            }
+        } catch (...) {
+            out.text.clear();
+        }
+        return out;
+    }
+
+    static arb_status describe_config(arb_string* out) noexcept {
+        if (!out) return ARB_ERR_INVALID_ARGUMENT;
+        // A function-local static: made once, thread-safe, freed when the library unloads.
+        static const DescribedConfig described = describe();
+        *out = {described.text.data(), described.text.size()};
+        return described.ok ? ARB_OK : ARB_ERR_INTERNAL;
     }
 
     static arb_status create(const arb_create_args* args, arb_instance** out) noexcept {
@@ -260,19 +300,37 @@ struct Glue {
             api.baseline_begin = &baseline_begin;
             api.baseline_end = &baseline_end;
         }
+        if (T::info.describe_config) api.describe_config = &describe_config;
         return api;
     }
 
     static constexpr arb_plugin_api api = make_api();
 };
 
-// The body of the entry function: fills the negotiation's "out" fields.
+// The body of the entry function: fills the negotiation's "out" fields by the rules of
+// the header's "Versions" section, for a host of any minor of major 1.
 template <class T>
 arb_status negotiate(arb_negotiation* negotiation) noexcept {
-    if (!negotiation || negotiation->struct_size < sizeof(arb_negotiation))
+    if (!negotiation || negotiation->struct_size < ARB_NEGOTIATION_FROZEN_SIZE)
         return ARB_ERR_INVALID_ARGUMENT;
+    constexpr uint32_t abi_required = T::info.requires_abi_minor;
+    constexpr uint32_t schema_required = T::info.requires_schema_minor;
+    // A host older than 1.1 sends schema 1.0 and has no field for a required minor: it
+    // reads plugin_abi_minor as the minor the plugin needs. A plugin that needs a newer
+    // schema needs a host of 1.1 or later, the first to send one.
+    const bool host_has_1_1_fields = negotiation->struct_size >= ARB_NEGOTIATION_SIZE_1_1;
+    const uint32_t host_schema_minor = host_has_1_1_fields ? negotiation->host_schema_minor : 0;
+    const uint32_t needs_from_old_host = schema_required > 0 && abi_required < 1 ? 1 : abi_required;
+
+    // The frozen prefix first, so that any host can name both versions.
     negotiation->plugin_abi_major = ARB_ABI_VERSION_MAJOR;
-    negotiation->plugin_abi_minor = ARB_ABI_VERSION_MINOR;
+    negotiation->plugin_abi_minor =
+        host_has_1_1_fields ? ARB_ABI_VERSION_MINOR : needs_from_old_host;
+    if (negotiation->host_abi_major != ARB_ABI_VERSION_MAJOR) return ARB_ERR_VERSION;
+    if (negotiation->struct_size < ARB_NEGOTIATION_SIZE_1_0) return ARB_ERR_INVALID_ARGUMENT;
+
+    const uint32_t host_minor = negotiation->host_abi_minor;
+    const uint32_t in_use = host_minor < ARB_ABI_VERSION_MINOR ? host_minor : ARB_ABI_VERSION_MINOR;
     negotiation->schema_major = ARB_SCHEMA_VERSION_MAJOR;
     negotiation->schema_minor = ARB_SCHEMA_VERSION_MINOR;
     negotiation->plugin_api = &Glue<T>::api;
@@ -280,10 +338,20 @@ arb_status negotiate(arb_negotiation* negotiation) noexcept {
     negotiation->version = T::info.version;
     negotiation->contact = T::info.contact;
     negotiation->description = T::info.description;
-    negotiation->capabilities = Glue<T>::capabilities();
+    // Only the bits the host's minor knows: an older host refuses any other. Their slots
+    // past its table are never read by it.
+    negotiation->capabilities = Glue<T>::capabilities() & ARB_CAP_ALL_FOR_MINOR(in_use);
     negotiation->model_class = static_cast<uint32_t>(T::info.model_class);
     negotiation->reserved0 = 0;
-    if (negotiation->host_abi_major != ARB_ABI_VERSION_MAJOR) return ARB_ERR_VERSION;
+    if (host_has_1_1_fields) {
+        negotiation->plugin_abi_minor_required = abi_required;
+        negotiation->schema_minor_required = schema_required;
+    }
+    if (host_minor < needs_from_old_host && !host_has_1_1_fields) return ARB_ERR_VERSION;
+    if (host_minor < abi_required) return ARB_ERR_VERSION;
+    if (negotiation->host_schema_major != ARB_SCHEMA_VERSION_MAJOR && host_has_1_1_fields)
+        return ARB_ERR_VERSION;
+    if (host_schema_minor < schema_required) return ARB_ERR_VERSION;
     return ARB_OK;
 }
 

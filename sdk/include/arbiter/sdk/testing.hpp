@@ -83,6 +83,10 @@ class Harness {
         negotiation.host_abi_minor = ARB_ABI_VERSION_MINOR;
         negotiation.host_services = TestHost::services();
         negotiation.host = host_.handle();
+        negotiation.plugin_abi_minor_required = ARB_MINOR_ABSENT;
+        negotiation.schema_minor_required = ARB_MINOR_ABSENT;
+        negotiation.host_schema_major = ARB_SCHEMA_VERSION_MAJOR;
+        negotiation.host_schema_minor = ARB_SCHEMA_VERSION_MINOR;
         if (detail::negotiate<T>(&negotiation) != ARB_OK)
             throw std::logic_error("negotiation failed inside the harness");
         negotiation_ = negotiation;
@@ -103,6 +107,16 @@ class Harness {
     const std::string& error() const { return error_; }
     arb_status last_status() const { return last_status_; }
     const arb_negotiation& negotiation() const { return negotiation_; }
+    // What describe_config answers (the JSON Schema of the config table), or "" when the
+    // plugin does not describe its config; throws with the plugin's text when it fails.
+    std::string config_schema() const {
+        if (!api_->describe_config) return {};
+        arb_string text{};
+        const arb_status status = api_->describe_config(&text);
+        std::string out(text.data ? text.data : "", text.size);
+        if (status != ARB_OK) throw std::runtime_error("describe_config failed: " + out);
+        return out;
+    }
     TestHost& host() { return host_; }
 
     // Runs one batch (verified first, as the host would) and returns its signals.
