@@ -33,7 +33,7 @@ TEST(CheckPlugin, TheBundledPluginIsReadyToDropIn) {
 TEST(CheckPlugin, AnotherMajorIsRefused) {
     auto result = check(test_plugin("wrong-major").string());
     EXPECT_EQ(result.exit_status, 2);
-    EXPECT_THAT(result.out, HasSubstr("built for ABI 2.0, this host speaks ABI 1.0"));
+    EXPECT_THAT(result.out, HasSubstr("built for ABI 2.0, this host speaks ABI 1.1"));
     EXPECT_THAT(result.out, HasSubstr("verdict: REFUSED"));
 }
 

@@ -85,18 +85,20 @@ TEST(Cli, PluginsListsEveryBundledPluginWithItsVersions) {
     auto lines = lines_of(result.out);
     ASSERT_EQ(lines.size(), 4u) << result.out;  // the header, reference, lagpool, kaladin
     auto header = words_of(lines[0]);
-    ASSERT_EQ(header.size(), 8u);
+    ASSERT_EQ(header.size(), 10u);
     for (size_t line = 1; line < lines.size(); ++line) {
         auto row = words_of(lines[line]);
-        ASSERT_EQ(row.size(), 8u) << lines[line];
+        ASSERT_EQ(row.size(), 10u) << lines[line];
         std::map<std::string, std::string> fields;
         for (size_t i = 0; i < header.size(); ++i)
             fields[header[i]] = row[i];
         const std::string name = line == 1 ? "reference" : line == 2 ? "lagpool" : "kaladin";
         EXPECT_EQ(fields["key"], name);
         EXPECT_EQ(fields["plugin"], name);
-        EXPECT_EQ(fields["abi"], "1.0");
+        EXPECT_EQ(fields["abi"], "1.1");
+        EXPECT_EQ(fields["abi-min"], "1.0");  // rebuilt against 1.1, needing nothing of it
         EXPECT_EQ(fields["schema"], "1.0");
+        EXPECT_EQ(fields["schema-min"], "1.0");
         EXPECT_EQ(fields["class"], name == "kaladin" ? "behavioural" : "validation");
         EXPECT_THAT(fields["library"], HasSubstr("arbiter-" + name + ".so"));
     }

@@ -103,9 +103,9 @@ INSTANTIATE_TEST_SUITE_P(
     Refusals, BrokenLibraryTest,
     ::testing::Values(
         BrokenLibrary{"wrong-major",
-                      {"built for ABI 2.0, this host speaks ABI 1.0", "the major versions differ"}},
+                      {"built for ABI 2.0, this host speaks ABI 1.1", "the major versions differ"}},
         BrokenLibrary{"newer-minor",
-                      {"built for ABI 1.7, newer than this host's ABI 1.0",
+                      {"it needs ABI 1.7 (built against 1.7), newer than this host's ABI 1.1",
                        "needs a host of ABI 1.7 or later"}},
         BrokenLibrary{"no-entry", {"no entry symbol arbiter_plugin_entry"}},
         BrokenLibrary{"not-a-library", {"not a loadable shared library", "invalid ELF header"}},
@@ -116,7 +116,7 @@ INSTANTIATE_TEST_SUITE_P(
             "configure-without-bit",
             {"capability bits disagree with the slots", "configure", "ARB_CAP_RECONFIGURE"}},
         BrokenLibrary{"unknown-capability",
-                      {"capability bits 0x10000000000", "that ABI 1.0 does not define"}}),
+                      {"capability bits 0x10000000000", "that ABI 1.1 does not define"}}),
     [](const ::testing::TestParamInfo<BrokenLibrary>& param_info) {
         std::string name = param_info.param.what;
         std::replace(name.begin(), name.end(), '-', '_');

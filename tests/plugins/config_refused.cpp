@@ -11,7 +11,10 @@ class ConfigRefused final : public arbiter::Analyzer {
                                               .version = "1.0.0",
                                               .contact = "tests@arbiter.invalid",
                                               .description = "checks its threshold",
-                                              .model_class = arbiter::ModelClass::validation};
+                                              .model_class = arbiter::ModelClass::validation,
+                                              // Its own refusals are what the tests place;
+                                              // the host's schema check would come first.
+                                              .describe_config = false};
 
     explicit ConfigRefused(const arbiter::Context& context)
         : Analyzer(context),

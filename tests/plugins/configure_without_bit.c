@@ -14,6 +14,7 @@ static const arb_plugin_api api = {
     NULL,
     NULL,
     NULL,
+    NULL, /* describe_config (1.1) */
 };
 
 arb_status arbiter_plugin_entry(arb_negotiation* negotiation) {

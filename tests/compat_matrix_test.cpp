@@ -1,0 +1,144 @@
+// The compatibility matrix of ABI-RULES rule 4, run on real libraries: plugins built
+// against the frozen 1.0 header, the current header and a stand-in for the next minor
+// (tests/compat/next_minor.h), each on the current host and on a model of the 1.0 host
+// (tests/compat/host_1_0.c, compiled against the frozen 1.0 header). Every pair either
+// runs, with the plugin's signals arriving, or is refused with both versions named.
+#include <string>
+#include <vector>
+
+#include <flatbuffers/flexbuffers.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "compat/host_1_0.h"
+#include "support/host_helpers.hpp"
+#include "support/temp_dir.hpp"
+
+namespace arbiter::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string joined(const std::vector<std::string>& lines) {
+    std::string out;
+    for (const auto& line : lines)
+        out += line + "\n";
+    return out;
+}
+
+std::vector<uint8_t> empty_config() {
+    flexbuffers::Builder builder;
+    builder.Map([] {});
+    builder.Finish();
+    return builder.GetBuffer();
+}
+
+host_1_0_result run_on_1_0_host(const std::filesystem::path& library) {
+    BatchBuilder builder(kTestRelay, kTestMatch);
+    const std::vector<uint8_t> batch = echo_batch(builder, 1'000'000);
+    const std::vector<uint8_t> config = empty_config();
+    host_1_0_result result{};
+    host_1_0_run(library.c_str(), config.data(), config.size(), batch.data(), batch.size(),
+                 &result);
+    return result;
+}
+
+// Loads `library` as plugin "compat" beside nothing else on the current host and feeds
+// it the echo batch; the plugin's signal for player 1 must reach the assessment.
+struct CurrentHostRun {
+    std::vector<std::string> errors;
+    std::optional<host::SignalRecord> signal;
+};
+CurrentHostRun run_on_current_host(const std::filesystem::path& library, const std::string& code) {
+    TempDir dir;
+    host::Host host(parse(host_table(dir / "work") + plugin_table("compat", library), dir.path()));
+    CurrentHostRun run;
+    run.errors = host.plugin_errors();
+    if (!run.errors.empty()) return run;
+    BatchBuilder builder(kTestRelay, kTestMatch);
+    if (auto refused = host.push(echo_batch(builder, 1'000'000))) {
+        run.errors.push_back(*refused);
+        return run;
+    }
+    if (auto assessment = host.assessment({kTestRelay, kTestMatch, 1}))
+        run.signal = find_check(*assessment, "compat", code);
+    return run;
+}
+
+TEST(CompatMatrix, APluginBuiltForOneZeroRunsOnTheCurrentHost) {
+    const auto run = run_on_current_host(test_plugin("compat-1-0"), "compat.old");
+    ASSERT_TRUE(run.errors.empty()) << joined(run.errors);
+    ASSERT_TRUE(run.signal) << "the 1.0 plugin's 64-byte signal did not reach the assessment";
+    EXPECT_DOUBLE_EQ(run.signal->score, 0.5);
+    EXPECT_DOUBLE_EQ(run.signal->confidence, 0.75);
+}
+
+TEST(CompatMatrix, APluginBuiltForOneZeroRunsOnTheOneZeroHost) {
+    const auto result = run_on_1_0_host(test_plugin("compat-1-0"));
+    ASSERT_TRUE(result.loaded) << result.message;
+    EXPECT_EQ(result.signals, 2u);  // one per batch, one at match end
+    EXPECT_EQ(result.dropped, 0u);
+}
+
+TEST(CompatMatrix, ANextMinorPluginThatDoesNotRequireItRunsOnTheCurrentHost) {
+    const auto run = run_on_current_host(test_plugin("compat-next-optional"), "compat.next");
+    ASSERT_TRUE(run.errors.empty()) << joined(run.errors);
+    ASSERT_TRUE(run.signal) << "the larger next-minor signal was not taken";
+    EXPECT_DOUBLE_EQ(run.signal->score, 0.25);
+}
+
+TEST(CompatMatrix, ANextMinorPluginThatDoesNotRequireItRunsOnTheOneZeroHost) {
+    const auto result = run_on_1_0_host(test_plugin("compat-next-optional"));
+    ASSERT_TRUE(result.loaded) << result.message;
+    EXPECT_EQ(result.abi_minor, 0u) << "towards a 1.0 host a plugin reports its required minor";
+    EXPECT_EQ(result.capabilities, 0u) << "no capability bit of a newer minor towards 1.0";
+    EXPECT_EQ(result.signals, 1u);
+    EXPECT_EQ(result.dropped, 0u);
+    EXPECT_DOUBLE_EQ(result.first_score, 0.25);
+}
+
+TEST(CompatMatrix, ANextMinorPluginThatRequiresItIsRefusedByTheCurrentHostNamingBoth) {
+    const auto run = run_on_current_host(test_plugin("compat-next-required"), "compat.next");
+    ASSERT_EQ(run.errors.size(), 1u) << joined(run.errors);
+    const std::string next = "1." + std::to_string(ARB_ABI_VERSION_MINOR + 1);
+    const std::string current = "1." + std::to_string(ARB_ABI_VERSION_MINOR);
+    EXPECT_THAT(run.errors[0], HasSubstr("it needs ABI " + next));
+    EXPECT_THAT(run.errors[0], HasSubstr("this host's ABI " + current));
+}
+
+TEST(CompatMatrix, ANextMinorPluginThatRequiresItIsRefusedByTheOneZeroHostNamingBoth) {
+    const auto result = run_on_1_0_host(test_plugin("compat-next-required"));
+    EXPECT_FALSE(result.loaded);
+    const std::string next = "1." + std::to_string(ARB_ABI_VERSION_MINOR + 1);
+    EXPECT_THAT(result.message,
+                HasSubstr("built for ABI " + next + ", newer than this host's ABI 1.0"));
+    EXPECT_THAT(result.message, HasSubstr("needs a host of ABI " + next + " or later"));
+}
+
+// The SDK's own negotiation, on the 1.0 host: an unchanged plugin rebuilt with this SDK
+// keeps running there (its 1.1 capability is not declared to a host that does not know
+// it), and one that declares requires_abi_minor = 1 is refused with both versions.
+TEST(CompatMatrix, AnSdkPluginRebuiltWithThisSdkStillRunsOnTheOneZeroHost) {
+    const auto result = run_on_1_0_host(test_plugin("echo"));
+    ASSERT_TRUE(result.loaded) << result.message;
+    EXPECT_EQ(result.abi_minor, 0u);
+    EXPECT_EQ(result.capabilities & ~uint64_t{ARB_CAP_ALL_1_0}, 0u);
+    EXPECT_EQ(result.signals, 1u);
+    EXPECT_DOUBLE_EQ(result.first_score, 0.9);
+}
+
+TEST(CompatMatrix, AnSdkPluginThatRequiresOneOneIsRefusedByTheOneZeroHostNamingBoth) {
+    const auto result = run_on_1_0_host(test_plugin("compat-sdk-requires-1-1"));
+    EXPECT_FALSE(result.loaded);
+    EXPECT_THAT(result.message, HasSubstr("built for ABI 1.1, newer than this host's ABI 1.0"));
+    EXPECT_THAT(result.message, HasSubstr("needs a host of ABI 1.1 or later"));
+}
+
+TEST(CompatMatrix, AnSdkPluginThatRequiresOneOneRunsOnTheCurrentHost) {
+    const auto run = run_on_current_host(test_plugin("compat-sdk-requires-1-1"), "test.echo");
+    ASSERT_TRUE(run.errors.empty()) << joined(run.errors);
+    EXPECT_TRUE(run.signal);
+}
+
+}  // namespace
+}  // namespace arbiter::test
