@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "compat/host_1_0.h"
+#include "compat/next_schema_batch.hpp"
 #include "support/host_helpers.hpp"
 #include "support/temp_dir.hpp"
 
@@ -138,6 +139,42 @@ TEST(CompatMatrix, AnSdkPluginThatRequiresOneOneRunsOnTheCurrentHost) {
     const auto run = run_on_current_host(test_plugin("compat-sdk-requires-1-1"), "test.echo");
     ASSERT_TRUE(run.errors.empty()) << joined(run.errors);
     EXPECT_TRUE(run.signal);
+}
+
+}  // namespace
+}  // namespace arbiter::test
+
+namespace arbiter::test {
+namespace {
+
+// The event schema's half of the matrix: a relay that writes the next schema minor, with
+// an event kind this host and its plugins were built without. The batch is taken, the
+// unknown event is skipped by the host and by the plugins, and what they know still
+// counts: the echo plugin's signal for the position update after it arrives.
+TEST(CompatMatrix, ABatchOfTheNextSchemaMinorWithAnUnknownEventKindIsSkippedNotFatal) {
+    TempDir dir;
+    host::Host host(parse(host_table(dir / "work") + plugin_table("echo", test_plugin("echo")) +
+                              plugin_table("reference", reference_plugin()),
+                          dir.path()));
+    ASSERT_TRUE(host.plugin_errors().empty()) << joined(host.plugin_errors());
+    const auto refused = host.push(next_schema_batch(kTestRelay, kTestMatch, 1'000'000));
+    ASSERT_FALSE(refused) << *refused;
+    const auto assessment = host.assessment({kTestRelay, kTestMatch, 1});
+    ASSERT_TRUE(assessment);
+    EXPECT_TRUE(find_check(*assessment, "echo", "test.echo"));
+    for (const auto& slot : host.plugins())
+        EXPECT_TRUE(slot.active()) << slot.settings.name;
+}
+
+TEST(CompatMatrix, APluginBuiltForOneZeroTakesABatchOfANewerSchemaMinor) {
+    const std::vector<uint8_t> batch = next_schema_batch(kTestRelay, kTestMatch, 1'000'000);
+    const std::vector<uint8_t> config = empty_config();
+    host_1_0_result result{};
+    host_1_0_run(test_plugin("echo").c_str(), config.data(), config.size(), batch.data(),
+                 batch.size(), &result);
+    ASSERT_TRUE(result.loaded) << result.message;
+    EXPECT_EQ(std::string(result.message), "");
+    EXPECT_EQ(result.signals, 1u);
 }
 
 }  // namespace
