@@ -24,6 +24,11 @@ TEST(CheckPlugin, TheBundledPluginIsReadyToDropIn) {
     EXPECT_EQ(result.exit_status, 0) << result.out << result.err;
     EXPECT_THAT(result.out, HasSubstr("PASS  exports arbiter_plugin_entry and nothing else"));
     EXPECT_THAT(result.out, HasSubstr("PASS  negotiates: reference"));
+    EXPECT_THAT(result.out, HasSubstr("ABI 1.1 (requires 1.0)"));
+    // The schema of its config, recorded from its own parser, with ranges and defaults.
+    EXPECT_THAT(result.out, HasSubstr("PASS  describes its config (JSON Schema"));
+    EXPECT_THAT(result.out, HasSubstr("\"max_speed\": {"));
+    EXPECT_THAT(result.out, HasSubstr("\"exclusiveMinimum\": 0,"));
     EXPECT_THAT(result.out, HasSubstr("runs sample-match.arbev: 1201 batches"));
     EXPECT_THAT(result.out, HasSubstr("time per batch: median"));
     EXPECT_THAT(result.out, HasSubstr("PASS  leaves memory when released"));

@@ -15,8 +15,8 @@
 
 #include <flatbuffers/flexbuffers.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/elf_symbols.hpp"
@@ -148,22 +148,26 @@ Outcome run_plugin_steps(const CheckOptions& options) {
     }
     const auto& id = library->identity();
     report(Outcome::pass,
-           fmt::format("negotiates: {} {}, ABI {} (host {}.{}, in use {}.{}), event schema {} "
-                       "(host {}.{})",
-                       id.name, id.version,
-                       host::describe_version(id.abi_major, id.abi_minor, id.abi_minor_required),
-                       ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR, id.abi_major,
-                       id.abi_minor_in_use,
-                       host::describe_version(id.schema_major, id.schema_minor,
-                                              id.schema_minor_required),
-                       ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR));
+           fmt::format(
+               "negotiates: {} {}, ABI {} (host {}.{}, in use {}.{}), event schema {} "
+               "(host {}.{})",
+               id.name, id.version,
+               host::describe_version(id.abi_major, id.abi_minor, id.abi_minor_required),
+               ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR, id.abi_major, id.abi_minor_in_use,
+               host::describe_version(id.schema_major, id.schema_minor, id.schema_minor_required),
+               ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR));
     detail(fmt::format("capabilities: {}; declared class: {}",
                        host::describe_capabilities(id.capabilities),
                        host::to_string(id.declared_class)));
     detail(fmt::format("contact: {}; {}", id.contact.empty() ? "-" : id.contact, id.description));
     if (!id.config_schema.empty()) {
         report(Outcome::pass, "describes its config (JSON Schema of [plugins.NAME.config]):");
-        detail(host::dump_json(nlohmann::json::parse(id.config_schema), 2));
+        const std::string schema = host::dump_json(nlohmann::json::parse(id.config_schema), 2);
+        for (size_t start = 0; start < schema.size();) {
+            const size_t end = std::min(schema.find('\n', start), schema.size());
+            detail(schema.substr(start, end - start));
+            start = end + 1;
+        }
     } else if (id.capabilities & ARB_CAP_DESCRIBE_CONFIG) {
         report(Outcome::warn, "does not describe its config: " + id.config_schema_problem);
     } else {

@@ -17,6 +17,20 @@
 #include <string_view>
 
 #include <arbiter/arbiter_plugin.h>
+
+// The event types are FlatBuffers-generated code, and generated code works only with the
+// FlatBuffers release that generated it: this SDK's is FlatBuffers 2.0.8 (Debian 12),
+// and its headers are part of the SDK's include path. A plugin that uses FlatBuffers of
+// its own must use that same release in the translation units that include the SDK, or
+// keep its own FlatBuffers code in translation units that do not (both define namespace
+// flatbuffers, and one program cannot hold two releases of it). The check below says so
+// by name instead of leaving the generated header's bare static_assert to do it.
+// See docs/writing-a-plugin.md, "FlatBuffers".
+#include <flatbuffers/base.h>
+#if !defined(FLATBUFFERS_VERSION_MAJOR) || FLATBUFFERS_VERSION_MAJOR != 2 || \
+    FLATBUFFERS_VERSION_MINOR != 0 || FLATBUFFERS_VERSION_REVISION != 8
+#error "The Arbiter SDK's event types need FlatBuffers 2.0.8 headers, and another FlatBuffers release comes first on the include path: put the FlatBuffers 2.0.8 headers first, or keep your own FlatBuffers code in separate translation units (docs/writing-a-plugin.md, FlatBuffers)."
+#endif
 #include <arbiter/events_generated.h>
 
 namespace arbiter {
