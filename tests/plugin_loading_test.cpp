@@ -18,13 +18,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-std::string joined(const std::vector<std::string>& lines) {
-    std::string text;
-    for (const auto& line : lines)
-        text += line + "\n";
-    return text;
-}
-
 // "file:line:column" of the first occurrence of `needle` in `text`, 1-based, as the
 // host's config reader reports positions.
 std::string position_of(const std::string& text, const std::string& needle,
@@ -172,10 +165,9 @@ TEST(PluginLoading, ACreateFailureReportsThePluginsOwnLastError) {
     ASSERT_EQ(errors.size(), 1u) << joined(errors);
     // Points at the plugin's table in the config, names the status and the plugin's
     // own reason (its constructor threw std::runtime_error("database unreachable")).
-    EXPECT_EQ(errors[0],
-              position_of(text, "broken]", "server_config.toml") +
-                  ": plugin 'broken' (" + test_plugin("create-fails").string() +
-                  "): create failed with ARB_ERR_INTERNAL: database unreachable");
+    EXPECT_EQ(errors[0], position_of(text, "broken]", "server_config.toml") +
+                             ": plugin 'broken' (" + test_plugin("create-fails").string() +
+                             "): create failed with ARB_ERR_INTERNAL: database unreachable");
     expect_only_echo_active(host);
     // The library was loaded and then released: its copy is gone too.
     EXPECT_EQ(files_in(dir / "work", ".so").size(), 1u);

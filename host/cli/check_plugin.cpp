@@ -160,9 +160,9 @@ Outcome run_plugin_steps(const CheckOptions& options) {
                        host::describe_capabilities(id.capabilities),
                        host::to_string(id.declared_class)));
     detail(fmt::format("contact: {}; {}", id.contact.empty() ? "-" : id.contact, id.description));
-    if (!id.config_schema.empty()) {
+    if (!id.config_schema.is_null()) {
         report(Outcome::pass, "describes its config (JSON Schema of [plugins.NAME.config]):");
-        const std::string schema = host::dump_json(nlohmann::json::parse(id.config_schema), 2);
+        const std::string schema = host::dump_json(id.config_schema, 2);
         for (size_t start = 0; start < schema.size();) {
             const size_t end = std::min(schema.find('\n', start), schema.size());
             detail(schema.substr(start, end - start));

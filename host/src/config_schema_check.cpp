@@ -72,17 +72,10 @@ std::string join(const std::string& path, const std::string& key) {
 
 class Checker {
   public:
-    std::set<std::string> unchecked;
-
     // The first problem of `value` at `path` against `schema`, or "".
     std::string check(const json& value, const json& schema, const std::string& path) {
         if (schema.is_boolean()) return schema.get<bool>() ? "" : at(path, "is not allowed here");
         if (!schema.is_object()) return "";
-        for (const auto& [keyword, argument] : schema.items()) {
-            (void)argument;
-            if (!checked_keywords().count(keyword) && !annotations().count(keyword))
-                unchecked.insert(keyword);
-        }
         if (auto it = schema.find("type"); it != schema.end()) {
             bool matches = false;
             std::string names;
@@ -243,12 +236,30 @@ json to_json(const flexbuffers::Reference& value) {
 
 }  // namespace
 
-SchemaCheck check_against_schema(const json& table, const json& schema) {
-    Checker checker;
-    SchemaCheck result;
-    result.problem = checker.check(table, schema, "");
-    result.unchecked_keywords = std::move(checker.unchecked);
-    return result;
+std::string check_against_schema(const json& table, const json& schema) {
+    return Checker().check(table, schema, "");
+}
+
+std::set<std::string> unchecked_keywords(const json& schema) {
+    std::set<std::string> out;
+    // The subschemas the checker descends into, and nothing else: a keyword inside a
+    // subschema it never reads is unchecked because its parent keyword is.
+    auto walk = [&](auto&& self, const json& node) -> void {
+        if (!node.is_object()) return;
+        for (const auto& [keyword, argument] : node.items()) {
+            if (!checked_keywords().count(keyword) && !annotations().count(keyword))
+                out.insert(keyword);
+            if (keyword == "properties" && argument.is_object())
+                for (const auto& [name, property] : argument.items()) {
+                    (void)name;
+                    self(self, property);
+                }
+            else if (keyword == "additionalProperties" || keyword == "items")
+                self(self, argument);
+        }
+    };
+    walk(walk, schema);
+    return out;
 }
 
 json flexbuffer_to_json(std::span<const uint8_t> bytes) {

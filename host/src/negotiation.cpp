@@ -42,7 +42,7 @@ struct CapabilitySlot {
     bool present;
 };
 
-void check_version(NegotiatedPlugin& plugin, arb_status status) {
+void check_version(const PluginIdentity& plugin, arb_status status) {
     if (plugin.abi_major != ARB_ABI_VERSION_MAJOR)
         throw NegotiationError(fmt::format(
             "built for ABI {}.{}, this host speaks ABI {}.{}: the major versions differ",
@@ -75,17 +75,13 @@ void check_version(NegotiatedPlugin& plugin, arb_status status) {
             "host sends",
             plugin.schema_major, plugin.schema_minor_required, plugin.schema_major,
             plugin.schema_minor, ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR));
-    if (status != ARB_OK) {
-        const char* name = status == ARB_ERR_VERSION            ? "ARB_ERR_VERSION"
-                           : status == ARB_ERR_INVALID_ARGUMENT ? "ARB_ERR_INVALID_ARGUMENT"
-                                                                : nullptr;
+    if (status != ARB_OK)
         throw NegotiationError(
-            name ? fmt::format("the entry function failed with {}", name)
-                 : fmt::format("the entry function failed with status {}", status));
-    }
+            fmt::format("the entry function failed with {}", status_name(status)));
 }
 
-void check_table(NegotiatedPlugin& plugin, const arb_plugin_api* table) {
+void check_table(NegotiatedPlugin& negotiated, const arb_plugin_api* table) {
+    const PluginIdentity& plugin = negotiated.identity;
     if (!table) throw NegotiationError("it returned no function table");
     constexpr uint64_t minimum = offsetof(arb_plugin_api, on_batch) + sizeof(table->on_batch);
     if (table->struct_size < minimum)
@@ -97,9 +93,9 @@ void check_table(NegotiatedPlugin& plugin, const arb_plugin_api* table) {
     const uint64_t readable =
         std::min<uint64_t>({table->struct_size, sizeof(arb_plugin_api),
                             plugin_api_size_of_minor(plugin.abi_minor_in_use)});
-    std::memcpy(&plugin.api, table, readable);
-    plugin.api.struct_size = readable;
-    const arb_plugin_api& api = plugin.api;
+    std::memcpy(&negotiated.api, table, readable);
+    negotiated.api.struct_size = readable;
+    const arb_plugin_api& api = negotiated.api;
     if (!api.create || !api.destroy || !api.last_error || !api.on_batch)
         throw NegotiationError("a required slot (create, destroy, last_error, on_batch) is NULL");
 
@@ -147,7 +143,8 @@ NegotiatedPlugin negotiate(arb_entry_fn entry, const arb_host_services* services
     negotiation.host_schema_minor = ARB_SCHEMA_VERSION_MINOR;
     const arb_status status = entry(&negotiation);
 
-    NegotiatedPlugin plugin;
+    NegotiatedPlugin negotiated;
+    PluginIdentity& plugin = negotiated.identity;
     plugin.abi_major = negotiation.plugin_abi_major;
     plugin.abi_minor = negotiation.plugin_abi_minor;
     plugin.abi_minor_required =
@@ -164,15 +161,59 @@ NegotiatedPlugin negotiate(arb_entry_fn entry, const arb_host_services* services
     plugin.contact = c_string(negotiation.contact);
     plugin.description = c_string(negotiation.description);
     plugin.capabilities = negotiation.capabilities;
-    plugin.model_class = negotiation.model_class;
     if (!valid_name(plugin.name))
         throw NegotiationError("its name '" + escape_for_message(plugin.name) +
                                "' is not 1 to 64 of [a-z0-9_-]");
     if (plugin.version.empty()) throw NegotiationError("it gives no version of its own");
-    if (plugin.model_class < ARB_CLASS_VALIDATION || plugin.model_class > ARB_CLASS_STATISTICAL)
-        throw NegotiationError(fmt::format("unknown model class {}", plugin.model_class));
-    check_table(plugin, negotiation.plugin_api);
-    return plugin;
+    if (negotiation.model_class < ARB_CLASS_VALIDATION ||
+        negotiation.model_class > ARB_CLASS_STATISTICAL)
+        throw NegotiationError(fmt::format("unknown model class {}", negotiation.model_class));
+    plugin.declared_class = static_cast<ModelClass>(negotiation.model_class);
+    check_table(negotiated, negotiation.plugin_api);
+    return negotiated;
+}
+
+std::string describe_version(uint32_t major, uint32_t minor, uint32_t required) {
+    return required < minor ? fmt::format("{}.{} (requires {}.{})", major, minor, major, required)
+                            : fmt::format("{}.{}", major, minor);
+}
+
+const char* status_name(arb_status status) {
+    switch (status) {
+        case ARB_OK:
+            return "ARB_OK";
+        case ARB_ERR_INVALID_ARGUMENT:
+            return "ARB_ERR_INVALID_ARGUMENT";
+        case ARB_ERR_CONFIG:
+            return "ARB_ERR_CONFIG";
+        case ARB_ERR_STATE:
+            return "ARB_ERR_STATE";
+        case ARB_ERR_UNSUPPORTED:
+            return "ARB_ERR_UNSUPPORTED";
+        case ARB_ERR_INTERNAL:
+            return "ARB_ERR_INTERNAL";
+        case ARB_ERR_OUT_OF_MEMORY:
+            return "ARB_ERR_OUT_OF_MEMORY";
+        case ARB_ERR_VERSION:
+            return "ARB_ERR_VERSION";
+        default:
+            return "an unknown status";
+    }
+}
+
+std::string describe_capabilities(uint64_t bits) {
+    static const std::pair<uint64_t, const char*> names[] = {
+        {ARB_CAP_STATE, "state"},
+        {ARB_CAP_RECONFIGURE, "reconfigure"},
+        {ARB_CAP_MATCH_END, "match-end"},
+        {ARB_CAP_BASELINE, "baseline"},
+        {ARB_CAP_SHARD_BY_MATCH, "shard-by-match"},
+        {ARB_CAP_DESCRIBE_CONFIG, "describe-config"},
+    };
+    std::string text;
+    for (const auto& [bit, name] : names)
+        if (bits & bit) text += (text.empty() ? "" : ",") + std::string(name);
+    return text.empty() ? "-" : text;
 }
 
 }  // namespace arbiter::host

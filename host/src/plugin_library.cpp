@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <spdlog/spdlog.h>
+#include "arbiter/host/config_schema_check.hpp"
 #include "arbiter/host/elf_symbols.hpp"
 #include "arbiter/host/negotiation.hpp"
 #include "arbiter/host/untrusted_text.hpp"
@@ -38,7 +39,7 @@ constexpr size_t kMaxConfigSchemaBytes = 1u << 20;
 
 // Asks a plugin with ARB_CAP_DESCRIBE_CONFIG for its config schema. A failure costs the
 // early check only: the plugin still checks its table in create.
-void read_config_schema(const arb_plugin_api& api, PluginIdentity& id) {
+void read_config_schema(const arb_plugin_api& api, const std::string& label, PluginIdentity& id) {
     if (!api.describe_config) {
         id.config_schema_problem = "the plugin does not describe its config (no describe_config)";
         return;
@@ -67,53 +68,20 @@ void read_config_schema(const arb_plugin_api& api, PluginIdentity& id) {
                                    (parsed.ok() ? "another JSON value" : parsed.problem);
         return;
     }
-    id.config_schema.assign(view);
-}
-
-}  // namespace
-
-std::string describe_version(uint32_t major, uint32_t minor, uint32_t required) {
-    return required < minor ? fmt::format("{}.{} (requires {}.{})", major, minor, major, required)
-                            : fmt::format("{}.{}", major, minor);
-}
-
-const char* status_name(arb_status status) {
-    switch (status) {
-        case ARB_OK:
-            return "ARB_OK";
-        case ARB_ERR_INVALID_ARGUMENT:
-            return "ARB_ERR_INVALID_ARGUMENT";
-        case ARB_ERR_CONFIG:
-            return "ARB_ERR_CONFIG";
-        case ARB_ERR_STATE:
-            return "ARB_ERR_STATE";
-        case ARB_ERR_UNSUPPORTED:
-            return "ARB_ERR_UNSUPPORTED";
-        case ARB_ERR_INTERNAL:
-            return "ARB_ERR_INTERNAL";
-        case ARB_ERR_OUT_OF_MEMORY:
-            return "ARB_ERR_OUT_OF_MEMORY";
-        case ARB_ERR_VERSION:
-            return "ARB_ERR_VERSION";
-        default:
-            return "an unknown status";
+    id.config_schema = parsed.value;
+    // Said once, here, rather than at every create: the schema does not change.
+    if (const auto unchecked = unchecked_keywords(id.config_schema); !unchecked.empty()) {
+        std::string names;
+        for (const auto& keyword : unchecked)
+            names += (names.empty() ? "" : ", ") + escape_for_message(keyword, 40);
+        spdlog::warn(
+            "plugin '{}': its config schema uses keywords this host does not check ({}); the "
+            "plugin checks them itself in create",
+            label, names);
     }
 }
 
-std::string describe_capabilities(uint64_t bits) {
-    static const std::pair<uint64_t, const char*> names[] = {
-        {ARB_CAP_STATE, "state"},
-        {ARB_CAP_RECONFIGURE, "reconfigure"},
-        {ARB_CAP_MATCH_END, "match-end"},
-        {ARB_CAP_BASELINE, "baseline"},
-        {ARB_CAP_SHARD_BY_MATCH, "shard-by-match"},
-        {ARB_CAP_DESCRIBE_CONFIG, "describe-config"},
-    };
-    std::string text;
-    for (const auto& [bit, name] : names)
-        if (bits & bit) text += (text.empty() ? "" : ",") + std::string(name);
-    return text.empty() ? "-" : text;
-}
+}  // namespace
 
 namespace {
 
@@ -284,22 +252,9 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
     } catch (const NegotiationError& error) {
         throw refuse(error.what());
     }
-    PluginIdentity& id = plugin->identity_;
-    id.name = negotiated.name;
-    id.version = negotiated.version;
-    id.contact = negotiated.contact;
-    id.description = negotiated.description;
-    id.abi_major = negotiated.abi_major;
-    id.abi_minor = negotiated.abi_minor;
-    id.abi_minor_required = negotiated.abi_minor_required;
-    id.abi_minor_in_use = negotiated.abi_minor_in_use;
-    id.schema_major = negotiated.schema_major;
-    id.schema_minor = negotiated.schema_minor;
-    id.schema_minor_required = negotiated.schema_minor_required;
-    id.capabilities = negotiated.capabilities;
-    id.declared_class = static_cast<ModelClass>(negotiated.model_class);
+    plugin->identity_ = std::move(negotiated.identity);
     plugin->api_ = negotiated.api;
-    read_config_schema(plugin->api_, id);
+    read_config_schema(plugin->api_, label, plugin->identity_);
     return plugin;
 }
 

@@ -3,15 +3,24 @@
 // goes on working beside a broken one, batch after batch.
 #include <arbiter/sdk.hpp>
 
+// The compatibility tests build it a second time as a plugin that requires ABI 1.1.
+#ifndef ECHO_NAME
+#define ECHO_NAME "test-echo"
+#endif
+#ifndef ECHO_REQUIRES_ABI_MINOR
+#define ECHO_REQUIRES_ABI_MINOR 0
+#endif
+
 namespace {
 
 class Echo final : public arbiter::Analyzer {
   public:
-    static constexpr arbiter::PluginInfo info{.name = "test-echo",
+    static constexpr arbiter::PluginInfo info{.name = ECHO_NAME,
                                               .version = "1.0.0",
                                               .contact = "tests@arbiter.invalid",
                                               .description = "echoes player 1's position updates",
-                                              .model_class = arbiter::ModelClass::validation};
+                                              .model_class = arbiter::ModelClass::validation,
+                                              .requires_abi_minor = ECHO_REQUIRES_ABI_MINOR};
 
     explicit Echo(const arbiter::Context& context) : Analyzer(context) {}
 

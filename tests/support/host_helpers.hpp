@@ -73,6 +73,14 @@ inline std::vector<uint8_t> echo_batch(BatchBuilder& builder, int64_t t_us) {
     return builder.finish();
 }
 
+// Lines (plugin errors, say) one per line, for a failure message.
+inline std::string joined(const std::vector<std::string>& lines) {
+    std::string text;
+    for (const auto& line : lines)
+        text += line + "\n";
+    return text;
+}
+
 inline constexpr const char* kTestRelay = "test-relay";
 inline constexpr uint64_t kTestMatch = 7;
 

@@ -16,15 +16,13 @@
 
 namespace arbiter::host {
 
-struct SchemaCheck {
-    // "key.path: problem" (the SDK's form, so describe_config_refusal can place it), or
-    // "" when the table matches.
-    std::string problem;
-    // Keywords of the schema this checker does not implement.
-    std::set<std::string> unchecked_keywords;
-};
+// The first way `table` breaks `schema`, as "key.path: problem" (the SDK's form, so that
+// describe_config_refusal can place it), or "" when the table matches.
+std::string check_against_schema(const nlohmann::json& table, const nlohmann::json& schema);
 
-SchemaCheck check_against_schema(const nlohmann::json& table, const nlohmann::json& schema);
+// Every keyword anywhere in `schema` that check_against_schema does not implement (and
+// that is no annotation): what an operator must be told is left to the plugin.
+std::set<std::string> unchecked_keywords(const nlohmann::json& schema);
 
 // A config table as the host hands it to plugins (a FlexBuffers map) in JSON form.
 nlohmann::json flexbuffer_to_json(std::span<const uint8_t> bytes);

@@ -14,6 +14,7 @@
 #include <arbiter/arbiter_plugin.h>
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/host_services.hpp"
+#include "arbiter/host/negotiation.hpp"
 
 namespace arbiter::host {
 
@@ -21,32 +22,6 @@ class PluginError : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
 };
-
-// What negotiation told us about a plugin.
-struct PluginIdentity {
-    std::string name;
-    std::string version;
-    std::string contact;
-    std::string description;
-    uint32_t abi_major = 0, abi_minor = 0;  // compiled against
-    uint32_t abi_minor_required = 0;        // the oldest host minor it works with
-    uint32_t abi_minor_in_use = 0;          // what this host and the plugin both speak
-    uint32_t schema_major = 0, schema_minor = 0;
-    uint32_t schema_minor_required = 0;
-    uint64_t capabilities = 0;
-    ModelClass declared_class = ModelClass::validation;
-    // The JSON Schema of the plugin's config table (describe_config), or empty with
-    // config_schema_problem saying why there is none to check against.
-    std::string config_schema;
-    std::string config_schema_problem;
-};
-
-// "1.1", or "1.1 (requires 1.0)" when the plugin works with older ones too.
-std::string describe_version(uint32_t major, uint32_t minor, uint32_t required);
-
-std::string describe_capabilities(uint64_t bits);
-// "ARB_ERR_CONFIG" and so on.
-const char* status_name(arb_status status);
 
 // The private folder that holds the copies of loaded plugins (mode 0700), and the
 // generation counter that names them.

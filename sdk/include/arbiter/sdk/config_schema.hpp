@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include <arbiter/sdk/json_text.hpp>
+
 namespace arbiter::detail {
 
 class SchemaNode {
@@ -96,32 +98,9 @@ class SchemaNode {
     }
 
     static std::string quote(std::string_view text) {
-        std::string out = "\"";
-        for (char c : text) {
-            switch (c) {
-                case '"':
-                    out += "\\\"";
-                    break;
-                case '\\':
-                    out += "\\\\";
-                    break;
-                case '\n':
-                    out += "\\n";
-                    break;
-                case '\t':
-                    out += "\\t";
-                    break;
-                default:
-                    if (static_cast<unsigned char>(c) < 0x20) {
-                        char buffer[8];
-                        std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
-                        out += buffer;
-                    } else {
-                        out += c;
-                    }
-            }
-        }
-        return out + "\"";
+        std::string out;
+        append_json_string(out, text);
+        return out;
     }
 };
 

@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include <arbiter/sdk/json_text.hpp>
+
 namespace arbiter {
 
 class Evidence {
@@ -118,37 +120,7 @@ class Evidence {
         body_.append(buffer, static_cast<size_t>(length));
     }
 
-    void append_string(std::string_view text) {
-        body_ += '"';
-        for (char c : text) {
-            switch (c) {
-                case '"':
-                    body_ += "\\\"";
-                    break;
-                case '\\':
-                    body_ += "\\\\";
-                    break;
-                case '\n':
-                    body_ += "\\n";
-                    break;
-                case '\r':
-                    body_ += "\\r";
-                    break;
-                case '\t':
-                    body_ += "\\t";
-                    break;
-                default:
-                    if (static_cast<unsigned char>(c) < 0x20) {
-                        char escaped[8];
-                        std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-                        body_ += escaped;
-                    } else {
-                        body_ += c;
-                    }
-            }
-        }
-        body_ += '"';
-    }
+    void append_string(std::string_view text) { detail::append_json_string(body_, text); }
 
     std::string body_;
 };

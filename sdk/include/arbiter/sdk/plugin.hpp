@@ -320,12 +320,12 @@ arb_status negotiate(arb_negotiation* negotiation) noexcept {
     // schema needs a host of 1.1 or later, the first to send one.
     const bool host_has_1_1_fields = negotiation->struct_size >= ARB_NEGOTIATION_SIZE_1_1;
     const uint32_t host_schema_minor = host_has_1_1_fields ? negotiation->host_schema_minor : 0;
-    const uint32_t needs_from_old_host = schema_required > 0 && abi_required < 1 ? 1 : abi_required;
+    const uint32_t needs_abi_minor =
+        !host_has_1_1_fields && schema_required > 0 && abi_required < 1 ? 1 : abi_required;
 
     // The frozen prefix first, so that any host can name both versions.
     negotiation->plugin_abi_major = ARB_ABI_VERSION_MAJOR;
-    negotiation->plugin_abi_minor =
-        host_has_1_1_fields ? ARB_ABI_VERSION_MINOR : needs_from_old_host;
+    negotiation->plugin_abi_minor = host_has_1_1_fields ? ARB_ABI_VERSION_MINOR : needs_abi_minor;
     if (negotiation->host_abi_major != ARB_ABI_VERSION_MAJOR) return ARB_ERR_VERSION;
     if (negotiation->struct_size < ARB_NEGOTIATION_SIZE_1_0) return ARB_ERR_INVALID_ARGUMENT;
 
@@ -347,9 +347,8 @@ arb_status negotiate(arb_negotiation* negotiation) noexcept {
         negotiation->plugin_abi_minor_required = abi_required;
         negotiation->schema_minor_required = schema_required;
     }
-    if (host_minor < needs_from_old_host && !host_has_1_1_fields) return ARB_ERR_VERSION;
-    if (host_minor < abi_required) return ARB_ERR_VERSION;
-    if (negotiation->host_schema_major != ARB_SCHEMA_VERSION_MAJOR && host_has_1_1_fields)
+    if (host_minor < needs_abi_minor) return ARB_ERR_VERSION;
+    if (host_has_1_1_fields && negotiation->host_schema_major != ARB_SCHEMA_VERSION_MAJOR)
         return ARB_ERR_VERSION;
     if (host_schema_minor < schema_required) return ARB_ERR_VERSION;
     return ARB_OK;
