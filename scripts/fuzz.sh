@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 
 seconds="${1:-60}"
 shift || true
-all=(ingest_batch event_file wire_decoder serve_protocol config import_csv import_jsonl c_api)
+all=(ingest_batch event_file wire_decoder serve_protocol config config_schema import_csv import_jsonl
+     c_api)
 harnesses=("$@")
 [ "$#" -gt 0 ] || harnesses=("${all[@]}")
 
