@@ -97,7 +97,7 @@ TEST(Cli, PluginsListsEveryBundledPluginWithItsVersions) {
         EXPECT_EQ(fields["plugin"], name);
         EXPECT_EQ(fields["abi"], "1.1");
         EXPECT_EQ(fields["abi-min"], "1.0");  // rebuilt against 1.1, needing nothing of it
-        EXPECT_EQ(fields["schema"], "1.0");
+        EXPECT_EQ(fields["schema"], "1.1");
         EXPECT_EQ(fields["schema-min"], "1.0");
         EXPECT_EQ(fields["class"], name == "kaladin" ? "behavioural" : "validation");
         EXPECT_THAT(fields["library"], HasSubstr("arbiter-" + name + ".so"));

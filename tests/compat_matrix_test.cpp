@@ -173,5 +173,41 @@ TEST(CompatMatrix, APluginBuiltForOneZeroTakesABatchOfANewerSchemaMinor) {
     EXPECT_EQ(result.signals, 1u);
 }
 
+// Schema 1.1's InputLost is written by the host, so the host sends it only to plugins
+// built against schema 1.1 or later: a plugin built for 1.0 never gets an event kind it
+// was built without from the host itself (arbiter_plugin.h, "Versions").
+TEST(CompatMatrix, InputLostReachesPluginsOfSchemaOneOneAndNotThoseBuiltForOneZero) {
+    TempDir dir;
+    host::Host host(parse(host_table(dir / "work") + plugin_table("old", test_plugin("compat-1-0")) +
+                              plugin_table("echo", test_plugin("echo")),
+                          dir.path()));
+    ASSERT_TRUE(host.plugin_errors().empty()) << joined(host.plugin_errors());
+    auto sink = std::make_shared<RecordingSink>();
+    host.add_sink(sink);
+
+    BatchBuilder builder(kTestRelay, kTestMatch);
+    ASSERT_FALSE(host.push(echo_batch(builder, 1'000'000)));
+    builder = BatchBuilder(kTestRelay, kTestMatch, 4);  // batches 1 to 3 never arrive
+    ASSERT_FALSE(host.push(echo_batch(builder, 5'000'000)));
+
+    const auto& slots = host.plugins();
+    ASSERT_EQ(slots.size(), 2u);
+    EXPECT_EQ(slots[0].stats.calls, 2u) << "the 1.0 plugin gets the relay's two batches only";
+    EXPECT_EQ(slots[1].stats.calls, 3u) << "the 1.1 plugin gets the host's InputLost batch too";
+    ASSERT_EQ(sink->count("echo", "test.input_lost"), 1u);
+    for (const auto& signal : sink->signals) {
+        if (signal.code != "test.input_lost") continue;
+        EXPECT_THAT(signal.evidence_json, HasSubstr("\"first_sequence\":1"));
+        EXPECT_THAT(signal.evidence_json, HasSubstr("\"last_sequence\":3"));
+        EXPECT_THAT(signal.evidence_json, HasSubstr("\"batch_sequence\":3"));
+    }
+    // Told before the first batch after the gap, whose signals come after it.
+    std::vector<std::string> codes;
+    for (const auto& signal : sink->signals)
+        codes.push_back(signal.code);
+    EXPECT_THAT(codes, ::testing::ElementsAre("compat.old", "test.echo", "test.input_lost",
+                                              "compat.old", "test.echo"));
+}
+
 }  // namespace
 }  // namespace arbiter::test

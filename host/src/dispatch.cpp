@@ -99,10 +99,12 @@ void Dispatcher::collect(PluginSlot& slot, CallResult&& result, const std::strin
     }
 }
 
-std::vector<SignalRecord> Dispatcher::dispatch(const VerifiedBatch& batch) {
+std::vector<SignalRecord> Dispatcher::dispatch(const VerifiedBatch& batch,
+                                               uint32_t min_schema_minor) {
     std::vector<SignalRecord> out;
     for (auto& slot : slots_) {
         if (!slot.active()) continue;
+        if (slot.library->identity().schema_minor < min_schema_minor) continue;
         const auto start = std::chrono::steady_clock::now();
         CallResult result = slot.instance->on_batch(batch);
         slot.stats.busy_ns += elapsed_ns(start);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "arbiter/host/input_lost.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 
 #include <arbiter/events_generated.h>
@@ -66,6 +67,9 @@ Host::PushResult Host::push_batch(std::span<const uint8_t> bytes) {
         spdlog::warn("match {}/{}: input lost: {} never arrived; the match's assessments say so",
                      escape_for_message(ingested.batch.relay_id, 80), ingested.batch.match_id,
                      admitted.gap->describe());
+        // Plugins that can be told (schema 1.1) reset what would measure across the gap.
+        aggregate(dispatcher_.dispatch(input_lost_batch(ingested.batch, *admitted.gap),
+                                       kInputLostSchemaMinor));
     }
     result.relay_id = ingested.batch.relay_id;
     result.match_id = ingested.batch.match_id;

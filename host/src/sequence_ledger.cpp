@@ -23,6 +23,15 @@ SequenceLedger::Verdict SequenceLedger::admit(const VerifiedBatch& batch) {
     Match& match = matches_[{batch.relay_id, batch.match_id}];
     const std::string label =
         fmt::format("{}/{}", escape_for_message(batch.relay_id, 80), batch.match_id);
+    if (batch.sequence == UINT64_MAX) {
+        // The next one would wrap to 0, and every batch after it would look new.
+        verdict.deliver = false;
+        verdict.problem = fmt::format(
+            "match {}: batch sequence {} is the largest there is; a relay numbers the batches "
+            "of a match from 0",
+            label, batch.sequence);
+        return verdict;
+    }
     if (match.seen && batch.sequence < match.next_sequence) {
         verdict.deliver = false;
         verdict.problem = fmt::format(

@@ -135,6 +135,19 @@ TEST(Ingest, RefusesStringsThatAreNotUtf8NamingTheField) {
             << bad;
 }
 
+// InputLost makes plugins reset their windows: only the host may say input was lost.
+TEST(Ingest, RefusesAnInputLostEventFromOutside) {
+    auto bytes = arbiter::BatchBuilder("relay", 1)
+                     .add(10, 1, 1, arbiter::build::Latency{5})
+                     .add(20, 1, 0, arbiter::build::InputLost{.first_sequence = 0, .last_sequence = 4})
+                     .finish();
+    auto result = ingest_batch(bytes, 1 << 20);
+    EXPECT_FALSE(result.ok);
+    EXPECT_NE(result.problem.find("event 1: InputLost is written by the host, never by a relay"),
+              std::string::npos)
+        << result.problem;
+}
+
 TEST(Ingest, RefusesNumbersThatAreNotFinite) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const float inf = std::numeric_limits<float>::infinity();

@@ -5,6 +5,7 @@
 #include <arbiter/sdk/batch_builder.hpp>
 
 #include "arbiter/host/ingest.hpp"
+#include "arbiter/host/input_lost.hpp"
 #include "arbiter/host/sequence_ledger.hpp"
 
 namespace {
@@ -90,6 +91,60 @@ TEST(SequenceLedger, AnEndedMatchStillRefusesItsDuplicates) {
     ASSERT_TRUE(ledger.admit(batch(0, 0, 100)).deliver);
     ledger.match_ended("relay", 1);
     EXPECT_FALSE(ledger.admit(batch(0, 0, 100)).deliver);
+}
+
+TEST(SequenceLedger, TheLargestSequenceIsRefusedSoThatNothingWraps) {
+    SequenceLedger ledger;
+    ASSERT_TRUE(ledger.admit(batch(0, 0, 100)).deliver);
+    const auto last = ledger.admit(batch(UINT64_MAX, 200, 300));
+    EXPECT_FALSE(last.deliver);
+    EXPECT_NE(last.problem.find("largest"), std::string::npos) << last.problem;
+    // Had it been taken, the next sequence would have wrapped to 0 and a duplicate of
+    // batch 0 would have looked new.
+    EXPECT_FALSE(ledger.admit(batch(0, 0, 100)).deliver);
+    EXPECT_TRUE(ledger.admit(batch(1, 400, 500)).deliver);
+}
+
+// What the host writes for a gap: a valid batch of the same match, numbered as the last
+// lost batch, holding one match-wide InputLost at the time and tick the input resumed.
+TEST(SequenceLedger, TheInputLostBatchForAGapIsAValidBatchOfTheMatch) {
+    SequenceLedger ledger;
+    ASSERT_TRUE(ledger.admit(batch(0, 1'000'000, 2'000'000)).deliver);
+    const VerifiedBatch after = batch(4, 5'000'000, 6'000'000);
+    const auto verdict = ledger.admit(after);
+    ASSERT_TRUE(verdict.gap);
+    const VerifiedBatch lost = arbiter::host::input_lost_batch(after, *verdict.gap);
+
+    flatbuffers::Verifier verifier(lost.bytes.data(), lost.bytes.size());
+    ASSERT_TRUE(verifier.VerifyBuffer<arbiter::fb::EventBatch>(ARB_SCHEMA_FILE_IDENTIFIER));
+    const auto& root = lost.root();
+    EXPECT_EQ(root.schema_major(), 1);
+    EXPECT_EQ(root.schema_minor(), 1);
+    EXPECT_EQ(root.relay_id()->str(), "relay");
+    EXPECT_EQ(root.match_id(), 1u);
+    EXPECT_EQ(root.sequence(), 3u);
+    ASSERT_EQ(root.events()->size(), 1u);
+    const auto* event = root.events()->Get(0);
+    EXPECT_EQ(event->player(), 0u);
+    EXPECT_EQ(event->relay_time_us(), 5'000'000);
+    EXPECT_EQ(event->tick(), 1u);
+    const auto* body = event->body_as_InputLost();
+    ASSERT_NE(body, nullptr);
+    EXPECT_EQ(body->first_sequence(), 1u);
+    EXPECT_EQ(body->last_sequence(), 3u);
+    ASSERT_TRUE(body->last_heard_relay_us().has_value());
+    EXPECT_EQ(*body->last_heard_relay_us(), 2'000'000);
+    EXPECT_EQ(body->next_heard_relay_us(), 5'000'000);
+    EXPECT_EQ(lost.sequence, 3u);
+    EXPECT_EQ(lost.first_relay_time_us, 5'000'000);
+
+    // The first batches of a match lost: nothing was heard before the gap.
+    SequenceLedger fresh;
+    const auto late_start = fresh.admit(after);
+    ASSERT_TRUE(late_start.gap);
+    const VerifiedBatch first = arbiter::host::input_lost_batch(after, *late_start.gap);
+    EXPECT_FALSE(
+        first.root().events()->Get(0)->body_as_InputLost()->last_heard_relay_us().has_value());
 }
 
 }  // namespace

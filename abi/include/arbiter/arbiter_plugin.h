@@ -73,9 +73,9 @@ extern "C" {
 #define ARB_ABI_VERSION_MINOR 1
 
 /* Event schema version of abi/schema/events.fbs, carried in every EventBatch.
- * Added in 1.0. */
+ * Added in 1.0. Schema 1.1 (InputLost, written by the host) ships with ABI 1.1. */
 #define ARB_SCHEMA_VERSION_MAJOR 1
-#define ARB_SCHEMA_VERSION_MINOR 0
+#define ARB_SCHEMA_VERSION_MINOR 1
 
 /* FlatBuffers file identifier of an EventBatch. Added in 1.0. */
 #define ARB_SCHEMA_FILE_IDENTIFIER "ARB1"

@@ -57,8 +57,10 @@ class Dispatcher {
     std::vector<PluginSlot> take_slots() { return std::move(slots_); }
     void set_slots(std::vector<PluginSlot> slots) { slots_ = std::move(slots); }
 
-    // Every active plugin's signals for one batch.
-    std::vector<SignalRecord> dispatch(const VerifiedBatch& batch);
+    // Every active plugin's signals for one batch; only plugins built against schema
+    // minor `min_schema_minor` or later get it (a batch the host wrote, of an event kind
+    // an older plugin does not know: arbiter_plugin.h, "Versions").
+    std::vector<SignalRecord> dispatch(const VerifiedBatch& batch, uint32_t min_schema_minor = 0);
     // Every active plugin's final signals for a match that ended.
     std::vector<SignalRecord> end_match(const std::string& relay_id, uint64_t match_id,
                                         int64_t relay_time_us);

@@ -99,6 +99,14 @@ struct Extension {
     std::string type_name;
     std::vector<uint8_t> data;
 };
+// Written by the host, never by a relay (ingest refuses it): here for a plugin's own
+// tests of what it does when input is lost. Schema 1.1.
+struct InputLost {
+    uint64_t first_sequence = 0;
+    uint64_t last_sequence = 0;
+    std::optional<int64_t> last_heard_relay_us = std::nullopt;
+    int64_t next_heard_relay_us = 0;
+};
 }  // namespace build
 
 class BatchBuilder {
@@ -204,6 +212,15 @@ class BatchBuilder {
     BatchBuilder& add(int64_t t_us, uint64_t tick, uint32_t player, const build::Extension& e) {
         auto body = fb::CreateExtension(fbb_, text(e.type_name), fbb_.CreateVector(e.data));
         return push(t_us, tick, player, fb::EventBody::Extension, body.Union());
+    }
+
+    BatchBuilder& add(int64_t t_us, uint64_t tick, uint32_t player, const build::InputLost& e) {
+        fb::InputLostBuilder b(fbb_);
+        b.add_first_sequence(e.first_sequence);
+        b.add_last_sequence(e.last_sequence);
+        if (e.last_heard_relay_us) b.add_last_heard_relay_us(*e.last_heard_relay_us);
+        b.add_next_heard_relay_us(e.next_heard_relay_us);
+        return push(t_us, tick, player, fb::EventBody::InputLost, b.Finish().Union());
     }
 
     size_t event_count() const { return events_.size(); }
