@@ -20,13 +20,12 @@ VerifiedBatch input_lost_batch(const VerifiedBatch& after, const LostStretch& ga
     if (gap.after_relay_us) lost.add_last_heard_relay_us(*gap.after_relay_us);
     lost.add_next_heard_relay_us(gap.before_relay_us);
     const auto body = lost.Finish();
-    const auto event =
-        fb::CreateEvent(builder, gap.before_relay_us, tick, 0, fb::EventBody::InputLost, body.Union());
+    const auto event = fb::CreateEvent(builder, gap.before_relay_us, tick, 0,
+                                       fb::EventBody::InputLost, body.Union());
     const auto events = builder.CreateVector(&event, 1);
     const auto relay = builder.CreateString(after.relay_id);
-    const auto root =
-        fb::CreateEventBatch(builder, ARB_SCHEMA_VERSION_MAJOR, kInputLostSchemaMinor, relay,
-                             after.match_id, gap.to_sequence, events);
+    const auto root = fb::CreateEventBatch(builder, ARB_SCHEMA_VERSION_MAJOR, kInputLostSchemaMinor,
+                                           relay, after.match_id, gap.to_sequence, events);
     builder.Finish(root, ARB_SCHEMA_FILE_IDENTIFIER);
 
     VerifiedBatch batch;

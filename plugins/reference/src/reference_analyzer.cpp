@@ -202,6 +202,9 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
             case fb::EventBody::MatchEnd:
                 on_match_end_event(match, *event, signals);
                 continue;
+            case fb::EventBody::InputLost:
+                on_input_lost(key, match);
+                continue;
             default:
                 break;
         }
@@ -673,6 +676,30 @@ void ReferenceAnalyzer::on_join(const MatchKey& key, Match& match, const fb::Eve
                signals);
     }
     sessions.push_back(here);
+}
+
+void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
+    for (auto& [id, player] : match.players) {
+        // Every window and track starts again after the gap: a speed from the last position
+        // before it to the first after it is no speed (the lost batches may hold a respawn),
+        // and a silence the relay never saw is no lag. What each event proved on its own
+        // stays: the reports and held rises, the counts of claims that failed a check, and
+        // the measured round trips.
+        Player fresh;
+        fresh.reported = std::move(player.reported);
+        fresh.held = std::move(player.held);
+        fresh.blocked_hits = player.blocked_hits;
+        fresh.dead_target_hits = player.dead_target_hits;
+        fresh.unspent = player.unspent;
+        fresh.ahead_orders = player.ahead_orders;
+        fresh.track.rtts = std::move(player.track.rtts);
+        player = std::move(fresh);
+    }
+    // A leave in the lost batches would leave its session live, and the account's next
+    // join (here or in another match) would look like one account in two places.
+    for (const auto& [id, account] : match.accounts)
+        end_session(key, match, id);
+    host().count("input_lost");
 }
 
 void ReferenceAnalyzer::end_session(const MatchKey& key, Match& match, uint32_t player_id) {

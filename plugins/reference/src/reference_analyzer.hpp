@@ -133,6 +133,8 @@ class ReferenceAnalyzer final : public Analyzer {
     void on_join(const MatchKey& key, Match& match, const fb::Event& event, Signals& signals);
     void on_order(Match& match, const fb::Event& event, Signals& signals);
     void on_match_end_event(Match& match, const fb::Event& event, Signals& signals);
+    // Batches of the match were lost (schema 1.1): nothing measures across the gap.
+    void on_input_lost(const MatchKey& key, Match& match);
     void check_invulnerable(Match& match, uint32_t player_id, Player& player, Signals& signals);
     void end_session(const MatchKey& key, Match& match, uint32_t player_id);
     double tick_s(const Match& match) const;

@@ -1,0 +1,132 @@
+// Lost input (schema 1.1): when the host says batches of a match were lost, nothing the
+// analyzer measures bridges the gap. Each test first shows that, fed the same batches
+// without the host's InputLost, the analyzer does convict: the reset is what saves the
+// honest player, not the script.
+#include <gtest/gtest.h>
+
+#include "match_script.hpp"
+
+namespace arbiter::reference::test {
+namespace {
+
+// The host's batch for a gap: one match-wide InputLost, numbered as the last lost batch.
+std::vector<uint8_t> input_lost(const std::string& relay, uint64_t match, uint64_t first,
+                                uint64_t last, int64_t last_heard_us, int64_t next_heard_us) {
+    return BatchBuilder(relay, match, last)
+        .add(next_heard_us, static_cast<uint64_t>(next_heard_us / kTickUs), 0,
+             build::InputLost{.first_sequence = first,
+                              .last_sequence = last,
+                              .last_heard_relay_us = last_heard_us,
+                              .next_heard_relay_us = next_heard_us})
+        .finish();
+}
+
+// The relay time of a batch's first and last events.
+std::pair<int64_t, int64_t> span_of(const std::vector<uint8_t>& bytes) {
+    const auto batch = Batch::trusted(bytes);
+    const auto events = batch.events();
+    return {events[0]->relay_time_us(), events[events.size() - 1]->relay_time_us()};
+}
+
+// The batches with [first, last] taken out, and, when `tell` is set, the host's InputLost
+// in their place.
+Batches lose_batches(const Batches& batches, size_t first, size_t last, bool tell,
+                     const MatchScript& script) {
+    Batches out(batches.begin(), batches.begin() + static_cast<std::ptrdiff_t>(first));
+    if (tell)
+        out.push_back(input_lost(script.relay_id(), script.match_id(), first, last,
+                                 span_of(batches[first - 1]).second,
+                                 span_of(batches[last + 1]).first));
+    out.insert(out.end(), batches.begin() + static_cast<std::ptrdiff_t>(last) + 1, batches.end());
+    return out;
+}
+
+// The batch (0.25 s each) that holds relay time t_s.
+size_t batch_at(const Batches& batches, double t_s) {
+    for (size_t i = 0; i < batches.size(); ++i)
+        if (span_of(batches[i]).second >= us(t_s)) return i;
+    throw std::logic_error("no batch at that time");
+}
+
+size_t movement_signals(const Signals& signals) {
+    size_t n = 0;
+    for (const auto& s : signals)
+        n += s.code.rfind("movement.", 0) == 0 ? 1 : 0;
+    return n;
+}
+
+// Honest dave's case from the sample: his respawn 500 m away was in the lost batches.
+TEST(InputLost, ARespawnInTheLostBatchesIsNoTeleportOnceTheHostSaysSo) {
+    Mover mover;
+    mover.run(5.0, 10.0).server_teleport({500, 0, 0}).run(5.0, 10.0);
+    MatchScript script;
+    script.add(1, mover).latencies(1, 0.0, 20.0, 60'000);
+    const Batches batches = script.batches();
+    const size_t first = batch_at(batches, 9.6), last = batch_at(batches, 10.4);
+
+    Harness blind;
+    EXPECT_GT(movement_signals(feed_all(blind, lose_batches(batches, first, last, false, script))),
+              0u)
+        << "without being told, the analyzer measures across the gap";
+
+    Harness told;
+    const Signals signals = feed_all(told, lose_batches(batches, first, last, true, script));
+    EXPECT_EQ(movement_signals(signals), 0u);
+}
+
+// A cheat is still caught after the gap: the windows start again, they do not stop.
+TEST(InputLost, ASpeedHackAfterTheGapIsStillCaught) {
+    Mover mover;
+    mover.run(5.0, 10.0).run(60.0, 10.0);
+    MatchScript script;
+    script.add(1, mover).latencies(1, 0.0, 20.0, 60'000);
+    const Batches batches = script.batches();
+    const size_t first = batch_at(batches, 9.6), last = batch_at(batches, 10.4);
+    Harness told;
+    const Signals signals = feed_all(told, lose_batches(batches, first, last, true, script));
+    EXPECT_FALSE(only(signals, 1, "movement.speed").empty());
+}
+
+// A leave in the lost batches: the player's session would stay live, and the account's
+// next join would look like one account in two places.
+TEST(InputLost, ALeaveInTheLostBatchesLeavesNoSessionBehind) {
+    auto run = [](bool tell) {
+        Harness harness;
+        Signals out;
+        auto keep = [&](const std::vector<uint8_t>& batch) {
+            for (auto& s : harness.feed(batch))
+                out.push_back(std::move(s));
+        };
+        build::PlayerJoin join;
+        join.account_id = "dave";
+        join.address_hash = 7;
+        keep(BatchBuilder("relay", 1, 0).add(1'000'000, 20, 1, join).finish());
+        // Batch 1, lost: player 1 leaves. Batch 2: the same account joins as player 2.
+        if (tell) keep(input_lost("relay", 1, 1, 1, 1'000'000, 9'000'000));
+        keep(BatchBuilder("relay", 1, 2).add(9'000'000, 180, 2, join).finish());
+        return out;
+    };
+    EXPECT_FALSE(only(run(false), 2, "sessions.two_places").empty())
+        << "without being told, the live session of player 1 stays";
+    EXPECT_TRUE(only(run(true), 2, "sessions.two_places").empty());
+}
+
+// What an event proved on its own survives the gap: a report made before it stands, and
+// the analyzer does not report the same score again after it.
+TEST(InputLost, ReportsMadeBeforeTheGapStand) {
+    Mover mover;
+    mover.run(5.0, 5.0).run(60.0, 5.0).run(5.0, 10.0);
+    MatchScript script;
+    script.add(1, mover).latencies(1, 0.0, 20.0, 60'000);
+    const Batches batches = script.batches();
+    const size_t first = batch_at(batches, 12.0), last = batch_at(batches, 13.0);
+    Harness told;
+    const Signals signals = feed_all(told, lose_batches(batches, first, last, true, script));
+    const Signals speed = only(signals, 1, "movement.speed");
+    ASSERT_FALSE(speed.empty());
+    for (const auto& s : speed)
+        EXPECT_LT(s.relay_time_us, us(12.0)) << "reported again after the gap";
+}
+
+}  // namespace
+}  // namespace arbiter::reference::test
