@@ -33,6 +33,13 @@ class InputStream {
     uint64_t merged() const { return merged_; }
     std::optional<uint64_t> last_tick() const { return last_tick_; }
 
+    // Input was lost (InputLost): no interval may span the gap, so the windows start
+    // again; the counts stay.
+    void restart() {
+        recent_.clear();
+        last_tick_.reset();
+    }
+
     // For state restore.
     void restore(std::deque<Input> recent, uint64_t distinct, uint64_t merged,
                  std::optional<uint64_t> last_tick) {

@@ -197,11 +197,29 @@ void KaladinAnalyzer::on_batch(const Batch& batch, Signals& signals) {
                 }
                 break;
             }
+            case fb::EventBody::InputLost:
+                on_input_lost(match);
+                break;
             default:
                 break;
         }
     }
     host().gauge("tracked_matches", static_cast<double>(matches_.size()));
+}
+
+void KaladinAnalyzer::on_input_lost(MatchState& match) {
+    for (auto& [id, p] : match.players) {
+        // The inputs in the lost batches are unknown, so an interval from the last input
+        // before the gap to the first after it is no interval: the windows (and the rate
+        // window's start) begin again after it. Positions are not interpolated across it.
+        // Reaction pairs stay, and so do pending stimuli: the relay timed both ends of a
+        // pair, so a stimulus before the gap answered after it is still a true delay.
+        p.inputs.restart();
+        p.first_input_us.reset();
+        p.since_window = 0;
+        p.positions.clear();
+    }
+    host().count("input_lost");
 }
 
 void KaladinAnalyzer::on_input(MatchState& match, uint32_t id, PlayerState& p, Signals& signals) {

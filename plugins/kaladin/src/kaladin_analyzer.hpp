@@ -98,6 +98,8 @@ class KaladinAnalyzer final : public Analyzer {
     };
 
     PlayerState& player(MatchState& match, uint32_t id);
+    // Batches of the match were lost (schema 1.1): no interval spans the gap.
+    void on_input_lost(MatchState& match);
     void on_input(MatchState& match, uint32_t id, PlayerState& p, Signals& signals);
     void check_reactions(uint32_t id, PlayerState& p, Signals& signals);
     void on_aim(MatchState& match, uint32_t id, PlayerState& p, const fb::Order& order,

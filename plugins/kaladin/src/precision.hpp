@@ -57,6 +57,8 @@ class PositionTrack {
 
     const std::deque<std::pair<int64_t, Vec>>& points() const { return points_; }
     void restore(std::deque<std::pair<int64_t, Vec>> points) { points_ = std::move(points); }
+    // Input was lost: nothing is interpolated across the gap.
+    void clear() { points_.clear(); }
 
   private:
     std::deque<std::pair<int64_t, Vec>> points_;  // in relay-time order

@@ -184,6 +184,59 @@ TEST(Analyzer, ReactionLimits) {
     EXPECT_NE(fast.back().evidence.find("\"lowest_rtt_ms\":60"), std::string::npos);
 }
 
+// Lost input (schema 1.1): no interval spans the gap, so every CV and entropy window after
+// it begins after it. A steady script (jitter up to 24 ms on 300 ms) before a 5 s gap and a
+// steadier one (6 ms) after: without being told, the analyzer reports windows that mix the
+// two across the gap; told, it waits for windows of the new stretch alone.
+TEST(Analyzer, NoWindowSpansAGapTheHostReported) {
+    auto run = [](bool tell) {
+        Match before;
+        rhythm(before, 300'000, 24'000, 40, 3);
+        BatchBuilder after_gap("relay", 1, 5);
+        std::mt19937 rng(4);
+        std::uniform_int_distribution<int64_t> jitter(0, 6'000);
+        for (int64_t t = 45'000'000; t < 80'000'000; t += 300'000 + jitter(rng))
+            after_gap.add(t, static_cast<uint64_t>(t / kTickUs), 1, build::Order{});
+        Harness<KaladinAnalyzer> h;
+        std::vector<RecordedSignal> out = h.feed(before.batch());
+        if (tell) {
+            auto lost = BatchBuilder("relay", 1, 4)
+                            .add(45'000'000, 900, 0,
+                                 build::InputLost{.first_sequence = 1,
+                                                  .last_sequence = 4,
+                                                  .last_heard_relay_us = 40'000'000,
+                                                  .next_heard_relay_us = 45'000'000})
+                            .finish();
+            for (auto& signal : h.feed(lost))
+                out.push_back(std::move(signal));
+        }
+        for (auto& signal : h.feed(after_gap.finish()))
+            out.push_back(std::move(signal));
+        return out;
+    };
+    // The start of the window of each CV signal reported after the gap.
+    auto window_starts_after_gap = [](const std::vector<RecordedSignal>& signals) {
+        std::vector<int64_t> starts;
+        for (const auto& signal : of(signals, "timing.cv")) {
+            if (signal.relay_time_us < 45'000'000) continue;
+            const std::string key = "\"window_from_us\":";
+            const size_t at = signal.evidence.find(key);
+            EXPECT_NE(at, std::string::npos) << signal.evidence;
+            if (at != std::string::npos)
+                starts.push_back(std::stoll(signal.evidence.substr(at + key.size())));
+        }
+        return starts;
+    };
+    const auto blind = window_starts_after_gap(run(false));
+    ASSERT_FALSE(blind.empty());
+    EXPECT_LT(*std::min_element(blind.begin(), blind.end()), 40'000'000)
+        << "without being told, a window reaches back across the gap";
+    const auto told = window_starts_after_gap(run(true));
+    ASSERT_FALSE(told.empty()) << "the steadier stretch is still judged, on its own windows";
+    for (int64_t start : told)
+        EXPECT_GE(start, 45'000'000);
+}
+
 TEST(Analyzer, StateRestoredMidWindowChangesNothing) {
     Match whole;
     rhythm(whole, 150'000, 0, 60);

@@ -57,6 +57,9 @@ void LagpoolAnalyzer::on_batch(const Batch& batch, Signals& signals) {
             case fb::EventBody::Order:
                 if (id != 0) on_order(match, id, t_us, *event->body_as_Order(), signals);
                 break;
+            case fb::EventBody::InputLost:
+                on_input_lost(match, t_us);
+                break;
             default:
                 break;
         }
@@ -89,6 +92,23 @@ void LagpoolAnalyzer::start_session(MatchState& match, uint32_t player_id, int64
     player = PlayerState{};
     for (const KindSettings& kind : settings_.kinds)
         player.kinds.emplace(kind.name, fresh_kind(match, t_us));
+}
+
+void LagpoolAnalyzer::on_input_lost(MatchState& match, int64_t t_us) {
+    for (auto& [id, player] : match.players) {
+        // The lost batches may hold a server teleport (a respawn) or a leave and a join:
+        // the next position is measured from nothing, and every budget is treated as after
+        // a server teleport (brought forward, and the grace runs from here), since the
+        // client may still be catching up with what the server did in the gap. Overdraws
+        // already recorded stay: each was measured within heard input.
+        player.position.reset();
+        for (auto& [name, kind] : player.kinds) {
+            kind.budget.advance(capacity_at(match, t_us), seconds_between(kind.updated_us, t_us));
+            kind.updated_us = std::max(kind.updated_us, t_us);
+            kind.reset_us = t_us;
+        }
+    }
+    host().count("input_lost");
 }
 
 LagpoolAnalyzer::PlayerState& LagpoolAnalyzer::player_state(MatchState& match, uint32_t player_id,

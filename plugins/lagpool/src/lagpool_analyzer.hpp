@@ -76,6 +76,8 @@ class LagpoolAnalyzer final : public Analyzer {
     double capacity_at(const MatchState& match, int64_t t_us) const;
     KindState fresh_kind(const MatchState& match, int64_t t_us) const;
     void start_session(MatchState& match, uint32_t player_id, int64_t t_us);
+    // Batches of the match were lost (schema 1.1): nothing is charged across the gap.
+    void on_input_lost(MatchState& match, int64_t t_us);
     PlayerState& player_state(MatchState& match, uint32_t player_id, int64_t t_us);
     void on_position(MatchState& match, uint32_t player_id, int64_t t_us,
                      const fb::PositionUpdate& update, Signals& signals);

@@ -56,6 +56,14 @@ class Semantics : public ::testing::Test {
             builder_.add(t_us, tick(t_us), player, build::Order{.kind = "dig"});
         signals_ += harness_.feed(builder_.finish()).size();
     }
+    // The host's word that batches were lost (schema 1.1), the next heard at t_us.
+    void input_lost(int64_t last_heard_us, int64_t t_us) {
+        feed(t_us, 0,
+             build::InputLost{.first_sequence = 1,
+                              .last_sequence = 3,
+                              .last_heard_relay_us = last_heard_us,
+                              .next_heard_relay_us = t_us});
+    }
     void tick_lag(int64_t t_us, double lag_s) {
         feed(t_us, 0, build::TickBoundary{.tick_lag_us = static_cast<uint32_t>(lag_s * 1e6)});
     }
@@ -159,6 +167,33 @@ TEST_F(Semantics, AServerTeleportEmptiesTheMoveBudgetAndStartsAGracePeriod) {
     EXPECT_EQ(failed_in_grace("movement"), 1);
     EXPECT_EQ(failed_outside_grace("movement"), 1);
     EXPECT_EQ(signals_, 0u);  // one failed grab is no signal
+}
+
+// A respawn in batches that never arrived: without the host's word, the 500 m look walked
+// in a second; told, the next position is measured from nothing, and the grace runs as
+// after a teleport, since the client may still be catching up with the server.
+TEST_F(Semantics, NothingIsChargedAcrossLostInput) {
+    join(0);
+    at(0, 0.0);
+    at(100 * kSecond, 8.0);
+    input_lost(100 * kSecond, 101 * kSecond);
+    at(101 * kSecond, 508.0);  // where the lost respawn put the player
+    EXPECT_EQ(failed("movement"), 0);
+    at(101 * kSecond + 100'000, 508.8);  // 0.1 s of moving, from a budget brought forward
+    EXPECT_EQ(failed("movement"), 0);
+    at(103 * kSecond, 608.0);  // 12.4 s of moving in 2 s: within the grace
+    EXPECT_EQ(failed_in_grace("movement"), 1);
+    EXPECT_EQ(failed_outside_grace("movement"), 0);
+    at(110 * kSecond, 708.0);  // past the grace, the budget judges again
+    EXPECT_EQ(failed_outside_grace("movement"), 1);
+}
+
+TEST_F(Semantics, WithoutTheHostsWordTheSameMovesOverdraw) {
+    join(0);
+    at(0, 0.0);
+    at(100 * kSecond, 8.0);
+    at(101 * kSecond, 508.0);
+    EXPECT_EQ(failed_outside_grace("movement"), 1) << "the check the reset prevents can fail";
 }
 
 TEST_F(Semantics, TheGracePeriodIsNeverShorterThanTheCapacity) {
