@@ -102,7 +102,6 @@ class Player {
     // session
     bool connected_ = true;
     double line_drop_at_ = 0;  // next time the line goes down
-    double leave_at_ = -1;     // the relay notices (PlayerLeave), when the line is down
     double rejoin_at_ = 0;
     uint32_t connections_ = 0;
     uint64_t address_hash_ = 0;
