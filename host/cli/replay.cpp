@@ -31,7 +31,9 @@ std::optional<ReplayOptions> parse(const std::vector<std::string>& args) {
             options.json = true;
         } else if (args[i] == "--log-level") {
             if (i + 1 == args.size()) {
-                std::fprintf(stderr, "arbiter replay: --log-level needs a value (trace, debug, info, warn, error, off)\n");
+                std::fprintf(stderr,
+                             "arbiter replay: --log-level needs a value (trace, debug, info, warn, "
+                             "error, off)\n");
                 return std::nullopt;
             }
             options.log_level = args[++i];
@@ -78,6 +80,7 @@ void replay_file(const std::string& path, host::Host& host, uint64_t max_batch_b
     while (auto item = reader->next()) {
         if (item->kind == host::EventFileItem::Kind::damage) {
             ++tally.damaged;
+            host.input_damaged(host::damage_text(path, *item));
             if (++problems > kProblemsShownPerFile) continue;
             std::fprintf(stderr, "%s: offset %llu: %s; skipped %llu bytes to the next record\n",
                          path.c_str(), static_cast<unsigned long long>(item->offset),

@@ -9,7 +9,10 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <fmt/format.h>
 #include <zlib.h>
+
+#include "arbiter/host/untrusted_text.hpp"
 
 namespace arbiter::host {
 
@@ -222,6 +225,12 @@ std::optional<EventFileItem> EventFileReader::next() {
     item.offset = offset;
     item.payload = payload;
     return item;
+}
+
+std::string damage_text(const std::string& file_name, const EventFileItem& damage) {
+    const uint64_t last = damage.offset + (damage.skipped ? damage.skipped - 1 : 0);
+    return fmt::format("{}: bytes {} to {} damaged ({})", escape_for_message(file_name, 200),
+                       damage.offset, last, damage.problem);
 }
 
 }  // namespace arbiter::host

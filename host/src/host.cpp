@@ -94,7 +94,7 @@ void Host::deliver(const VerifiedBatch& batch) {
 
     register_players(batch, match);
     aggregate(dispatcher_.dispatch(batch));
-    if (batch.ends_match) end_match(batch.relay_id, batch.match_id);
+    if (batch.ends_match) finish_match(batch.relay_id, batch.match_id, true);
 }
 
 void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
@@ -147,11 +147,19 @@ Assessment Host::with_lost_input(Assessment assessment) const {
 }
 
 void Host::end_match(const std::string& relay_id, uint64_t match_id) {
+    finish_match(relay_id, match_id, false);
+}
+
+void Host::input_damaged(const std::string& where) {
+    ledger_.damage(where);
+}
+
+void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool complete) {
     auto it = open_matches_.find({relay_id, match_id});
     if (it == open_matches_.end()) return;
     int64_t last_relay_time_us = it->second.last_relay_time_us;
     open_matches_.erase(it);
-    ledger_.match_ended(relay_id, match_id);
+    ledger_.match_ended(relay_id, match_id, complete);
     ++counters_.matches_ended;
     aggregate(dispatcher_.end_match(relay_id, match_id, last_relay_time_us));
 }
@@ -161,7 +169,7 @@ void Host::close() {
     closed_ = true;
     while (!open_matches_.empty()) {
         auto [relay, match] = open_matches_.begin()->first;
-        end_match(relay, match);
+        finish_match(relay, match, false);
     }
     for (auto& sink : sinks_)
         sink->flush();

@@ -7,15 +7,19 @@
 namespace arbiter::host {
 
 std::string LostStretch::describe() const {
+    const std::string because = cause.empty() ? "" : fmt::format("; {}", cause);
+    if (through_end)
+        return fmt::format("batch {} to the end of the match (after relay time {:.3f} s){}",
+                           from_sequence, static_cast<double>(before_relay_us) / 1e6, because);
     const std::string batches_text =
         from_sequence == to_sequence ? fmt::format("batch {}", from_sequence)
                                      : fmt::format("batches {}..{}", from_sequence, to_sequence);
     if (!after_relay_us)
-        return fmt::format("{} (relay time up to {:.3f} s)", batches_text,
-                           static_cast<double>(before_relay_us) / 1e6);
-    return fmt::format("{} (relay time {:.3f} s to {:.3f} s)", batches_text,
+        return fmt::format("{} (relay time up to {:.3f} s){}", batches_text,
+                           static_cast<double>(before_relay_us) / 1e6, because);
+    return fmt::format("{} (relay time {:.3f} s to {:.3f} s){}", batches_text,
                        static_cast<double>(*after_relay_us) / 1e6,
-                       static_cast<double>(before_relay_us) / 1e6);
+                       static_cast<double>(before_relay_us) / 1e6, because);
 }
 
 SequenceLedger::Verdict SequenceLedger::admit(const VerifiedBatch& batch) {
@@ -55,14 +59,11 @@ SequenceLedger::Verdict SequenceLedger::admit(const VerifiedBatch& batch) {
         if (match.seen) gap.after_relay_us = match.last_relay_us;
         gap.before_relay_us =
             batch.event_count > 0 ? batch.first_relay_time_us : match.last_relay_us;
-        if (match.lost.size() < kStretchesKept) {
-            match.lost.push_back(gap);
-        } else {
-            match.lost.back().to_sequence = gap.to_sequence;
-            match.lost.back().before_relay_us = gap.before_relay_us;
-        }
+        gap.cause = match.damage_since;
+        keep(match, gap);
         verdict.gap = gap;
     }
+    match.damage_since.clear();  // this match's next batch came: the damage lost no more of it
     match.seen = true;
     match.next_sequence = batch.sequence + 1;
     if (batch.event_count > 0) match.last_relay_us = batch.last_relay_time_us;
@@ -76,8 +77,40 @@ const std::vector<LostStretch>& SequenceLedger::lost(const std::string& relay_id
     return it == matches_.end() ? none : it->second.lost;
 }
 
-void SequenceLedger::match_ended(const std::string& relay_id, uint64_t match_id) {
-    if (!matches_.count({relay_id, match_id})) return;
+void SequenceLedger::keep(Match& match, const LostStretch& stretch) {
+    if (match.lost.size() < kStretchesKept) {
+        match.lost.push_back(stretch);
+        return;
+    }
+    LostStretch& last = match.lost.back();
+    last.to_sequence = stretch.to_sequence;
+    last.before_relay_us = stretch.before_relay_us;
+    last.through_end = stretch.through_end;
+}
+
+void SequenceLedger::damage(const std::string& cause) {
+    for (auto& [key, match] : matches_)
+        if (match.seen && !match.ended && match.damage_since.empty()) match.damage_since = cause;
+}
+
+void SequenceLedger::match_ended(const std::string& relay_id, uint64_t match_id, bool complete) {
+    auto found = matches_.find({relay_id, match_id});
+    if (found == matches_.end() || found->second.ended) return;
+    Match& match = found->second;
+    match.ended = true;
+    if (!complete && !match.damage_since.empty()) {
+        // Damage came after the match's last batch and its end never arrived: the rest of
+        // the match may lie in the damaged bytes.
+        LostStretch tail;
+        tail.from_sequence = match.next_sequence;
+        tail.to_sequence = match.next_sequence;
+        tail.after_relay_us = match.last_relay_us;
+        tail.before_relay_us = match.last_relay_us;
+        tail.through_end = true;
+        tail.cause = std::move(match.damage_since);
+        keep(match, tail);
+    }
+    match.damage_since.clear();
     ended_.emplace_back(relay_id, match_id);
     while (ended_.size() > kEndedMatchesKept) {
         matches_.erase(ended_.front());

@@ -104,7 +104,9 @@ std::string assessment_json(const Assessment& assessment) {
              {"to_sequence", stretch.to_sequence},
              {"after_relay_us", stretch.after_relay_us ? nlohmann::json(*stretch.after_relay_us)
                                                        : nlohmann::json(nullptr)},
-             {"before_relay_us", stretch.before_relay_us}});
+             {"before_relay_us", stretch.before_relay_us},
+             {"through_end", stretch.through_end},
+             {"cause", stretch.cause}});
     nlohmann::json object = {
         {"relay_id", assessment.player.relay_id},
         {"match_id", assessment.player.match_id},
@@ -136,8 +138,14 @@ void print_assessment_table(std::ostream& out, const std::vector<Assessment>& as
             uint64_t batches = 0;
             for (const auto& stretch : a.lost_input)
                 batches += stretch.batches();
-            top += fmt::format("{}[input lost: {} ({} batch{}){}]", top.empty() ? "" : "  ",
-                               a.lost_input.front().describe(), batches, batches == 1 ? "" : "es",
+            // A stretch through the match's end has no known length: "at least".
+            const bool open_ended = a.lost_input.back().through_end;
+            const std::string count =
+                batches == 0 ? std::string()
+                             : fmt::format(" ({}{} batch{})", open_ended ? "at least " : "",
+                                           batches, batches == 1 ? "" : "es");
+            top += fmt::format("{}[input lost: {}{}{}]", top.empty() ? "" : "  ",
+                               a.lost_input.front().describe(), count,
                                a.lost_input.size() > 1
                                    ? fmt::format(" in {} stretches", a.lost_input.size())
                                    : "");

@@ -157,7 +157,7 @@ TEST(CApi, AGapIsInTheAssessmentAndADuplicateIsRefused) {
     ASSERT_EQ(count, 1u);
     const std::string json = all[0].json;
     EXPECT_NE(json.find(R"("lost_input":[{"after_relay_us":3000,"before_relay_us":9000,)"
-                        R"("from_sequence":2,"to_sequence":2}])"),
+                        R"("cause":"","from_sequence":2,"through_end":false,"to_sequence":2}])"),
               std::string::npos)
         << json;
     arbiter_host_destroy(host);

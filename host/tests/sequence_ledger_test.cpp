@@ -147,4 +147,45 @@ TEST(SequenceLedger, TheInputLostBatchForAGapIsAValidBatchOfTheMatch) {
         first.root().events()->Get(0)->body_as_InputLost()->last_heard_relay_us().has_value());
 }
 
+// Damage in a file: each open match's next batch says whether it lost anything there.
+TEST(SequenceLedger, DamageIsTheCauseOfTheGapThatFollowsIt) {
+    SequenceLedger ledger;
+    ASSERT_TRUE(ledger.admit(batch(0, 0, 100, 1)).deliver);
+    ASSERT_TRUE(ledger.admit(batch(0, 0, 100, 2)).deliver);
+    ledger.damage("m.arbev: bytes 4096 to 8191 damaged (checksum)");
+    const auto gap = ledger.admit(batch(3, 400, 500, 1));
+    ASSERT_TRUE(gap.gap);
+    EXPECT_EQ(gap.gap->cause, "m.arbev: bytes 4096 to 8191 damaged (checksum)");
+    EXPECT_NE(gap.gap->describe().find("; m.arbev: bytes 4096 to 8191"), std::string::npos)
+        << gap.gap->describe();
+    // Match 2's next batch follows on: the damage lost nothing of it.
+    EXPECT_FALSE(ledger.admit(batch(1, 400, 500, 2)).gap);
+    ledger.match_ended("relay", 2, false);
+    EXPECT_TRUE(ledger.lost("relay", 2).empty());
+}
+
+TEST(SequenceLedger, AMatchThatEndsWithoutItsEndAfterDamageLostItsRest) {
+    SequenceLedger ledger;
+    ASSERT_TRUE(ledger.admit(batch(0, 0, 100, 1)).deliver);
+    ASSERT_TRUE(ledger.admit(batch(1, 100, 2'000'000, 1)).deliver);
+    ASSERT_TRUE(ledger.admit(batch(0, 0, 100, 2)).deliver);
+    ledger.damage("m.arbev: bytes 9000 to 9999 damaged (checksum)");
+    ledger.match_ended("relay", 1, false);  // the input ran out
+    ledger.match_ended("relay", 2, true);   // its MatchEnd came (in a batch before the damage)
+    ASSERT_EQ(ledger.lost("relay", 1).size(), 1u);
+    const auto& tail = ledger.lost("relay", 1).front();
+    EXPECT_TRUE(tail.through_end);
+    EXPECT_EQ(tail.from_sequence, 2u);
+    EXPECT_EQ(tail.batches(), 0u) << "unknown";
+    EXPECT_EQ(tail.describe(),
+              "batch 2 to the end of the match (after relay time 2.000 s); m.arbev: bytes 9000 "
+              "to 9999 damaged (checksum)");
+    EXPECT_TRUE(ledger.lost("relay", 2).empty());
+    // Without damage, running out of input is no loss.
+    SequenceLedger clean;
+    ASSERT_TRUE(clean.admit(batch(0, 0, 100, 1)).deliver);
+    clean.match_ended("relay", 1, false);
+    EXPECT_TRUE(clean.lost("relay", 1).empty());
+}
+
 }  // namespace

@@ -49,6 +49,7 @@ void read_file(const std::filesystem::path& path, host::Host& host, EvaluationRe
     while (auto item = reader->next()) {
         if (item->kind == host::EventFileItem::Kind::damage) {
             ++report.damaged;
+            host.input_damaged(host::damage_text(name, *item));
             note(format("%s: offset %llu: %s", name.c_str(),
                         static_cast<unsigned long long>(item->offset), item->problem.c_str()));
             continue;

@@ -50,8 +50,15 @@ struct LostStretch {
     // the match are missing) and of the first batch after it.
     std::optional<int64_t> after_relay_us;
     int64_t before_relay_us = 0;
+    // The rest of the match never arrived: the file it was read from was damaged after the
+    // match's last batch, and the match ended without its own MatchEnd. to_sequence is
+    // then unknown (equal to from_sequence) and before_relay_us is the last time heard.
+    bool through_end = false;
+    // What lost it, where the host knows: "damaged.arbev: bytes 4096 to 8191 damaged".
+    std::string cause;
 
-    uint64_t batches() const { return to_sequence - from_sequence + 1; }
+    // How many batches were lost; 0 when unknown (through_end).
+    uint64_t batches() const { return through_end ? 0 : to_sequence - from_sequence + 1; }
     std::string describe() const;  // "batches 4..6 (relay time 12.000 s to 15.250 s)"
 };
 

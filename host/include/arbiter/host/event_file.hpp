@@ -68,6 +68,9 @@ struct EventFileItem {
     std::string problem;               // damage: what was wrong
 };
 
+// A damage report as a lost stretch's cause: "NAME: bytes 4096 to 8191 damaged (WHY)".
+std::string damage_text(const std::string& file_name, const EventFileItem& damage);
+
 class EventFileReader {
   public:
     // Maps the file; throws std::runtime_error naming the file when it cannot be read

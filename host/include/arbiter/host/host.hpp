@@ -66,6 +66,11 @@ class Host {
     // A match ended without a MatchEnd event (its stream closed): plugins report their
     // final signals and free its state. Unknown or already ended matches are ignored.
     void end_match(const std::string& relay_id, uint64_t match_id);
+    // The input had a damaged stretch (a file's bytes that were not a record; `where` says
+    // which and where). Each open match may have lost batches in it: its next batch tells,
+    // and one that ends with neither its next batch nor its MatchEnd is assessed as having
+    // lost its rest (SequenceLedger::damage).
+    void input_damaged(const std::string& where);
     // Matches with batches and no end yet, with the relay time of their last batch.
     std::vector<std::pair<std::string, uint64_t>> open_matches() const;
     // The stream is over: ends every open match and flushes the sinks.
@@ -113,6 +118,8 @@ class Host {
         std::unordered_set<uint32_t> players;  // already known to the aggregator
     };
     void register_players(const VerifiedBatch& batch, OpenMatch& match);
+    // Ends a match: `complete` when by its own MatchEnd, not because its stream stopped.
+    void finish_match(const std::string& relay_id, uint64_t match_id, bool complete);
     // Puts a freshly loaded slot in place of the old one, carrying state across.
     ReloadReport swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* retired = nullptr);
     void open_sinks();

@@ -32,10 +32,17 @@ class SequenceLedger {
     // Every lost stretch of the match, oldest first.
     const std::vector<LostStretch>& lost(const std::string& relay_id, uint64_t match_id) const;
 
+    // A stretch of a file was damaged (`cause` says where). Each open match may have lost
+    // batches in it: the match's next batch tells (a gap gets this cause; no gap, nothing
+    // was lost), and a match that ends without its next batch or its MatchEnd gets a
+    // stretch through its end.
+    void damage(const std::string& cause);
+
     // Ended matches are remembered, so that a duplicate of their last batch is still
-    // refused, up to this many; the oldest are forgotten first.
+    // refused, up to this many; the oldest are forgotten first. `complete` when the match
+    // ended with its own MatchEnd, not because the input ran out.
     static constexpr size_t kEndedMatchesKept = 4096;
-    void match_ended(const std::string& relay_id, uint64_t match_id);
+    void match_ended(const std::string& relay_id, uint64_t match_id, bool complete = true);
 
     // Lost stretches kept per match; past this, the last one grows to cover the rest.
     static constexpr size_t kStretchesKept = 64;
@@ -46,8 +53,12 @@ class SequenceLedger {
         uint64_t next_sequence = 0;
         int64_t last_relay_us = 0;
         bool seen = false;
+        bool ended = false;
+        std::string damage_since;  // damage seen since its last batch
         std::vector<LostStretch> lost;
     };
+    // Adds a lost stretch, or past kStretchesKept widens the last one to cover it.
+    static void keep(Match& match, const LostStretch& stretch);
     std::map<MatchKey, Match> matches_;
     std::deque<MatchKey> ended_;  // in the order they ended
 };
