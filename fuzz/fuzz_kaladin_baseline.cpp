@@ -1,0 +1,26 @@
+// The kaladin baseline file (`arbiter baseline` writes it, the operator names it in the
+// config, so it may be damaged or hand-edited): any bytes are refused at creation with an
+// error, or give an instance whose limits come from them and that goes on working over a
+// match with players of two tiers.
+#include "baseline.hpp"
+#include "fuzz_input.hpp"
+#include "kaladin_analyzer.hpp"
+#include "plugin_state.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    static const std::vector<std::vector<uint8_t>> batches =
+        arbiter::fuzz::state_exercise_batches();
+    const std::vector<uint8_t> bytes(data, data + size);
+    try {
+        (void)arbiter::kaladin::BaselineFile::read(bytes);
+    } catch (const std::exception&) {
+        // refused with a reason: the analyzer below must refuse it too
+    }
+    arbiter::testing::Harness<arbiter::kaladin::KaladinAnalyzer> harness(
+        arbiter::ConfigValue::table({}), bytes);
+    if (!harness.ok()) return 0;
+    for (const auto& batch : batches)
+        (void)harness.feed(batch);
+    (void)harness.end_match("fuzz-relay", 1);
+    return 0;
+}
