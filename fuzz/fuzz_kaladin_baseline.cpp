@@ -1,6 +1,6 @@
-// The kaladin baseline file (`arbiter baseline` writes it, the operator names it in the
-// config, so it may be damaged or hand-edited): any bytes are refused at creation with an
-// error, or give an instance whose limits come from them and that goes on working over a
+// The kaladin baseline file, resealed (plugin_state.hpp; `arbiter baseline` writes it, the operator
+// names it in the config, so it may be damaged or hand-edited): any bytes are refused at creation
+// with an error, or give an instance whose limits come from them and that goes on working over a
 // match with players of two tiers.
 #include "baseline.hpp"
 #include "fuzz_input.hpp"
@@ -10,7 +10,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const std::vector<std::vector<uint8_t>> batches =
         arbiter::fuzz::state_exercise_batches();
-    const std::vector<uint8_t> bytes(data, data + size);
+    const std::vector<uint8_t> bytes = arbiter::fuzz::resealed(data, size);
     try {
         (void)arbiter::kaladin::BaselineFile::read(bytes);
     } catch (const std::exception&) {

@@ -7,13 +7,30 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
 #include <arbiter/sdk/batch_builder.hpp>
+#include <arbiter/sdk/state.hpp>
 #include <arbiter/sdk/testing.hpp>
 
 namespace arbiter::fuzz {
+
+// The input with its SDK seal (payload size and checksum, sdk/state.hpp) made right, so
+// that mutations reach the plugin's own reader instead of dying at the checksum; the
+// seal's checks have their unit tests. Inputs shorter than the header stay as they are.
+inline std::vector<uint8_t> resealed(const uint8_t* data, size_t size) {
+    std::vector<uint8_t> blob(data, data + size);
+    if (blob.size() < detail::kStateHeaderSize) return blob;
+    const std::span<const uint8_t> payload(blob.data() + detail::kStateHeaderSize,
+                                           blob.size() - detail::kStateHeaderSize);
+    const uint64_t payload_size = payload.size();
+    const uint64_t checksum = detail::fnv1a64(payload);
+    std::memcpy(blob.data() + 12, &payload_size, 8);
+    std::memcpy(blob.data() + 20, &checksum, 8);
+    return blob;
+}
 
 // Batches of one match of relay "fuzz-relay", match 1 (the ids a blob most likely holds
 // are those of the corpus, made from the same match).
@@ -85,14 +102,14 @@ inline std::vector<std::vector<uint8_t>> state_exercise_batches() {
     return batches;
 }
 
-// Restores `data` into a fresh instance of T; when it is accepted, runs the match
-// through it, ends the match and saves again.
+// Restores `data`, resealed, into a fresh instance of T; when it is accepted, runs the
+// match through it, ends the match and saves again.
 template <class T>
 int restore_and_go_on(const uint8_t* data, size_t size) {
     static const std::vector<std::vector<uint8_t>> batches = state_exercise_batches();
     testing::Harness<T> harness;
     if (!harness.ok()) __builtin_trap();  // the default config must always create
-    if (harness.restore_state(std::span<const uint8_t>(data, size)) != ARB_OK) return 0;
+    if (harness.restore_state(resealed(data, size)) != ARB_OK) return 0;
     for (const auto& batch : batches)
         (void)harness.feed(batch);
     (void)harness.end_match("fuzz-relay", 1);

@@ -3,8 +3,8 @@
 # with ASan and UBSan) and runs each harness (all of them, or those named) for SECONDS
 # (default 60), one after another. Each starts from a scratch copy of its committed
 # corpus in fuzz/corpus/<harness> (the committed corpus does not grow), and writes any
-# crash to build/fuzz/artifacts/<harness>/. Prints per harness the seconds run, the
-# executions and the findings; exits 1 if anything was found.
+# crash to build/fuzz/artifacts/<harness>/ (emptied at the start of its run). Prints per
+# harness the seconds run, the executions and the findings; exits 1 if anything was found.
 #
 #   scripts/fuzz.sh               # every harness, 60 s each
 #   scripts/fuzz.sh 3600          # an hour each (docs/reliability.md)
@@ -46,7 +46,9 @@ printf '%-16s %8s %14s %9s\n' harness seconds executions findings
 for h in "${harnesses[@]}"; do
   work="build/fuzz/campaign/$h"
   artifacts="build/fuzz/artifacts/$h"
-  rm -rf "$work"
+  # Each run starts with an empty artifacts folder, so that only its own findings are
+  # counted: a fixed crash's reproducer belongs in fuzz/corpus/<harness>, not here.
+  rm -rf "$work" "$artifacts"
   mkdir -p "$work" "$artifacts"
   cp -r "fuzz/corpus/$h/." "$work/"
   log="build/fuzz/campaign/$h.log"

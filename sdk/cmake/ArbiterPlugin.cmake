@@ -26,7 +26,8 @@ function(arbiter_add_plugin target)
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
   endif()
-  target_compile_options(${target} PRIVATE -fno-gnu-unique)
+  # GCC only: clang never emits GNU unique symbols, and refuses the flag.
+  target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-fno-gnu-unique>)
   target_link_options(${target} PRIVATE
     -Wl,--no-undefined
     -Wl,--version-script=${version_script})

@@ -125,6 +125,24 @@ TEST(State, ReadingPastTheEndThrows) {
     EXPECT_THROW(in.get<uint64_t>(), arbiter::StateError);
 }
 
+// A restored time or counter keeps the promise the host makes of a batch's times (no
+// subtraction of two overflows): found by fuzzing the plugins' state restore, where a time
+// near the int64 limit made lagpool's and kaladin's arithmetic overflow after a restore.
+TEST(State, TimesAndCountersOutsideTheirBoundsAreRefused) {
+    arbiter::StateWriter out("TST1", 1);
+    const int64_t bound = arbiter::StateReader::kMaxStoredTimeUs;
+    for (int64_t value : {bound, -bound, bound + 1, INT64_MIN, int64_t{7}, int64_t{-1}})
+        out.put<int64_t>(value);
+    const auto blob = out.finish();
+    arbiter::StateReader in(blob, "TST1", 1);
+    EXPECT_EQ(in.get_relay_time("t"), bound);
+    EXPECT_EQ(in.get_relay_time("t"), -bound);
+    EXPECT_THROW(in.get_relay_time("t"), arbiter::StateError);
+    EXPECT_THROW(in.get_relay_time("t"), arbiter::StateError);
+    EXPECT_EQ(in.get_counter("c"), 7);
+    EXPECT_THROW(in.get_counter("c"), arbiter::StateError);  // negative
+}
+
 TEST(Evidence, WritesValidEscapedJson) {
     auto text = arbiter::Evidence()
                     .add("speed", 25.5)

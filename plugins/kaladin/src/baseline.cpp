@@ -108,8 +108,8 @@ BaselineFile BaselineFile::read(std::span<const uint8_t> bytes) {
     StateReader in(bytes, kTag, kVersion);
     BaselineFile file;
     file.matches = in.get<uint64_t>();
-    file.corpus_from_unix_us = in.get<int64_t>();
-    file.corpus_to_unix_us = in.get<int64_t>();
+    file.corpus_from_unix_us = in.get_relay_time("corpus start");
+    file.corpus_to_unix_us = in.get_relay_time("corpus end");
     if (in.get<uint64_t>() != kMetricCount)
         throw StateError("baseline file has another set of metrics than this kaladin");
     if (in.get<uint64_t>() != kPercentiles.size())

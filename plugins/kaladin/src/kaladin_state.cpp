@@ -24,7 +24,7 @@ void KaladinAnalyzer::restore_precision(StateReader& in, PlayerState& p) {
     std::deque<std::pair<int64_t, Vec>> points;
     const uint64_t point_count = in.get_count(8 + 3 * 8);
     for (uint64_t k = 0; k < point_count; ++k) {
-        const int64_t t_us = in.get<int64_t>();
+        const int64_t t_us = in.get_relay_time("position time");
         Vec at;
         at.x = in.get_finite("position");
         at.y = in.get_finite("position");
@@ -41,10 +41,15 @@ void KaladinAnalyzer::restore_precision(StateReader& in, PlayerState& p) {
         rtts.push_back(in.get<uint32_t>());
     p.rtt.restore(std::move(rtts));
     const bool has_first = in.get<uint8_t>() != 0;
-    const int64_t first = in.get<int64_t>();
-    const int64_t last = in.get<int64_t>();
-    const int64_t open_index = in.get<int64_t>();
-    if (open_index < 0) throw StateError("state blob has a negative precision block");
+    const int64_t first = in.get_relay_time("first aim");
+    const int64_t last = in.get_relay_time("last aim");
+    // The open block's index counts blocks from the first aim. 10^8 blocks of the shortest
+    // allowed length (10 s) are 31 years of one session, and 10^8 of the longest (a day)
+    // still keep first + index x block length within an int64.
+    const int64_t open_index = in.get_counter("precision block");
+    if (open_index > 100'000'000)
+        throw StateError("state blob has precision block " + std::to_string(open_index) +
+                         ", more blocks than any session holds");
     std::vector<double> open;
     const uint64_t open_count = in.get_count(8);
     for (uint64_t k = 0; k < open_count; ++k) {
@@ -55,7 +60,7 @@ void KaladinAnalyzer::restore_precision(StateReader& in, PlayerState& p) {
     const uint64_t block_count = in.get_count(8 + 4 + 8);
     for (uint64_t k = 0; k < block_count; ++k) {
         PrecisionBlock b;
-        b.from_us = in.get<int64_t>();
+        b.from_us = in.get_relay_time("precision block start");
         b.aims = in.get<uint32_t>();
         b.spread_mrad = in.get_finite("block spread");
         blocks.push_back(b);
@@ -162,7 +167,7 @@ void KaladinAnalyzer::restore_state(std::span<const uint8_t> blob) {
         key.match_id = in.get<uint64_t>();
         MatchState match;
         match.tick_rate_hz = in.get_finite("tick rate");
-        match.started_unix_us = in.get<int64_t>();
+        match.started_unix_us = in.get_relay_time("match start");
         const uint64_t player_count = in.get_count(4 + 8);
         for (uint64_t i = 0; i < player_count; ++i) {
             const uint32_t id = in.get<uint32_t>();
@@ -172,7 +177,7 @@ void KaladinAnalyzer::restore_state(std::span<const uint8_t> blob) {
             const uint64_t input_count = in.get_count(16);
             for (uint64_t k = 0; k < input_count; ++k) {
                 Input input;
-                input.t_us = in.get<int64_t>();
+                input.t_us = in.get_relay_time("input time");
                 input.tick = in.get<uint64_t>();
                 if (!recent.empty() && input.t_us < recent.back().t_us)
                     throw StateError("state blob has inputs out of relay-time order");
@@ -185,19 +190,19 @@ void KaladinAnalyzer::restore_state(std::span<const uint8_t> blob) {
             p.inputs.restore(std::move(recent), distinct, merged,
                              has_tick ? std::optional<uint64_t>(tick) : std::nullopt);
             const bool has_first = in.get<uint8_t>() != 0;
-            const int64_t first = in.get<int64_t>();
+            const int64_t first = in.get_relay_time("first input");
             if (has_first) p.first_input_us = first;
             p.since_window = in.get<uint32_t>();
             std::map<uint64_t, int64_t> pending;
             const uint64_t pending_count = in.get_count(16);
             for (uint64_t k = 0; k < pending_count; ++k) {
                 const uint64_t stimulus = in.get<uint64_t>();
-                pending[stimulus] = in.get<int64_t>();
+                pending[stimulus] = in.get_relay_time("stimulus time");
             }
             std::deque<int64_t> delays;
             const uint64_t delay_count = in.get_count(8);
             for (uint64_t k = 0; k < delay_count; ++k)
-                delays.push_back(in.get<int64_t>());
+                delays.push_back(in.get_relay_time("reaction delay"));
             const bool has_rtt = in.get<uint8_t>() != 0;
             const uint32_t rtt = in.get<uint32_t>();
             p.reactions.restore(std::move(pending), std::move(delays),

@@ -64,7 +64,7 @@ void LagpoolAnalyzer::restore_state(std::span<const uint8_t> blob) {
         key.match_id = in.get<uint64_t>();
         MatchState& match = matches[key];
         const double lag_s = in.get_finite("lag estimate");
-        const int64_t lag_at_us = in.get<int64_t>();
+        const int64_t lag_at_us = in.get_relay_time("lag estimate time");
         if (lag_s < 0) throw StateError("state blob has a negative lag estimate");
         match.lag = ServerLag(lag_s, lag_at_us);
         const uint64_t player_count = in.get_count(4 + 1 + 24 + 8);
@@ -87,8 +87,8 @@ void LagpoolAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 } catch (const std::invalid_argument& error) {
                     throw StateError(std::string("state blob has a bad budget: ") + error.what());
                 }
-                kind.updated_us = in.get<int64_t>();
-                kind.reset_us = in.get<int64_t>();
+                kind.updated_us = in.get_relay_time("budget time");
+                kind.reset_us = in.get_relay_time("grace start");
                 const bool reported = in.get<uint8_t>() != 0;
                 const double reported_score = in.get_finite("reported score");
                 if (reported) kind.reported = reported_score;
@@ -96,7 +96,7 @@ void LagpoolAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 std::deque<Overdraw> items;
                 for (uint64_t i = 0; i < overdraw_count; ++i) {
                     Overdraw o;
-                    o.t_us = in.get<int64_t>();
+                    o.t_us = in.get_relay_time("overdraw time");
                     o.cost_s = in.get_finite("overdraw cost");
                     o.available_s = in.get_finite("overdraw budget");
                     o.capacity_s = in.get_finite("overdraw capacity");

@@ -1081,7 +1081,7 @@ void put_times(StateWriter& out, const std::deque<int64_t>& times) {
 std::deque<int64_t> get_times(StateReader& in) {
     std::deque<int64_t> times;
     for (uint64_t n = in.get_count(8); n > 0; --n)
-        times.push_back(in.get<int64_t>());
+        times.push_back(in.get_relay_time("relay time"));
     return times;
 }
 
@@ -1111,8 +1111,8 @@ void put_sample(StateWriter& out, const Sample& s) {
 
 Sample get_sample(StateReader& in) {
     Sample s;
-    s.t_us = in.get<int64_t>();
-    s.position = {in.get<double>(), in.get<double>(), in.get<double>()};
+    s.t_us = in.get_relay_time("sample time");
+    s.position = {in.get_finite("position"), in.get_finite("position"), in.get_finite("position")};
     return s;
 }
 
@@ -1191,16 +1191,30 @@ std::deque<Sample> get_samples(StateReader& in) {
                          std::to_string(count) + " samples, expected " + std::to_string(expected));
     std::deque<Sample> samples;
     const uint8_t* at = bytes.data();
+    // What a sample must be for the checks to measure it: a bounded relay time (the
+    // compact form adds 32-bit steps, so each sum is checked) and a finite position.
+    auto checked = [](const Sample& s) {
+        if (s.t_us > StateReader::kMaxStoredTimeUs || s.t_us < -StateReader::kMaxStoredTimeUs)
+            throw StateError("state blob has a sample at relay time " + std::to_string(s.t_us) +
+                             " us, beyond any relay time");
+        if (!std::isfinite(s.position.x) || !std::isfinite(s.position.y) ||
+            !std::isfinite(s.position.z))
+            throw StateError("state blob has a sample with a non-finite position");
+        return s;
+    };
     if (compact) {
         int64_t t_us = get_raw<int64_t>(at);
+        if (t_us > StateReader::kMaxStoredTimeUs || t_us < -StateReader::kMaxStoredTimeUs)
+            throw StateError("state blob has samples from relay time " + std::to_string(t_us) +
+                             " us, beyond any relay time");
         for (uint64_t i = 0; i < count; ++i) {
             Sample s;
-            t_us += get_raw<int32_t>(at);
+            t_us += get_raw<int32_t>(at);  // bounded before, and checked after each step
             s.t_us = t_us;
             s.position.x = get_raw<float>(at);
             s.position.y = get_raw<float>(at);
             s.position.z = get_raw<float>(at);
-            samples.push_back(s);
+            samples.push_back(checked(s));
         }
     } else {
         for (uint64_t i = 0; i < count; ++i) {
@@ -1209,7 +1223,7 @@ std::deque<Sample> get_samples(StateReader& in) {
             s.position.x = get_raw<double>(at);
             s.position.y = get_raw<double>(at);
             s.position.z = get_raw<double>(at);
-            samples.push_back(s);
+            samples.push_back(checked(s));
         }
     }
     return samples;
@@ -1356,61 +1370,62 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 uint64_t samples = in.get_count(32);
                 for (uint64_t i = 0; i < samples; ++i) {
                     Sample s;
-                    s.t_us = in.get<int64_t>();
-                    s.position = {in.get<double>(), in.get<double>(), in.get<double>()};
+                    s.t_us = in.get_relay_time("sample time");
+                    s.position = {in.get_finite("position"), in.get_finite("position"),
+                                  in.get_finite("position")};
                     player.track.samples.push_back(s);
                 }
             }
             uint64_t rtts = in.get_count(12);
             for (uint64_t i = 0; i < rtts; ++i) {
                 RttSample r;
-                r.t_us = in.get<int64_t>();
+                r.t_us = in.get_relay_time("round-trip time");
                 r.rtt_us = in.get<uint32_t>();
                 player.track.rtts.push_back(r);
             }
             uint64_t reported = in.get_count(16);
             for (uint64_t i = 0; i < reported; ++i) {
                 std::string code = in.get_string();
-                player.reported[code] = in.get<double>();
+                player.reported[code] = in.get_finite("reported score");
             }
             if (in.version() < 2) continue;
             for (uint64_t held = in.get_count(40); held > 0; --held) {
                 std::string code = in.get_string();
                 Held& h = player.held[code];
-                h.score = in.get<double>();
-                h.confidence = in.get<double>();
+                h.score = in.get_finite("held score");
+                h.confidence = in.get_finite("held confidence");
                 h.evidence = Evidence::from_str(in.get_string());
             }
             if (in.version() < 3) continue;
-            player.arrivals.last_us = in.get<int64_t>();
+            player.arrivals.last_us = in.get_relay_time("last arrival");
             for (uint64_t n = in.get_count(16); n > 0; --n) {
                 Gap g;
-                g.t_us = in.get<int64_t>();
-                g.gap_us = in.get<int64_t>();
+                g.t_us = in.get_relay_time("silence end");
+                g.gap_us = in.get_relay_time("silence");
                 player.arrivals.gaps.push_back(g);
             }
             player.shots = get_times_by_name(in);
             player.kills = get_times_by_name(in);
-            player.blocked_hits = in.get<int64_t>();
-            player.dead_target_hits = in.get<int64_t>();
+            player.blocked_hits = in.get_counter("blocked hit");
+            player.dead_target_hits = in.get_counter("dead-target hit");
             player.acquisitions = get_times_by_name(in);
             for (uint64_t n = in.get_count(16); n > 0; --n) {
                 StatGain g;
-                g.t_us = in.get<int64_t>();
-                g.delta = in.get<double>();
+                g.t_us = in.get_relay_time("experience gain time");
+                g.delta = in.get_finite("experience gain");
                 player.experience.push_back(g);
             }
             player.hits_taken = get_times(in);
             player.damage_taken = get_times(in);
             for (uint64_t n = in.get_count(16); n > 0; --n) {
                 std::string stat = in.get_string();
-                player.resources[stat] = in.get<double>();
+                player.resources[stat] = in.get_finite("resource");
             }
-            player.unspent = in.get<int64_t>();
-            player.ahead_orders = in.get<int64_t>();
+            player.unspent = in.get_counter("unspent resource");
+            player.ahead_orders = in.get_counter("ahead-of-tick order");
             for (uint64_t n = in.get_count(16); n > 0; --n) {
                 ClockSample c;
-                c.relay_us = in.get<int64_t>();
+                c.relay_us = in.get_relay_time("clock sample time");
                 c.client_us = in.get<int64_t>();
                 player.clock.push_back(c);
             }
@@ -1420,22 +1435,23 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
             run.first_from = get_sample(in);
             run.first_to = get_sample(in);
             run.last_to = get_sample(in);
-            run.lowest_mps = in.get<double>();
-            run.highest_mps = in.get<double>();
-            run.sum_mps = in.get<double>();
-            run.windows = in.get<int64_t>();
+            run.lowest_mps = in.get_finite("speed");
+            run.highest_mps = in.get_finite("speed");
+            run.sum_mps = in.get_finite("speed");
+            run.windows = in.get_counter("sustained window");
             AirborneStretch& air = player.airborne;
             air.active = get_flag(in);
             air.takeoff = get_sample(in);
             air.last = get_sample(in);
-            air.updates = in.get<int64_t>();
-            air.longest_wait_us = in.get<int64_t>();
-            player.below_updates = in.get<int64_t>();
+            air.updates = in.get_counter("airborne update");
+            air.longest_wait_us = in.get_relay_time("airborne wait");
+            player.below_updates = in.get_counter("below-terrain update");
             player.below_since = get_sample(in);
         }
         if (in.version() < 3) continue;
-        match.tick_s = in.get<double>();
-        match.started_unix_us = in.get<int64_t>();
+        match.tick_s = in.get_finite("tick length");
+        if (match.tick_s < 0) throw StateError("state blob has a negative tick length");
+        match.started_unix_us = in.get_relay_time("match start");
         match.damage_reported = in.get<uint8_t>() != 0;
         for (uint64_t n = in.get_count(12); n > 0; --n) {
             const auto id = in.get<uint32_t>();
@@ -1456,7 +1472,7 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 s.match_id = in.get<uint64_t>();
                 s.player = in.get<uint32_t>();
                 s.address_hash = in.get<uint64_t>();
-                s.since_us = in.get<int64_t>();
+                s.since_us = in.get_relay_time("session start");
                 sessions.push_back(s);
             }
         }

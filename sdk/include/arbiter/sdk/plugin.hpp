@@ -284,24 +284,24 @@ struct Glue {
     }
 
     static constexpr arb_plugin_api make_api() {
-        arb_plugin_api api{};
-        api.struct_size = sizeof(arb_plugin_api);
-        api.create = &create;
-        api.destroy = &destroy;
-        api.last_error = &last_error;
-        api.on_batch = &on_batch;
-        if constexpr (HasMatchEnd<T>) api.on_match_end = &on_match_end;
-        if constexpr (HasConfigure<T>) api.configure = &configure;
+        arb_plugin_api table{};
+        table.struct_size = sizeof(arb_plugin_api);
+        table.create = &create;
+        table.destroy = &destroy;
+        table.last_error = &last_error;
+        table.on_batch = &on_batch;
+        if constexpr (HasMatchEnd<T>) table.on_match_end = &on_match_end;
+        if constexpr (HasConfigure<T>) table.configure = &configure;
         if constexpr (HasSaveState<T>) {
-            api.save_state = &save_state;
-            api.restore_state = &restore_state;
+            table.save_state = &save_state;
+            table.restore_state = &restore_state;
         }
         if constexpr (HasBaselineBegin<T>) {
-            api.baseline_begin = &baseline_begin;
-            api.baseline_end = &baseline_end;
+            table.baseline_begin = &baseline_begin;
+            table.baseline_end = &baseline_end;
         }
-        if (T::info.describe_config) api.describe_config = &describe_config;
-        return api;
+        if (T::info.describe_config) table.describe_config = &describe_config;
+        return table;
     }
 
     static constexpr arb_plugin_api api = make_api();

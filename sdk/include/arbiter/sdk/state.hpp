@@ -137,6 +137,29 @@ class StateReader {
         return value;
     }
 
+    // Relay times, and spans between two of them, lie within +-2^53 us (the host refuses
+    // batches outside it: arbiter_plugin.h, on_batch), so a plugin subtracts them without
+    // overflow checks. A restored blob must keep that promise too: a time or span read
+    // here is refused outside +-2^54 us (a span of two bounded times, with room).
+    static constexpr int64_t kMaxStoredTimeUs = int64_t{1} << 54;
+    int64_t get_relay_time(const char* what) {
+        const auto value = get<int64_t>();
+        if (value > kMaxStoredTimeUs || value < -kMaxStoredTimeUs)
+            throw StateError(std::string("state blob has a ") + what + " of " +
+                             std::to_string(value) + " us, beyond any relay time");
+        return value;
+    }
+
+    // A count the plugin goes on incrementing: refused when negative or so large that
+    // counting on could overflow.
+    int64_t get_counter(const char* what) {
+        const auto value = get<int64_t>();
+        if (value < 0 || value > kMaxStoredTimeUs)
+            throw StateError(std::string("state blob has a ") + what + " count of " +
+                             std::to_string(value));
+        return value;
+    }
+
     // A double that must be finite: a NaN or infinity in a blob is damage, never state.
     double get_finite(const char* what) {
         const double value = get<double>();
