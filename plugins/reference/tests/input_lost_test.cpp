@@ -55,36 +55,32 @@ size_t movement_signals(const Signals& signals) {
     return n;
 }
 
+// Player 1 moving as `mover` for 20 s, with a 60 ms round trip every second, through a
+// fresh analyzer; the batches holding relay times from_s to to_s are lost, and the host
+// says so when `tell` is set.
+Signals run_losing(const Mover& mover, double from_s, double to_s, bool tell) {
+    MatchScript script;
+    script.add(1, mover).latencies(1, 0.0, 20.0, 60'000);
+    const Batches batches = script.batches();
+    Harness harness;
+    return feed_all(harness, lose_batches(batches, batch_at(batches, from_s),
+                                          batch_at(batches, to_s), tell, script));
+}
+
 // Honest dave's case from the sample: his respawn 500 m away was in the lost batches.
 TEST(InputLost, ARespawnInTheLostBatchesIsNoTeleportOnceTheHostSaysSo) {
     Mover mover;
     mover.run(5.0, 10.0).server_teleport({500, 0, 0}).run(5.0, 10.0);
-    MatchScript script;
-    script.add(1, mover).latencies(1, 0.0, 20.0, 60'000);
-    const Batches batches = script.batches();
-    const size_t first = batch_at(batches, 9.6), last = batch_at(batches, 10.4);
-
-    Harness blind;
-    EXPECT_GT(movement_signals(feed_all(blind, lose_batches(batches, first, last, false, script))),
-              0u)
+    EXPECT_GT(movement_signals(run_losing(mover, 9.6, 10.4, false)), 0u)
         << "without being told, the analyzer measures across the gap";
-
-    Harness told;
-    const Signals signals = feed_all(told, lose_batches(batches, first, last, true, script));
-    EXPECT_EQ(movement_signals(signals), 0u);
+    EXPECT_EQ(movement_signals(run_losing(mover, 9.6, 10.4, true)), 0u);
 }
 
 // A cheat is still caught after the gap: the windows start again, they do not stop.
 TEST(InputLost, ASpeedHackAfterTheGapIsStillCaught) {
     Mover mover;
     mover.run(5.0, 10.0).run(60.0, 10.0);
-    MatchScript script;
-    script.add(1, mover).latencies(1, 0.0, 20.0, 60'000);
-    const Batches batches = script.batches();
-    const size_t first = batch_at(batches, 9.6), last = batch_at(batches, 10.4);
-    Harness told;
-    const Signals signals = feed_all(told, lose_batches(batches, first, last, true, script));
-    EXPECT_FALSE(only(signals, 1, "movement.speed").empty());
+    EXPECT_FALSE(only(run_losing(mover, 9.6, 10.4, true), 1, "movement.speed").empty());
 }
 
 // A leave in the lost batches: the player's session would stay live, and the account's
@@ -116,13 +112,7 @@ TEST(InputLost, ALeaveInTheLostBatchesLeavesNoSessionBehind) {
 TEST(InputLost, ReportsMadeBeforeTheGapStand) {
     Mover mover;
     mover.run(5.0, 5.0).run(60.0, 5.0).run(5.0, 10.0);
-    MatchScript script;
-    script.add(1, mover).latencies(1, 0.0, 20.0, 60'000);
-    const Batches batches = script.batches();
-    const size_t first = batch_at(batches, 12.0), last = batch_at(batches, 13.0);
-    Harness told;
-    const Signals signals = feed_all(told, lose_batches(batches, first, last, true, script));
-    const Signals speed = only(signals, 1, "movement.speed");
+    const Signals speed = only(run_losing(mover, 12.0, 13.0, true), 1, "movement.speed");
     ASSERT_FALSE(speed.empty());
     for (const auto& s : speed)
         EXPECT_LT(s.relay_time_us, us(12.0)) << "reported again after the gap";
