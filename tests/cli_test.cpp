@@ -180,6 +180,28 @@ TEST(Cli, ReplayOfADamagedFileNamesTheOffsetAndExitsWith3) {
     EXPECT_EQ(actions_in_table(result.out), expected) << result.out;
 }
 
+// Simulated files all call their match sim-relay/1: replayed together, each is read (the
+// second begins again after the first's end, a new match under the same id), and the
+// same file named twice is read once.
+TEST(Cli, ReplayOfTwoMatchesUnderOneIdReadsBothAndOfOneFileTwiceReadsItOnce) {
+    TempDir dir;
+    for (const char* seed : {"1", "2"}) {
+        const auto made =
+            run_command({kArbiter, "simulate", (dir / (std::string(seed) + ".arbev")).string(),
+                         "--seed", seed, "--duration-s", "10", "--players", "honest=2"},
+                        dir.path());
+        ASSERT_EQ(made.exit_status, 0) << made.err;
+    }
+    const std::string one = (dir / "1.arbev").string(), two = (dir / "2.arbev").string();
+    auto both = run_command({kArbiter, "replay", kSampleConfig, one, two}, dir.path());
+    EXPECT_EQ(both.exit_status, 0) << both.err;
+    EXPECT_THAT(both.err, HasSubstr("0 refused batch(es)"));
+    EXPECT_THAT(both.err, HasSubstr("a new match under the same id"));
+    auto twice = run_command({kArbiter, "replay", kSampleConfig, one, one}, dir.path());
+    EXPECT_EQ(twice.exit_status, 3) << twice.err;
+    EXPECT_THAT(twice.err, HasSubstr("duplicate of the first batch"));
+}
+
 TEST(Cli, ReplayOfAMissingFileExitsWith2) {
     TempDir dir;
     const std::string missing = (dir / "nowhere.arbev").string();

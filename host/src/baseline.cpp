@@ -14,8 +14,10 @@
 
 #include "arbiter/host/event_file.hpp"
 #include "arbiter/host/ingest.hpp"
+#include "arbiter/host/input_lost.hpp"
 #include "arbiter/host/plugin_instance.hpp"
 #include "arbiter/host/plugin_library.hpp"
+#include "arbiter/host/sequence_ledger.hpp"
 
 namespace arbiter::host {
 
@@ -61,12 +63,16 @@ std::string utc_now() {
 struct Corpus {
     std::vector<VerifiedBatch> batches;
     std::vector<bool> last_of_match;  // after this batch, the match is over
+    std::vector<bool> input_lost;     // the host's InputLost batch for a gap (schema 1.1)
 };
 
 Corpus read_corpus(const ServerConfig& config, const std::vector<std::filesystem::path>& files,
                    BaselineReport& report) {
     Corpus corpus;
     std::map<std::pair<std::string, uint64_t>, size_t> last;  // match -> its last batch
+    // As for a replay: a duplicate batch (the same file named twice, say) is counted once,
+    // and a gap is told to the plugins that can be told, so no baseline measures across it.
+    SequenceLedger ledger;
     for (const auto& file : files) {
         ++report.files;
         std::unique_ptr<EventFileReader> reader;
@@ -82,6 +88,7 @@ Corpus read_corpus(const ServerConfig& config, const std::vector<std::filesystem
                 ++report.damaged;
                 report.problems.push_back(
                     fmt::format("{}: offset {}: {}", file.string(), item->offset, item->problem));
+                ledger.damage(damage_text(file.string(), *item));
                 continue;
             }
             auto result = ingest_batch(item->payload, config.host.max_batch_bytes);
@@ -91,10 +98,24 @@ Corpus read_corpus(const ServerConfig& config, const std::vector<std::filesystem
                                                       file.string(), item->offset, result.problem));
                 continue;
             }
+            const SequenceLedger::Verdict admitted = ledger.admit(result.batch);
+            if (!admitted.deliver) {
+                ++report.refused_batches;
+                report.problems.push_back(fmt::format("{}: offset {}: batch refused: {}",
+                                                      file.string(), item->offset,
+                                                      admitted.problem));
+                continue;
+            }
+            if (admitted.gap) {
+                corpus.batches.push_back(input_lost_batch(result.batch, *admitted.gap));
+                corpus.input_lost.push_back(true);
+            }
             ++report.batches;
             const auto key = std::make_pair(result.batch.relay_id, result.batch.match_id);
             last[key] = corpus.batches.size();
+            if (result.batch.ends_match) ledger.match_ended(key.first, key.second);
             corpus.batches.push_back(std::move(result.batch));
+            corpus.input_lost.push_back(false);
         }
     }
     corpus.last_of_match.assign(corpus.batches.size(), false);
@@ -116,8 +137,10 @@ void run_plugin(const PluginSettings& settings, std::shared_ptr<PluginLibrary> l
     if (!begun.ok())
         throw PluginError(fmt::format("plugin '{}' refused baseline_begin with {}: {}",
                                       settings.name, status_name(begun.status), begun.error));
+    const bool told_of_gaps = library->identity().schema_minor >= kInputLostSchemaMinor;
     for (size_t i = 0; i < corpus.batches.size(); ++i) {
         const VerifiedBatch& batch = corpus.batches[i];
+        if (corpus.input_lost[i] && !told_of_gaps) continue;
         auto result = instance.on_batch(batch);
         if (!result.ok())
             throw PluginError(fmt::format("plugin '{}' failed on match {}/{} batch {} with {}: {}",

@@ -61,6 +61,10 @@ Host::PushResult Host::push_batch(std::span<const uint8_t> bytes) {
         result.problem = admitted.problem;
         return result;
     }
+    if (admitted.reused_id)
+        spdlog::warn("match {}/{}: begins again after its end, with other events: a new match "
+                     "under the same id (its players' assessments join the earlier match's)",
+                     escape_for_message(ingested.batch.relay_id, 80), ingested.batch.match_id);
     if (admitted.gap) {
         ++counters_.lost_stretches;
         metrics_.add("host.lost_stretches", 1);

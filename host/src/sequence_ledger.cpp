@@ -1,5 +1,8 @@
 #include "arbiter/host/sequence_ledger.hpp"
 
+#include <functional>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "arbiter/host/untrusted_text.hpp"
@@ -22,6 +25,11 @@ std::string LostStretch::describe() const {
                        static_cast<double>(before_relay_us) / 1e6, because);
 }
 
+uint64_t SequenceLedger::batch_hash(const VerifiedBatch& batch) {
+    return std::hash<std::string_view>()(
+        std::string_view(reinterpret_cast<const char*>(batch.bytes.data()), batch.bytes.size()));
+}
+
 SequenceLedger::Verdict SequenceLedger::admit(const VerifiedBatch& batch) {
     Verdict verdict;
     Match& match = matches_[{batch.relay_id, batch.match_id}];
@@ -35,6 +43,21 @@ SequenceLedger::Verdict SequenceLedger::admit(const VerifiedBatch& batch) {
             "of a match from 0",
             label, batch.sequence);
         return verdict;
+    }
+    if (match.ended && batch.sequence == 0) {
+        // Batch 0 again after the match's end: the same bytes are the same match read twice
+        // (a file named twice), other bytes a new match under a reused id (simulated files,
+        // a relay whose numbering restarted), which starts afresh.
+        if (batch_hash(batch) == match.first_batch_hash) {
+            verdict.deliver = false;
+            verdict.problem = fmt::format(
+                "match {}: batch 0 is a duplicate of the first batch of this match, which has "
+                "already ended; a duplicate is not delivered again",
+                label);
+            return verdict;
+        }
+        match = Match{};
+        verdict.reused_id = true;
     }
     if (match.seen && batch.sequence < match.next_sequence) {
         verdict.deliver = false;
@@ -64,6 +87,7 @@ SequenceLedger::Verdict SequenceLedger::admit(const VerifiedBatch& batch) {
         verdict.gap = gap;
     }
     match.damage_since.clear();  // this match's next batch came: the damage lost no more of it
+    if (batch.sequence == 0) match.first_batch_hash = batch_hash(batch);
     match.seen = true;
     match.next_sequence = batch.sequence + 1;
     if (batch.event_count > 0) match.last_relay_us = batch.last_relay_time_us;

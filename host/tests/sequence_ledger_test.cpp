@@ -188,4 +188,23 @@ TEST(SequenceLedger, AMatchThatEndsWithoutItsEndAfterDamageLostItsRest) {
     EXPECT_TRUE(clean.lost("relay", 1).empty());
 }
 
+// Two recorded files of two matches that share a relay and match id (simulated files,
+// a relay whose numbering restarted): the second begins again after the first's end, and
+// is a new match. The same file read twice is refused instead.
+TEST(SequenceLedger, AnIdUsedAgainAfterItsMatchEndedIsANewMatch) {
+    SequenceLedger ledger;
+    ASSERT_TRUE(ledger.admit(batch(0, 0, 100)).deliver);
+    ASSERT_TRUE(ledger.admit(batch(1, 100, 200)).deliver);
+    ledger.match_ended("relay", 1);
+    const auto again = ledger.admit(batch(0, 50, 150));  // other events: another match
+    EXPECT_TRUE(again.deliver) << again.problem;
+    EXPECT_TRUE(again.reused_id);
+    EXPECT_TRUE(ledger.admit(batch(1, 150, 250)).deliver);
+    ledger.match_ended("relay", 1);
+    const auto reread = ledger.admit(batch(0, 50, 150));  // the same first batch: a re-read
+    EXPECT_FALSE(reread.deliver);
+    EXPECT_NE(reread.problem.find("duplicate of the first batch"), std::string::npos)
+        << reread.problem;
+}
+
 }  // namespace

@@ -92,6 +92,28 @@ TEST_F(Baseline, WritesTheFileKaladinLoadsAndNames) {
     EXPECT_NE(out.find("\"percentile\":0.1"), std::string::npos) << out.substr(0, 2000);
 }
 
+// The same corpus file named twice: its batches are duplicates, refused (and said so)
+// rather than counted again, so the baseline is the one the file alone gives.
+TEST_F(Baseline, AFileNamedTwiceIsCountedOnce) {
+    write_text(dir_ / "once.toml", config("baseline = \"once.baseline\""));
+    write_text(dir_ / "twice.toml", config("baseline = \"twice.baseline\""));
+    const std::string file = "'" + (dir_ / "corpus1.arbev").string() + "'";
+    std::string out;
+    ASSERT_EQ(run_command(exe() + " baseline '" + (dir_ / "once.toml").string() + "' " + file, out),
+              0)
+        << out;
+    EXPECT_EQ(
+        run_command(
+            exe() + " baseline '" + (dir_ / "twice.toml").string() + "' " + file + " " + file, out),
+        3)
+        << "refused batches make a partial run";
+    EXPECT_NE(out.find("already delivered"), std::string::npos) << out.substr(0, 2000);
+    const auto once = read_bytes(dir_ / "once.baseline");
+    ASSERT_FALSE(once.empty());
+    EXPECT_EQ(read_bytes(dir_ / "twice.baseline"), once);
+    EXPECT_EQ(BaselineFile::read(once).matches, 1u);
+}
+
 TEST_F(Baseline, DamagedFileIsRefusedClearly) {
     write_text(dir_ / "c.toml", config("baseline = \"kaladin.baseline\""));
     std::string out;

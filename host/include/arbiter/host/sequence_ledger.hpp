@@ -3,7 +3,8 @@
 // batch that passed ingest, from a file, a socket or the embedding API alike, and says
 // whether it is the next one, comes after a gap (the gap is then a lost stretch, kept
 // for the match's assessments), or must not be delivered: a sequence already seen (a
-// duplicate, or one that arrived after later ones) or relay time going backwards.
+// duplicate, or one that arrived after later ones) or relay time going backwards. A match
+// id may be used again once its match has ended (batch 0 with other contents).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,9 @@ class SequenceLedger {
         bool deliver = true;
         std::optional<LostStretch> gap;  // when it came after a gap
         std::string problem;             // when not delivered: why, fit to show
+        // Batch 0 of a match that had ended, with other events than its first batch: a new
+        // match under the same id, tracked afresh from here.
+        bool reused_id = false;
     };
     // Judges a batch and, when it is to be delivered, records it.
     Verdict admit(const VerifiedBatch& batch);
@@ -54,9 +58,11 @@ class SequenceLedger {
         int64_t last_relay_us = 0;
         bool seen = false;
         bool ended = false;
-        std::string damage_since;  // damage seen since its last batch
+        uint64_t first_batch_hash = 0;  // of batch 0, to tell a re-read from a reused id
+        std::string damage_since;       // damage seen since its last batch
         std::vector<LostStretch> lost;
     };
+    static uint64_t batch_hash(const VerifiedBatch& batch);
     // Adds a lost stretch, or past kStretchesKept widens the last one to cover it.
     static void keep(Match& match, const LostStretch& stretch);
     std::map<MatchKey, Match> matches_;
