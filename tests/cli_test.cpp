@@ -202,6 +202,38 @@ TEST(Cli, ReplayOfTwoMatchesUnderOneIdReadsBothAndOfOneFileTwiceReadsItOnce) {
     EXPECT_THAT(twice.err, HasSubstr("duplicate of the first batch"));
 }
 
+// Every command answers --help and -h with its own usage and exit 0 (before this, replay
+// said "unknown option", plugins opened a file named --help, simulate said it needed a
+// value), and the version is one flag away.
+TEST(Cli, EveryCommandAnswersHelpWithItsUsage) {
+    TempDir dir;
+    for (const char* command : {"replay", "plugins", "check-plugin", "simulate", "import",
+                                "evaluate", "baseline", "serve", "ctl"}) {
+        for (const char* flag : {"--help", "-h"}) {
+            const auto result = run_command({kArbiter, command, flag}, dir.path());
+            EXPECT_EQ(result.exit_status, 0) << command << " " << flag << ": " << result.err;
+            EXPECT_THAT(result.out,
+                        ::testing::StartsWith(std::string("usage: arbiter ") + command + " "))
+                << command << " " << flag;
+        }
+    }
+    const auto version = run_command({kArbiter, "--version"}, dir.path());
+    EXPECT_EQ(version.exit_status, 0);
+    EXPECT_THAT(version.out, ::testing::StartsWith("arbiter 0."));
+    EXPECT_THAT(version.out, HasSubstr("(plugin ABI 1.1, event schema 1.1)"));
+}
+
+// A misspelt level used to turn logging off (spdlog reads it as "off"), hiding the very
+// error that a plugin was refused.
+TEST(Cli, AnUnknownLogLevelIsAUsageError) {
+    TempDir dir;
+    const auto result = run_command(
+        {kArbiter, "replay", kSampleConfig, kSampleMatch, "--log-level", "verbose"}, dir.path());
+    EXPECT_EQ(result.exit_status, 1);
+    EXPECT_THAT(result.err, HasSubstr("unknown log level 'verbose'"));
+    EXPECT_TRUE(result.out.empty()) << result.out;
+}
+
 TEST(Cli, ReplayOfAMissingFileExitsWith2) {
     TempDir dir;
     const std::string missing = (dir / "nowhere.arbev").string();

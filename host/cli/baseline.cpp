@@ -30,7 +30,7 @@ int run_baseline(const std::vector<std::string>& args) {
     }
     auto config = load_config_or_report(positional[0]);
     if (!config) return kExitInput;
-    setup_logging(log_level);
+    if (!setup_logging(log_level)) return kExitUsage;
     std::vector<std::filesystem::path> corpus(positional.begin() + 1, positional.end());
 
     host::BaselineReport report;

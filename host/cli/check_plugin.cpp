@@ -309,7 +309,7 @@ int run_check_plugin(const std::vector<std::string>& args) {
     options.library = positional[0];
     if (options.events.empty()) options.events = default_sample_events();
     if (options.config && !load_config_or_report(*options.config)) return kExitInput;
-    setup_logging("error");
+    (void)setup_logging("error");
 
     std::printf("arbiter check-plugin %s\n", options.library.c_str());
     Outcome worst = check_symbols(options.library);

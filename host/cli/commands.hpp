@@ -27,8 +27,9 @@ int run_baseline(const std::vector<std::string>& args);
 int run_serve(const std::vector<std::string>& args);
 int run_ctl(const std::vector<std::string>& args);
 
-// Sets up logging to stderr at a level ("info", "warn", ...).
-void setup_logging(const std::string& level);
+// Sets up logging to stderr at a level ("info", "warn", ...). An unknown level is a usage
+// error, said on stderr (false): spdlog would read it as "off" and hide every error.
+[[nodiscard]] bool setup_logging(const std::string& level);
 // Loads a config, printing every problem to stderr; nullopt when it cannot be used.
 std::optional<host::ServerConfig> load_config_or_report(const std::string& path);
 

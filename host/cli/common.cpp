@@ -7,11 +7,24 @@
 
 namespace arbiter::cli {
 
-void setup_logging(const std::string& level) {
+bool setup_logging(const std::string& level) {
+    static const char* const kLevels[] = {"trace", "debug",    "info", "warn",
+                                          "error", "critical", "off"};
+    bool known = false;
+    for (const char* name : kLevels)
+        known = known || level == name;
+    if (!known) {
+        std::fprintf(stderr,
+                     "arbiter: unknown log level '%s' (one of trace, debug, info, warn, error, "
+                     "critical, off)\n",
+                     level.c_str());
+        return false;
+    }
     auto logger = spdlog::stderr_color_mt("arbiter");
     logger->set_pattern("[%l] %v");
     spdlog::set_default_logger(logger);
     spdlog::set_level(spdlog::level::from_str(level));
+    return true;
 }
 
 std::optional<host::ServerConfig> load_config_or_report(const std::string& path) {

@@ -72,7 +72,7 @@ int run_evaluate(const std::vector<std::string>& args) {
 
     auto config = load_config_or_report(command->config);
     if (!config) return kExitInput;
-    setup_logging(command->log_level.value_or(config->host.log_level));
+    if (!setup_logging(command->log_level.value_or(config->host.log_level))) return kExitUsage;
     std::unique_ptr<host::Host> host;
     try {
         host = std::make_unique<host::Host>(std::move(*config));

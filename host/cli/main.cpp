@@ -10,44 +10,86 @@
 
 namespace {
 
+// One command: its synopsis and what it does, for `arbiter --help` and `arbiter CMD --help`.
+struct Usage {
+    const char* name;
+    const char* text;
+};
+
+constexpr Usage kUsages[] = {
+    {"replay",
+     "arbiter replay CONFIG EVENTS... [--json] [--log-level LEVEL]\n"
+     "    Runs recorded matches (.arbev files) through the configured plugins and\n"
+     "    prints one assessment per player (a table, or JSON Lines with --json).\n"},
+    {"plugins",
+     "arbiter plugins CONFIG\n"
+     "    Loads each configured plugin and shows its name, versions and capabilities.\n"},
+    {"check-plugin",
+     "arbiter check-plugin LIB [--config CONFIG] [--events FILE]\n"
+     "    Checks a plugin library before it is dropped in: exports, versions,\n"
+     "    capabilities, creation with its config, a run of the sample match, unloading.\n"},
+    {"simulate",
+     "arbiter simulate OUT.arbev --players PROFILE=COUNT,... [--seed N] [--duration-s S]\n"
+     "        [--tick-rate HZ] [--truth FILE] [--batch-events N] [--relay ID] [--match ID]\n"
+     "    Writes a synthetic match (honest players and cheaters of any profile) and the\n"
+     "    truth of every player beside it; same seed, same bytes. --list-profiles.\n"},
+    {"import",
+     "arbiter import IN.csv|IN.jsonl OUT.arbev [--format csv|jsonl] [--on-error stop|skip]\n"
+     "        [--tick-rate HZ] [--labels OUT.truth.json]\n"
+     "    Turns input traces (source, game, player, t_seconds, action_kind, ...) into an\n"
+     "    event file, one match per (source, game); a bad row is reported by its line.\n"},
+    {"evaluate",
+     "arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--json] [--log-level LEVEL]\n"
+     "    Runs labelled matches through the configured plugins and prints, per profile,\n"
+     "    the actions reached, the recall at FlagForReview and the false-positive rate.\n"},
+    {"baseline",
+     "arbiter baseline CONFIG CORPUS.arbev... [--log-level LEVEL]\n"
+     "    Runs a corpus of recorded matches through every configured plugin that computes\n"
+     "    population baselines, and writes each one to its [plugins.NAME] baseline file.\n"},
+    {"serve",
+     "arbiter serve CONFIG [--unix PATH] [--tcp ADDRESS:PORT] [--control PATH] [--ready-file "
+     "PATH]\n"
+     "    Serves relays live over a Unix socket and TCP ([serve] in the config): batches in,\n"
+     "    assessments back; reloads plugins and the config when their files change.\n"
+     "    SIGTERM drains what was received, flushes the sinks and exits.\n"},
+    {"ctl",
+     "arbiter ctl SOCKET|CONFIG status|plugins|assessments|reload [PLUGIN] [--json]\n"
+     "    Asks a running server over its control socket.\n"},
+};
+
+constexpr const char* kExitStatus =
+    "Exit status: 0 success; 1 usage error; 2 the config or an input cannot be read;\n"
+    "3 done, but some input was damaged or refused, or a plugin was refused.\n";
+
+void print_version(std::FILE* out) {
+    std::fprintf(out, "arbiter %s (plugin ABI %d.%d, event schema %d.%d)\n", ARBITER_VERSION,
+                 ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR, ARB_SCHEMA_VERSION_MAJOR,
+                 ARB_SCHEMA_VERSION_MINOR);
+}
+
 void print_usage(std::FILE* out) {
+    std::fprintf(
+        out,
+        "arbiter: server-side anti-cheat analyzer host (ABI %d.%d, event schema %d.%d)\n\nusage:\n",
+        ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR, ARB_SCHEMA_VERSION_MAJOR,
+        ARB_SCHEMA_VERSION_MINOR);
+    for (const Usage& usage : kUsages)
+        std::fprintf(out, "  %s", usage.text);
     std::fprintf(out,
-                 "arbiter: server-side anti-cheat analyzer host (ABI %d.%d, event schema %d.%d)\n"
-                 "\n"
-                 "usage:\n"
-                 "  arbiter replay CONFIG EVENTS... [--json] [--log-level LEVEL]\n"
-                 "      Runs recorded matches (.arbev files) through the configured plugins and\n"
-                 "      prints one assessment per player (a table, or JSON Lines with --json).\n"
-                 "  arbiter plugins CONFIG\n"
-                 "      Loads each configured plugin and shows its name, versions and capabilities.\n"
-                 "  arbiter check-plugin LIB [--config CONFIG] [--events FILE]\n"
-                 "      Checks a plugin library before it is dropped in: exports, versions,\n"
-                 "      capabilities, creation with its config, a run of the sample match, unloading.\n"
-                 "  arbiter simulate OUT.arbev --players PROFILE=COUNT,... [--seed N] [--duration-s S]\n"
-                 "          [--tick-rate HZ] [--truth FILE] [--batch-events N] [--relay ID] [--match ID]\n"
-                 "      Writes a synthetic match (honest players and cheaters of any profile) and the\n"
-                 "      truth of every player beside it; same seed, same bytes. --list-profiles.\n"
-                 "  arbiter import IN.csv|IN.jsonl OUT.arbev [--format csv|jsonl] [--on-error stop|skip]\n"
-                 "          [--tick-rate HZ] [--labels OUT.truth.json]\n"
-                 "      Turns input traces (source, game, player, t_seconds, action_kind, ...) into an\n"
-                 "      event file, one match per (source, game); a bad row is reported by its line.\n"
-                 "  arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--json]\n"
-                 "      Runs labelled matches through the configured plugins and prints, per profile,\n"
-                 "      the actions reached, the recall at FlagForReview and the false-positive rate.\n"
-                 "  arbiter baseline CONFIG CORPUS.arbev... [--log-level LEVEL]\n"
-                 "      Runs a corpus of recorded matches through every configured plugin that computes\n"
-                 "      population baselines, and writes each one to its [plugins.NAME] baseline file.\n"
-                 "  arbiter serve CONFIG [--unix PATH] [--tcp ADDRESS:PORT] [--control PATH] [--ready-file PATH]\n"
-                 "      Serves relays live over a Unix socket and TCP ([serve] in the config): batches in,\n"
-                 "      assessments back; reloads plugins and the config when their files change.\n"
-                 "      SIGTERM drains what was received, flushes the sinks and exits.\n"
-                 "  arbiter ctl SOCKET|CONFIG status|plugins|assessments|reload [PLUGIN] [--json]\n"
-                 "      Asks a running server over its control socket.\n"
-                 "  arbiter help | --help\n"
-                 "\n"
-                 "Exit status: 0 success; 1 usage error; 2 the config or an input cannot be read;\n"
-                 "3 done, but some input was damaged or refused, or a plugin was refused.\n",
-                 ARB_ABI_VERSION_MAJOR, ARB_ABI_VERSION_MINOR, ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR);
+                 "  arbiter help | --help | -h, arbiter COMMAND --help, arbiter --version\n\n%s",
+                 kExitStatus);
+}
+
+const Usage* find_usage(const std::string& command) {
+    for (const Usage& usage : kUsages)
+        if (command == usage.name) return &usage;
+    return nullptr;
+}
+
+bool asks_for_help(const std::vector<std::string>& args) {
+    for (const auto& arg : args)
+        if (arg == "--help" || arg == "-h") return true;
+    return false;
 }
 
 }  // namespace
@@ -62,6 +104,16 @@ int main(int argc, char** argv) {
     args.erase(args.begin());
     if (command == "help" || command == "--help" || command == "-h") {
         print_usage(stdout);
+        return 0;
+    }
+    if (command == "--version" || command == "version") {
+        print_version(stdout);
+        return 0;
+    }
+    // `arbiter CMD --help` (or -h anywhere after it): that command's usage, before the
+    // command reads its arguments, where --help would be a file name or a missing value.
+    if (const Usage* usage = find_usage(command); usage && asks_for_help(args)) {
+        std::fprintf(stdout, "usage: %s\n%s", usage->text, kExitStatus);
         return 0;
     }
     if (command == "replay") return arbiter::cli::run_replay(args);

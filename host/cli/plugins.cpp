@@ -16,7 +16,7 @@ int run_plugins(const std::vector<std::string>& args) {
     }
     auto config = load_config_or_report(args[0]);
     if (!config) return kExitInput;
-    setup_logging("warn");
+    (void)setup_logging("warn");
 
     std::unique_ptr<host::Host> host;
     try {

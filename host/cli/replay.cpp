@@ -107,7 +107,7 @@ int run_replay(const std::vector<std::string>& args) {
     if (!options) return kExitUsage;
     auto config = load_config_or_report(options->config);
     if (!config) return kExitInput;
-    setup_logging(options->log_level.value_or(config->host.log_level));
+    if (!setup_logging(options->log_level.value_or(config->host.log_level))) return kExitUsage;
 
     std::unique_ptr<host::Host> host;
     try {

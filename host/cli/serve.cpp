@@ -67,7 +67,7 @@ int run_serve(const std::vector<std::string>& args) {
                      config_path.c_str());
         return kExitInput;
     }
-    setup_logging(level.empty() ? config->host.log_level : level);
+    if (!setup_logging(level.empty() ? config->host.log_level : level)) return kExitUsage;
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e [%l] %v");
 
     try {
