@@ -8,16 +8,9 @@
 namespace arbiter::cli {
 
 bool setup_logging(const std::string& level) {
-    static const char* const kLevels[] = {"trace", "debug",    "info", "warn",
-                                          "error", "critical", "off"};
-    bool known = false;
-    for (const char* name : kLevels)
-        known = known || level == name;
-    if (!known) {
-        std::fprintf(stderr,
-                     "arbiter: unknown log level '%s' (one of trace, debug, info, warn, error, "
-                     "critical, off)\n",
-                     level.c_str());
+    if (!host::is_log_level(level)) {
+        std::fprintf(stderr, "arbiter: unknown log level '%s' (one of %s)\n", level.c_str(),
+                     host::kLogLevelsText);
         return false;
     }
     auto logger = spdlog::stderr_color_mt("arbiter");

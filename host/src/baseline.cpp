@@ -72,6 +72,8 @@ Corpus read_corpus(const ServerConfig& config, const std::vector<std::filesystem
     std::map<std::pair<std::string, uint64_t>, size_t> last;  // match -> its last batch
     // As for a replay: a duplicate batch (the same file named twice, say) is counted once,
     // and a gap is told to the plugins that can be told, so no baseline measures across it.
+    // (No assessment comes of a baseline run, so damage is not reported to the ledger:
+    // its only use is to name the cause of a lost stretch in an assessment.)
     SequenceLedger ledger;
     for (const auto& file : files) {
         ++report.files;
@@ -88,7 +90,6 @@ Corpus read_corpus(const ServerConfig& config, const std::vector<std::filesystem
                 ++report.damaged;
                 report.problems.push_back(
                     fmt::format("{}: offset {}: {}", file.string(), item->offset, item->problem));
-                ledger.damage(damage_text(file.string(), *item));
                 continue;
             }
             auto result = ingest_batch(item->payload, config.host.max_batch_bytes);

@@ -449,13 +449,10 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
         TableReader reader(*host, "host", file, problems);
         reader.string("server_id", config.host.server_id);
         reader.string("work_dir", config.host.work_dir);
-        if (reader.string("log_level", config.host.log_level)) {
-            static const std::set<std::string> levels = {"trace", "debug", "info",
-                                                         "warn",  "error", "off"};
-            if (!levels.count(config.host.log_level))
-                reader.problem(*host->get("log_level"), "log_level",
-                               "expected one of trace, debug, info, warn, error, off");
-        }
+        if (reader.string("log_level", config.host.log_level) &&
+            !is_log_level(config.host.log_level))
+            reader.problem(*host->get("log_level"), "log_level",
+                           std::string("expected one of ") + kLogLevelsText);
         reader.integer("max_batch_bytes", config.host.max_batch_bytes, 1024, 64ll * 1024 * 1024);
         if (!config.host.work_dir.empty() &&
             std::filesystem::path(config.host.work_dir).is_relative())
@@ -524,6 +521,12 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
 }
 
 }  // namespace
+
+bool is_log_level(std::string_view name) {
+    for (const char* level : {"trace", "debug", "info", "warn", "error", "off"})
+        if (name == level) return true;
+    return false;
+}
 
 ServerConfig parse_config(std::string_view text, const std::string& name,
                           const std::filesystem::path& base_dir, const ConfigLoadOptions& options) {

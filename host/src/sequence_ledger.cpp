@@ -32,18 +32,21 @@ uint64_t SequenceLedger::batch_hash(const VerifiedBatch& batch) {
 
 SequenceLedger::Verdict SequenceLedger::admit(const VerifiedBatch& batch) {
     Verdict verdict;
-    Match& match = matches_[{batch.relay_id, batch.match_id}];
-    const std::string label =
-        fmt::format("{}/{}", escape_for_message(batch.relay_id, 80), batch.match_id);
+    // Only a refusal names the match: every batch passes here, and most pass silently.
+    auto label = [&] {
+        return fmt::format("{}/{}", escape_for_message(batch.relay_id, 80), batch.match_id);
+    };
+    // Before the match is looked up: a refused batch must not leave an entry behind.
     if (batch.sequence == UINT64_MAX) {
         // The next one would wrap to 0, and every batch after it would look new.
         verdict.deliver = false;
         verdict.problem = fmt::format(
             "match {}: batch sequence {} is the largest there is; a relay numbers the batches "
             "of a match from 0",
-            label, batch.sequence);
+            label(), batch.sequence);
         return verdict;
     }
+    Match& match = matches_[{batch.relay_id, batch.match_id}];
     if (match.ended && batch.sequence == 0) {
         // Batch 0 again after the match's end: the same bytes are the same match read twice
         // (a file named twice), other bytes a new match under a reused id (simulated files,
@@ -53,7 +56,7 @@ SequenceLedger::Verdict SequenceLedger::admit(const VerifiedBatch& batch) {
             verdict.problem = fmt::format(
                 "match {}: batch 0 is a duplicate of the first batch of this match, which has "
                 "already ended; a duplicate is not delivered again",
-                label);
+                label());
             return verdict;
         }
         match = Match{};
@@ -64,7 +67,7 @@ SequenceLedger::Verdict SequenceLedger::admit(const VerifiedBatch& batch) {
         verdict.problem = fmt::format(
             "match {}: batch {} was already delivered or came after batch {}; a duplicate or "
             "late batch is not delivered again",
-            label, batch.sequence, match.next_sequence - 1);
+            label(), batch.sequence, match.next_sequence - 1);
         return verdict;
     }
     if (match.seen && batch.event_count > 0 && batch.first_relay_time_us < match.last_relay_us) {
@@ -72,7 +75,7 @@ SequenceLedger::Verdict SequenceLedger::admit(const VerifiedBatch& batch) {
         verdict.problem = fmt::format(
             "match {}: batch {} begins at relay time {} us, before the end of the batch before "
             "it ({} us); relay time may not go backwards within a match",
-            label, batch.sequence, batch.first_relay_time_us, match.last_relay_us);
+            label(), batch.sequence, batch.first_relay_time_us, match.last_relay_us);
         return verdict;
     }
     if (batch.sequence > match.next_sequence || (!match.seen && batch.sequence > 0)) {
@@ -137,7 +140,10 @@ void SequenceLedger::match_ended(const std::string& relay_id, uint64_t match_id,
     match.damage_since.clear();
     ended_.emplace_back(relay_id, match_id);
     while (ended_.size() > kEndedMatchesKept) {
-        matches_.erase(ended_.front());
+        // An id used again since it ended is a match in progress: it stays.
+        if (auto oldest = matches_.find(ended_.front());
+            oldest != matches_.end() && oldest->second.ended)
+            matches_.erase(oldest);
         ended_.pop_front();
     }
 }

@@ -46,8 +46,9 @@ void KaladinAnalyzer::restore_precision(StateReader& in, PlayerState& p) {
     // The open block's index counts blocks from the first aim. 10^8 blocks of the shortest
     // allowed length (10 s) are 31 years of one session, and 10^8 of the longest (a day)
     // still keep first + index x block length within an int64.
+    constexpr int64_t kMaxPrecisionBlocks = 100'000'000;
     const int64_t open_index = in.get_counter("precision block");
-    if (open_index > 100'000'000)
+    if (open_index > kMaxPrecisionBlocks)
         throw StateError("state blob has precision block " + std::to_string(open_index) +
                          ", more blocks than any session holds");
     std::vector<double> open;

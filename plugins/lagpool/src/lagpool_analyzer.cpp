@@ -94,6 +94,14 @@ void LagpoolAnalyzer::start_session(MatchState& match, uint32_t player_id, int64
         player.kinds.emplace(kind.name, fresh_kind(match, t_us));
 }
 
+double LagpoolAnalyzer::bring_forward(const MatchState& match, KindState& kind,
+                                      int64_t t_us) const {
+    const double capacity = capacity_at(match, t_us);
+    kind.budget.advance(capacity, seconds_between(kind.updated_us, t_us));
+    kind.updated_us = std::max(kind.updated_us, t_us);
+    return capacity;
+}
+
 void LagpoolAnalyzer::on_input_lost(MatchState& match, int64_t t_us) {
     for (auto& [id, player] : match.players) {
         // The lost batches may hold a server teleport (a respawn) or a leave and a join:
@@ -103,8 +111,7 @@ void LagpoolAnalyzer::on_input_lost(MatchState& match, int64_t t_us) {
         // already recorded stay: each was measured within heard input.
         player.position.reset();
         for (auto& [name, kind] : player.kinds) {
-            kind.budget.advance(capacity_at(match, t_us), seconds_between(kind.updated_us, t_us));
-            kind.updated_us = std::max(kind.updated_us, t_us);
+            bring_forward(match, kind, t_us);
             kind.reset_us = t_us;
         }
     }
@@ -147,9 +154,8 @@ void LagpoolAnalyzer::on_position(MatchState& match, uint32_t player_id, int64_t
     if (update.server_teleport()) {
         // Luanti's PlayerSAO::setPos / moveTo: the move is valid, the move budget is
         // emptied and the grace period starts again.
-        moves.budget.advance(capacity_at(match, t_us), seconds_between(moves.updated_us, t_us));
+        bring_forward(match, moves, t_us);
         moves.budget.empty();
-        moves.updated_us = std::max(moves.updated_us, t_us);
         moves.reset_us = t_us;
         state.position = to;
         host().count("server_teleports");
@@ -184,9 +190,7 @@ void LagpoolAnalyzer::on_order(MatchState& match, uint32_t player_id, int64_t t_
 
 void LagpoolAnalyzer::charge(MatchState& match, uint32_t player_id, const KindSettings& kind,
                              KindState& state, int64_t t_us, const Charge& what, Signals& signals) {
-    const double capacity = capacity_at(match, t_us);
-    state.budget.advance(capacity, seconds_between(state.updated_us, t_us));
-    state.updated_us = std::max(state.updated_us, t_us);
+    const double capacity = bring_forward(match, state, t_us);
     const double available = state.budget.available();
     if (state.budget.grab(what.cost_s)) return;
 

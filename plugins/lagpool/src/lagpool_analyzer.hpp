@@ -75,6 +75,9 @@ class LagpoolAnalyzer final : public Analyzer {
 
     double capacity_at(const MatchState& match, int64_t t_us) const;
     KindState fresh_kind(const MatchState& match, int64_t t_us) const;
+    // Recharges a budget by the relay time since it was last brought forward, up to the
+    // capacity at t_us, and returns that capacity.
+    double bring_forward(const MatchState& match, KindState& kind, int64_t t_us) const;
     void start_session(MatchState& match, uint32_t player_id, int64_t t_us);
     // Batches of the match were lost (schema 1.1): nothing is charged across the gap.
     void on_input_lost(MatchState& match, int64_t t_us);

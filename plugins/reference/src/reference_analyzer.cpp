@@ -1194,19 +1194,14 @@ std::deque<Sample> get_samples(StateReader& in) {
     // What a sample must be for the checks to measure it: a bounded relay time (the
     // compact form adds 32-bit steps, so each sum is checked) and a finite position.
     auto checked = [](const Sample& s) {
-        if (s.t_us > StateReader::kMaxStoredTimeUs || s.t_us < -StateReader::kMaxStoredTimeUs)
-            throw StateError("state blob has a sample at relay time " + std::to_string(s.t_us) +
-                             " us, beyond any relay time");
+        StateReader::checked_relay_time(s.t_us, "sample time");
         if (!std::isfinite(s.position.x) || !std::isfinite(s.position.y) ||
             !std::isfinite(s.position.z))
             throw StateError("state blob has a sample with a non-finite position");
         return s;
     };
     if (compact) {
-        int64_t t_us = get_raw<int64_t>(at);
-        if (t_us > StateReader::kMaxStoredTimeUs || t_us < -StateReader::kMaxStoredTimeUs)
-            throw StateError("state blob has samples from relay time " + std::to_string(t_us) +
-                             " us, beyond any relay time");
+        int64_t t_us = StateReader::checked_relay_time(get_raw<int64_t>(at), "first sample time");
         for (uint64_t i = 0; i < count; ++i) {
             Sample s;
             t_us += get_raw<int32_t>(at);  // bounded before, and checked after each step

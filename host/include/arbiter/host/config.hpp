@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace arbiter::host {
@@ -108,6 +109,10 @@ struct ServerConfig {
     ServeSettings serve;
     std::vector<PluginSettings> plugins;  // in file order
 };
+
+// The log levels `[host] log_level` and every `--log-level` take, and the same for a message.
+bool is_log_level(std::string_view name);
+inline constexpr const char* kLogLevelsText = "trace, debug, info, warn, error, off";
 
 struct ConfigLoadOptions {
     // Where the bundled plugins are, for `library = "reference"`.

@@ -142,8 +142,9 @@ class StateReader {
     // overflow checks. A restored blob must keep that promise too: a time or span read
     // here is refused outside +-2^54 us (a span of two bounded times, with room).
     static constexpr int64_t kMaxStoredTimeUs = int64_t{1} << 54;
-    int64_t get_relay_time(const char* what) {
-        const auto value = get<int64_t>();
+    int64_t get_relay_time(const char* what) { return checked_relay_time(get<int64_t>(), what); }
+    // The same check for a time a plugin decoded itself (a packed array, a delta).
+    static int64_t checked_relay_time(int64_t value, const char* what) {
         if (value > kMaxStoredTimeUs || value < -kMaxStoredTimeUs)
             throw StateError(std::string("state blob has a ") + what + " of " +
                              std::to_string(value) + " us, beyond any relay time");
