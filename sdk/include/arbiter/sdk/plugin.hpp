@@ -44,6 +44,22 @@ concept HasBaselineEnd = requires(T& t) {
     { t.baseline_end() } -> std::convertible_to<std::vector<uint8_t>>;
 };
 
+// A member of that name, whatever its signature (when it is not overloaded). One that
+// exists while the matching Has* concept is false is a near miss: a typo in the
+// signature would otherwise compile and silently drop the capability.
+template <class T>
+concept NamesMatchEnd = requires { &T::on_match_end; };
+template <class T>
+concept NamesConfigure = requires { &T::configure; };
+template <class T>
+concept NamesSaveState = requires { &T::save_state; };
+template <class T>
+concept NamesRestoreState = requires { &T::restore_state; };
+template <class T>
+concept NamesBaselineBegin = requires { &T::baseline_begin; };
+template <class T>
+concept NamesBaselineEnd = requires { &T::baseline_end; };
+
 // Everything a C handle points at: the analyzer, and what the C slots must keep alive
 // between calls (the last error, the last blob returned).
 template <class T>
@@ -108,6 +124,24 @@ struct Glue {
     static_assert(std::is_base_of_v<Analyzer, T>, "an analyzer derives from arbiter::Analyzer");
     static_assert(std::is_constructible_v<T, const Context&>,
                   "an analyzer is constructible from const arbiter::Context&");
+    static_assert(HasMatchEnd<T> || !NamesMatchEnd<T>,
+                  "on_match_end is declared, but not as `void on_match_end(const "
+                  "arbiter::MatchKey&, arbiter::Signals&)`: the SDK cannot call it");
+    static_assert(HasConfigure<T> || !NamesConfigure<T>,
+                  "configure is declared, but not as `void configure(const arbiter::Context&)`: "
+                  "the SDK cannot call it");
+    static_assert(HasSaveState<T> || !NamesSaveState<T>,
+                  "save_state is declared, but not as `std::vector<uint8_t> save_state()`: the "
+                  "SDK cannot call it");
+    static_assert(HasRestoreState<T> || !NamesRestoreState<T>,
+                  "restore_state is declared, but not as `void restore_state(std::span<const "
+                  "uint8_t>)`: the SDK cannot call it");
+    static_assert(HasBaselineBegin<T> || !NamesBaselineBegin<T>,
+                  "baseline_begin is declared, but not as `void baseline_begin()`: the SDK "
+                  "cannot call it");
+    static_assert(HasBaselineEnd<T> || !NamesBaselineEnd<T>,
+                  "baseline_end is declared, but not as `std::vector<uint8_t> baseline_end()`: "
+                  "the SDK cannot call it");
     static_assert(HasSaveState<T> == HasRestoreState<T>,
                   "save_state and restore_state come together");
     static_assert(HasBaselineBegin<T> == HasBaselineEnd<T>,
