@@ -1,7 +1,8 @@
 // The embedding C API with any bytes as a batch, pushed twice (the second time a
 // duplicate), then the assessments listed and a match ended. The host is made once, from
 // a config without plugins or file sinks: a fuzzed config could name any path to write,
-// and the config reader has a harness of its own.
+// and the config reader has a harness of its own (partial_start: a host with no plugin
+// starts only when told to).
 #include <arbiter/arbiter_host.h>
 
 #include "fuzz_input.hpp"
@@ -11,7 +12,7 @@ namespace {
 arbiter_host* shared_host() {
     static arbiter_host* host = [] {
         arbiter_host* made = nullptr;
-        const char config[] = "[host]\nserver_id = \"fuzz\"\n";
+        const char config[] = "[host]\nserver_id = \"fuzz\"\npartial_start = true\n";
         if (arbiter_host_create_from_text(config, sizeof config - 1, "/nonexistent", &made) !=
             ARBITER_OK)
             __builtin_trap();

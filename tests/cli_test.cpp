@@ -145,7 +145,49 @@ TEST(Cli, AnUnknownKeyIsReportedWithItsPosition) {
     const std::string config = (dir / "server_config.toml").string();
     auto result = run_command({kArbiter, "replay", config, kSampleMatch}, dir.path());
     EXPECT_EQ(result.exit_status, 2);
-    EXPECT_THAT(result.err, HasSubstr(config + ":6:1: unknown key 'aggregation.review_treshold'"));
+    EXPECT_THAT(result.err, HasSubstr(config + ":6:1: unknown key 'aggregation.review_treshold' "
+                                               "(did you mean 'review_threshold'?)"));
+}
+
+TEST(Cli, AMistypedCommandIsAnsweredWithTheNearestOne) {
+    TempDir dir;
+    auto result = run_command({kArbiter, "replya", kSampleConfig, kSampleMatch}, dir.path());
+    EXPECT_EQ(result.exit_status, 1);
+    EXPECT_THAT(result.err, HasSubstr("unknown command 'replya' (did you mean 'replay'?)"));
+    // Nothing near: no guess.
+    result = run_command({kArbiter, "frobnicate"}, dir.path());
+    EXPECT_THAT(result.err, HasSubstr("unknown command 'frobnicate'\n"));
+}
+
+TEST(Cli, AMistypedBundledPluginIsRefusedWithTheBundledNames) {
+    TempDir dir;
+    write_text(dir / "server_config.toml", "[plugins.reference]\nlibrary = \"refrence\"\n");
+    const std::string config = (dir / "server_config.toml").string();
+    auto result = run_command({kArbiter, "replay", config, kSampleMatch}, dir.path());
+    EXPECT_EQ(result.exit_status, 3);
+    EXPECT_THAT(result.err, HasSubstr("plugin 'reference': no bundled plugin 'refrence' in "));
+    EXPECT_THAT(result.err,
+                HasSubstr("(bundled: kaladin, lagpool, reference) (did you mean 'reference'?)"));
+}
+
+TEST(Cli, AConfigThatEnablesNoPluginIsRefusedByTheCommandsThatJudgePlayers) {
+    TempDir dir;
+    write_text(dir / "empty.toml", "");
+    write_text(dir / "disabled.toml",
+               "[plugins.reference]\nlibrary = \"reference\"\nenabled = false\n");
+    for (const char* file : {"empty.toml", "disabled.toml"}) {
+        const std::string config = (dir / file).string();
+        for (const char* command : {"replay", "evaluate"}) {
+            auto result = run_command({kArbiter, command, config, kSampleMatch}, dir.path());
+            EXPECT_EQ(result.exit_status, 2) << command << " " << file;
+            EXPECT_THAT(result.err, HasSubstr(config + " enables no plugin, so every player would "
+                                                       "be Clear"));
+            EXPECT_TRUE(result.out.empty()) << result.out;
+        }
+        auto result = run_command({kArbiter, "plugins", config}, dir.path());
+        EXPECT_EQ(result.exit_status, 2);
+        EXPECT_THAT(result.err, HasSubstr("enables no plugin"));
+    }
 }
 
 TEST(Cli, AnUnknownKeyInAPluginsOwnTableIsReportedWithItsPosition) {

@@ -32,5 +32,9 @@ int run_ctl(const std::vector<std::string>& args);
 [[nodiscard]] bool setup_logging(const std::string& level);
 // Loads a config, printing every problem to stderr; nullopt when it cannot be used.
 std::optional<host::ServerConfig> load_config_or_report(const std::string& path);
+bool has_enabled_plugin(const host::ServerConfig& config);
+// A config that enables no plugin would report every player Clear and exit 0 as if all
+// were well: says so on stderr and returns true, for the commands that judge players.
+bool report_if_no_plugin(const host::ServerConfig& config, const char* command);
 
 }  // namespace arbiter::cli

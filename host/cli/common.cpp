@@ -30,4 +30,19 @@ std::optional<host::ServerConfig> load_config_or_report(const std::string& path)
     }
 }
 
+bool has_enabled_plugin(const host::ServerConfig& config) {
+    for (const auto& plugin : config.plugins)
+        if (plugin.enabled) return true;
+    return false;
+}
+
+bool report_if_no_plugin(const host::ServerConfig& config, const char* command) {
+    if (has_enabled_plugin(config)) return false;
+    std::fprintf(stderr,
+                 "arbiter %s: %s enables no plugin, so every player would be Clear; add a "
+                 "[plugins.NAME] table (docs/server-config.md)\n",
+                 command, config.file.string().c_str());
+    return true;
+}
+
 }  // namespace arbiter::cli

@@ -62,6 +62,10 @@ int run_evaluate(const std::vector<std::string>& args) {
     auto command = parse(args);
     if (!command) return kExitUsage;
 
+    // The config first: its mistakes are the operator's to fix before any truth matters.
+    auto config = load_config_or_report(command->config);
+    if (!config || report_if_no_plugin(*config, "evaluate")) return kExitInput;
+
     tools::Truth truth;
     try {
         truth = tools::load_truths(command->matches, command->truths);
@@ -69,9 +73,6 @@ int run_evaluate(const std::vector<std::string>& args) {
         std::fprintf(stderr, "arbiter evaluate: %s\n", error.what());
         return kExitInput;
     }
-
-    auto config = load_config_or_report(command->config);
-    if (!config) return kExitInput;
     if (!setup_logging(command->log_level.value_or(config->host.log_level))) return kExitUsage;
     std::unique_ptr<host::Host> host;
     try {

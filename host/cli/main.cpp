@@ -6,6 +6,8 @@
 
 #include <arbiter/arbiter_plugin.h>
 
+#include "arbiter/host/suggest.hpp"
+
 #include "commands.hpp"
 
 namespace {
@@ -125,7 +127,10 @@ int main(int argc, char** argv) {
     if (command == "serve") return arbiter::cli::run_serve(args);
     if (command == "ctl") return arbiter::cli::run_ctl(args);
     if (command == "check-plugin") return arbiter::cli::run_check_plugin(args);
-    std::fprintf(stderr, "arbiter: unknown command '%s'\n\n", command.c_str());
+    std::vector<std::string> commands = {"help"};
+    for (const Usage& usage : kUsages) commands.emplace_back(usage.name);
+    std::fprintf(stderr, "arbiter: unknown command '%s'%s\n\n", command.c_str(),
+                 arbiter::host::did_you_mean(command, commands).c_str());
     print_usage(stderr);
     return 1;
 }

@@ -15,7 +15,7 @@ int run_plugins(const std::vector<std::string>& args) {
         return kExitUsage;
     }
     auto config = load_config_or_report(args[0]);
-    if (!config) return kExitInput;
+    if (!config || report_if_no_plugin(*config, "plugins")) return kExitInput;
     (void)setup_logging("warn");
 
     std::unique_ptr<host::Host> host;

@@ -106,7 +106,7 @@ int run_replay(const std::vector<std::string>& args) {
     auto options = parse(args);
     if (!options) return kExitUsage;
     auto config = load_config_or_report(options->config);
-    if (!config) return kExitInput;
+    if (!config || report_if_no_plugin(*config, "replay")) return kExitInput;
     if (!setup_logging(options->log_level.value_or(config->host.log_level))) return kExitUsage;
 
     std::unique_ptr<host::Host> host;

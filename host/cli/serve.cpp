@@ -69,6 +69,12 @@ int run_serve(const std::vector<std::string>& args) {
     }
     if (!setup_logging(level.empty() ? config->host.log_level : level)) return kExitUsage;
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e [%l] %v");
+    // A server may start empty and have plugins added by a config edit (it watches the
+    // file), so this is a warning, not a refusal.
+    if (!has_enabled_plugin(*config))
+        spdlog::warn("{} enables no plugin: every player is Clear until a [plugins.NAME] table "
+                     "is added",
+                     config_path);
 
     try {
         host::Server server(std::move(*config), host::ServeOptions{.config_options = {},

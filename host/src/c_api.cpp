@@ -12,6 +12,7 @@
 
 #include "arbiter/host/host.hpp"
 #include "arbiter/host/sinks.hpp"
+#include "embed_log.hpp"
 
 struct arbiter_host {
     std::unique_ptr<arbiter::host::Host> host;
@@ -77,9 +78,37 @@ arbiter_status guarded(arbiter_host* host, Body&& body) noexcept {
     }
 }
 
+// An argument the caller got wrong, said in last_error like every other failure.
+arbiter_status invalid(arbiter_host* host, const char* why) {
+    host->last_error = why;
+    return ARBITER_ERR_INVALID_ARGUMENT;
+}
+
 void refresh_plugin_errors(arbiter_host* host) {
     host->plugin_errors.clear();
     for (const auto& error : host->host->plugin_errors()) host->plugin_errors += error + "\n";
+}
+
+// A host missing plugins would report every player Clear as if all were well, so it
+// starts only when the operator said that is acceptable.
+arbiter_status check_plugins_loaded(arbiter_host* host) {
+    const auto& config = host->host->config();
+    if (config.host.partial_start) return ARBITER_OK;
+    if (!host->plugin_errors.empty()) {
+        host->last_error = "a configured plugin was refused (arbiter_host_plugin_errors says why); set "
+                           "[host] partial_start = true to run with the others:\n" +
+                           host->plugin_errors.substr(0, host->plugin_errors.size() - 1);
+        return ARBITER_ERR_PLUGIN_REFUSED;
+    }
+    bool any_enabled = false;
+    for (const auto& plugin : config.plugins) any_enabled = any_enabled || plugin.enabled;
+    if (!any_enabled) {
+        host->last_error = config.file.string() +
+                           ": no plugin is enabled, so every player would be Clear; add a "
+                           "[plugins.NAME] table (or set [host] partial_start = true)";
+        return ARBITER_ERR_PLUGIN_REFUSED;
+    }
+    return ARBITER_OK;
 }
 
 arbiter_status create(arbiter_host** out_host, const std::function<arbiter::host::ServerConfig()>& load) {
@@ -89,9 +118,12 @@ arbiter_status create(arbiter_host** out_host, const std::function<arbiter::host
     if (!host) return ARBITER_ERR_INTERNAL;
     *out_host = host;
     arbiter_status status = guarded(host, [&] {
-        host->host = std::make_unique<arbiter::host::Host>(load());
+        arbiter::host::embed::install_logger();
+        arbiter::host::ServerConfig config = load();
+        arbiter::host::embed::set_log_level(config.host.log_level);
+        host->host = std::make_unique<arbiter::host::Host>(std::move(config));
         refresh_plugin_errors(host);
-        return ARBITER_OK;
+        return check_plugins_loaded(host);
     });
     return status;
 }
@@ -100,13 +132,26 @@ arbiter_status create(arbiter_host** out_host, const std::function<arbiter::host
 
 extern "C" {
 
+uint32_t arbiter_host_api_version(void) { return ARBITER_HOST_API_VERSION; }
+
+arbiter_status arbiter_host_set_log_callback(arbiter_log_callback callback, void* user_data) {
+    try {
+        arbiter::host::embed::set_log_callback(callback, user_data);
+        return ARBITER_OK;
+    } catch (...) {
+        return ARBITER_ERR_INTERNAL;
+    }
+}
+
 arbiter_status arbiter_host_create(const char* config_path, arbiter_host** out_host) {
+    if (out_host) *out_host = nullptr;
     if (!config_path) return ARBITER_ERR_INVALID_ARGUMENT;
     return create(out_host, [&] { return arbiter::host::load_config(config_path); });
 }
 
 arbiter_status arbiter_host_create_from_text(const char* config_text, uint64_t config_size, const char* base_dir,
                                              arbiter_host** out_host) {
+    if (out_host) *out_host = nullptr;
     if (!config_text && config_size) return ARBITER_ERR_INVALID_ARGUMENT;
     return create(out_host, [&] {
         std::filesystem::path base = base_dir ? std::filesystem::path(base_dir) : std::filesystem::current_path();
@@ -132,7 +177,7 @@ const char* arbiter_host_plugin_errors(arbiter_host* host) { return host ? host-
 arbiter_status arbiter_host_push(arbiter_host* host, const uint8_t* batch, uint64_t size) {
     return guarded(host, [&] {
         if (!host->host) throw std::logic_error("the host was not created successfully");
-        if (!batch && size) return ARBITER_ERR_INVALID_ARGUMENT;
+        if (!batch && size) return invalid(host, "batch is NULL with a size above 0");
         if (auto refused = host->host->push({batch, static_cast<size_t>(size)})) {
             host->last_error = *refused;
             return ARBITER_ERR_REFUSED;
@@ -144,7 +189,7 @@ arbiter_status arbiter_host_push(arbiter_host* host, const uint8_t* batch, uint6
 arbiter_status arbiter_host_end_match(arbiter_host* host, const char* relay_id, uint64_t match_id) {
     return guarded(host, [&] {
         if (!host->host) throw std::logic_error("the host was not created successfully");
-        if (!relay_id) return ARBITER_ERR_INVALID_ARGUMENT;
+        if (!relay_id) return invalid(host, "relay_id is NULL");
         host->host->end_match(relay_id, match_id);
         return ARBITER_OK;
     });
@@ -168,7 +213,7 @@ arbiter_status arbiter_host_assessments(arbiter_host* host, const arbiter_assess
                                         uint64_t* out_count) {
     return guarded(host, [&] {
         if (!host->host) throw std::logic_error("the host was not created successfully");
-        if (!out_assessments || !out_count) return ARBITER_ERR_INVALID_ARGUMENT;
+        if (!out_assessments || !out_count) return invalid(host, "out_assessments or out_count is NULL");
         host->assessments = host->host->assessments();
         host->assessment_json.clear();
         host->assessment_views.clear();
@@ -185,7 +230,7 @@ arbiter_status arbiter_host_assessments(arbiter_host* host, const arbiter_assess
 arbiter_status arbiter_host_reload_plugin(arbiter_host* host, const char* plugin_name) {
     return guarded(host, [&] {
         if (!host->host) throw std::logic_error("the host was not created successfully");
-        if (!plugin_name) return ARBITER_ERR_INVALID_ARGUMENT;
+        if (!plugin_name) return invalid(host, "plugin_name is NULL");
         auto report = host->host->reload_plugin(plugin_name);
         refresh_plugin_errors(host);
         if (!report.ok) {
@@ -199,8 +244,10 @@ arbiter_status arbiter_host_reload_plugin(arbiter_host* host, const char* plugin
 arbiter_status arbiter_host_apply_config(arbiter_host* host, const char* config_path) {
     return guarded(host, [&] {
         if (!host->host) throw std::logic_error("the host was not created successfully");
-        if (!config_path) return ARBITER_ERR_INVALID_ARGUMENT;
-        auto reports = host->host->apply_config(arbiter::host::load_config(config_path));
+        if (!config_path) return invalid(host, "config_path is NULL");
+        auto config = arbiter::host::load_config(config_path);
+        arbiter::host::embed::set_log_level(config.host.log_level);
+        auto reports = host->host->apply_config(std::move(config));
         refresh_plugin_errors(host);
         for (const auto& report : reports) {
             if (report.ok) continue;

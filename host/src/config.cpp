@@ -2,6 +2,7 @@
 // is expensive to compile; Debian's package provides the compiled implementation).
 #include "arbiter/host/config.hpp"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +15,10 @@
 #include <tuple>
 
 #include <flatbuffers/flexbuffers.h>
+
 #include <toml++/toml.h>
 
+#include "arbiter/host/suggest.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "toml_prescan.hpp"
 
@@ -69,6 +72,21 @@ SourcePosition PluginSettings::locate(const std::string& key_path) const {
 }
 
 std::filesystem::path default_bundled_plugin_dir() {
+    // Found from the binary that holds this code, not from the running program: a relay
+    // in Python or C that loads libarbiter-host.so has its own executable somewhere else.
+    // The library stands in <prefix>/lib, the executable in <prefix>/bin, and the plugins
+    // in <prefix>/lib/arbiter/plugins, in the build tree as in an install.
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&default_bundled_plugin_dir), &info) != 0 && info.dli_fname &&
+        *info.dli_fname) {
+        std::error_code error;
+        auto holder = std::filesystem::canonical(info.dli_fname, error);
+        if (!error) {
+            const bool in_library = holder.filename().string().starts_with("libarbiter-host.so");
+            auto lib_dir = in_library ? holder.parent_path() : holder.parent_path() / ".." / "lib";
+            return (lib_dir / "arbiter" / "plugins").lexically_normal();
+        }
+    }
     std::error_code error;
     auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
     if (error) return {};
@@ -231,7 +249,8 @@ class TableReader {
             const auto& begin = key.source().begin;
             SourcePosition position{file_, begin.line, begin.column};
             if (position.line == 0) position = where(node);
-            problems_.push_back(position.str() + ": unknown key '" + full(key.str()) + "'");
+            problems_.push_back(position.str() + ": unknown key '" + full(key.str()) + "'" +
+                                did_you_mean(key.str(), {known_.begin(), known_.end()}));
         }
     }
 
@@ -454,6 +473,7 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
             reader.problem(*host->get("log_level"), "log_level",
                            std::string("expected one of ") + kLogLevelsText);
         reader.integer("max_batch_bytes", config.host.max_batch_bytes, 1024, 64ll * 1024 * 1024);
+        reader.boolean("partial_start", config.host.partial_start);
         if (!config.host.work_dir.empty() &&
             std::filesystem::path(config.host.work_dir).is_relative())
             config.host.work_dir = (base_dir / config.host.work_dir).lexically_normal().string();

@@ -1,11 +1,15 @@
 #include "arbiter/host/dispatch.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include "arbiter/host/suggest.hpp"
 
 namespace arbiter::host {
 
@@ -37,10 +41,39 @@ uint64_t elapsed_ns(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+namespace {
+
+// A bundled name with no file behind it is a slip or a broken install: say which names
+// there are, and which one was probably meant, rather than only "file not found".
+void check_bundled_plugin_exists(const PluginSettings& settings) {
+    std::error_code error;
+    if (!settings.bundled || std::filesystem::exists(settings.library, error)) return;
+    const auto dir = settings.library.parent_path();
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+        const std::string file = entry.path().filename().string();
+        if (file.starts_with("arbiter-") && file.ends_with(".so"))
+            names.push_back(file.substr(8, file.size() - 11));
+    }
+    std::sort(names.begin(), names.end());
+    std::string wanted = settings.library.filename().string();
+    wanted = wanted.substr(8, wanted.size() - 11);
+    std::string listed;
+    for (const auto& name : names) listed += (listed.empty() ? "" : ", ") + name;
+    throw PluginError(fmt::format(
+        "plugin '{}': no bundled plugin '{}' in {}{}{}", settings.name, wanted, dir.string(),
+        names.empty() ? std::string(" (the folder holds none: is Arbiter installed whole?)")
+                      : " (bundled: " + listed + ")",
+        did_you_mean(wanted, names)));
+}
+
+}  // namespace
+
 PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics) {
     PluginSlot slot;
     slot.settings = settings;
     try {
+        check_bundled_plugin_exists(settings);
         auto library = PluginLibrary::load(settings.library, settings.name, store, &metrics);
         slot.model_class = settings.model_class.value_or(library->identity().declared_class);
         auto baseline = read_plugin_baseline(settings);

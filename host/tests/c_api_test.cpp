@@ -3,6 +3,8 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -40,7 +42,13 @@ void remember(void* user_data, const arbiter_assessment* assessment) {
 TEST(CApi, NullArgumentsAreRefusedNotCrashed) {
     EXPECT_EQ(arbiter_host_create(nullptr, nullptr), ARBITER_ERR_INVALID_ARGUMENT);
     arbiter_host* host = nullptr;
+    // A handle the caller did not initialise is set to NULL even when the call fails at once.
+    host = reinterpret_cast<arbiter_host*>(0x1);
     EXPECT_EQ(arbiter_host_create(nullptr, &host), ARBITER_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(host, nullptr);
+    host = reinterpret_cast<arbiter_host*>(0x1);
+    EXPECT_EQ(arbiter_host_create_from_text(nullptr, 5, nullptr, &host), ARBITER_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(host, nullptr);
     EXPECT_EQ(arbiter_host_push(nullptr, nullptr, 0), ARBITER_ERR_INVALID_ARGUMENT);
     EXPECT_STREQ(arbiter_host_last_error(nullptr), "no host");
     arbiter_host_destroy(nullptr);
@@ -48,7 +56,9 @@ TEST(CApi, NullArgumentsAreRefusedNotCrashed) {
     std::string text = counter_config(3);
     ASSERT_EQ(arbiter_host_create_from_text(text.data(), text.size(), nullptr, &host), ARBITER_OK);
     EXPECT_EQ(arbiter_host_push(host, nullptr, 10), ARBITER_ERR_INVALID_ARGUMENT);
+    EXPECT_STREQ(arbiter_host_last_error(host), "batch is NULL with a size above 0");
     EXPECT_EQ(arbiter_host_end_match(host, nullptr, 1), ARBITER_ERR_INVALID_ARGUMENT);
+    EXPECT_STREQ(arbiter_host_last_error(host), "relay_id is NULL");
     EXPECT_EQ(arbiter_host_assessments(host, nullptr, nullptr), ARBITER_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(arbiter_host_reload_plugin(host, nullptr), ARBITER_ERR_INVALID_ARGUMENT);
     arbiter_host_destroy(host);
@@ -162,3 +172,126 @@ TEST(CApi, AGapIsInTheAssessmentAndADuplicateIsRefused) {
         << json;
     arbiter_host_destroy(host);
 }
+
+// API version 2: a host that would report every player Clear for want of its plugins does
+// not start unless the config says so; logs never reach stdout and can be taken through
+// a callback, at the config's level.
+namespace {
+
+struct LogLines {
+    std::vector<std::pair<int32_t, std::string>> lines;
+    bool has(const std::string& text) const {
+        for (const auto& [level, line] : lines)
+            if (line.find(text) != std::string::npos) return true;
+        return false;
+    }
+};
+
+void collect_log(void* user_data, int32_t level, const char* message) {
+    static_cast<LogLines*>(user_data)->lines.emplace_back(level, message);
+}
+
+// Replaces itself from inside the call, as the header says it may.
+void unset_from_inside(void* user_data, int32_t level, const char* message) {
+    collect_log(user_data, level, message);
+    arbiter_host_set_log_callback(nullptr, nullptr);
+}
+
+TEST(CApiVersion2, TheLibraryReportsItsVersion) {
+    EXPECT_EQ(arbiter_host_api_version(), 2u);
+    EXPECT_EQ(arbiter_host_api_version(), static_cast<uint32_t>(ARBITER_HOST_API_VERSION));
+}
+
+TEST(CApiVersion2, ARefusedPluginFailsCreateUnlessAPartialStartIsAllowed) {
+    const std::string refused = counter_config(3) + "[plugins.missing]\nlibrary = \"/nonexistent/arbiter-x.so\"\n";
+    arbiter_host* host = nullptr;
+    EXPECT_EQ(arbiter_host_create_from_text(refused.data(), refused.size(), nullptr, &host),
+              ARBITER_ERR_PLUGIN_REFUSED);
+    ASSERT_NE(host, nullptr);
+    EXPECT_NE(std::string(arbiter_host_last_error(host)).find("partial_start"), std::string::npos);
+    EXPECT_NE(std::string(arbiter_host_plugin_errors(host)).find("plugin 'missing'"), std::string::npos)
+        << arbiter_host_plugin_errors(host);
+    arbiter_host_destroy(host);
+
+    const std::string partial = "[host]\npartial_start = true\n" + refused;
+    ASSERT_EQ(arbiter_host_create_from_text(partial.data(), partial.size(), nullptr, &host), ARBITER_OK)
+        << arbiter_host_last_error(host);
+    EXPECT_NE(std::string(arbiter_host_plugin_errors(host)).find("plugin 'missing'"), std::string::npos);
+    // The plugin that loaded runs.
+    arbiter::BatchBuilder builder("relay", 1);
+    auto batch = positions(builder, 1, 3);
+    EXPECT_EQ(arbiter_host_push(host, batch.data(), batch.size()), ARBITER_OK);
+    const arbiter_assessment* all = nullptr;
+    uint64_t count = 0;
+    ASSERT_EQ(arbiter_host_assessments(host, &all, &count), ARBITER_OK);
+    ASSERT_EQ(count, 1u);
+    EXPECT_EQ(all[0].action, static_cast<uint32_t>(ARBITER_ACTION_FLAG_FOR_REVIEW));
+    arbiter_host_destroy(host);
+}
+
+TEST(CApiVersion2, AConfigThatEnablesNoPluginFailsCreate) {
+    const std::string disabled = "[plugins.counter]\nlibrary = \"" + std::string(COUNTER_V1) + "\"\nenabled = false\n";
+    for (const std::string& text : {std::string(""), disabled}) {
+        arbiter_host* host = nullptr;
+        EXPECT_EQ(arbiter_host_create_from_text(text.data(), text.size(), nullptr, &host),
+                  ARBITER_ERR_PLUGIN_REFUSED)
+            << text;
+        EXPECT_NE(std::string(arbiter_host_last_error(host)).find("no plugin is enabled"), std::string::npos)
+            << arbiter_host_last_error(host);
+        arbiter_host_destroy(host);
+    }
+    const std::string allowed = "[host]\npartial_start = true\n";
+    arbiter_host* host = nullptr;
+    EXPECT_EQ(arbiter_host_create_from_text(allowed.data(), allowed.size(), nullptr, &host), ARBITER_OK);
+    arbiter_host_destroy(host);
+}
+
+TEST(CApiVersion2, LogLinesGoToTheCallbackAtTheConfiguredLevelAndNeverToStdout) {
+    LogLines log;
+    ASSERT_EQ(arbiter_host_set_log_callback(collect_log, &log), ARBITER_OK);
+    const std::string info = "[host]\nlog_level = \"info\"\n" + counter_config(3);
+    arbiter_host* host = nullptr;
+    testing::internal::CaptureStdout();
+    ASSERT_EQ(arbiter_host_create_from_text(info.data(), info.size(), nullptr, &host), ARBITER_OK);
+    arbiter_host_destroy(host);
+    EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
+    EXPECT_TRUE(log.has("plugin 'counter': loaded")) << log.lines.size();
+    for (const auto& [level, line] : log.lines)
+        if (line.find("plugin 'counter': loaded") != std::string::npos) {
+            EXPECT_EQ(level, ARBITER_LOG_INFO);
+        }
+
+    // At "error" the info lines are not produced at all.
+    log.lines.clear();
+    const std::string quiet = "[host]\nlog_level = \"error\"\n" + counter_config(3);
+    ASSERT_EQ(arbiter_host_create_from_text(quiet.data(), quiet.size(), nullptr, &host), ARBITER_OK);
+    arbiter_host_destroy(host);
+    EXPECT_FALSE(log.has("plugin 'counter': loaded"));
+
+    // A refused plugin is an error line, which the callback hears at any level but off.
+    const std::string refused = quiet + "[plugins.missing]\nlibrary = \"/nonexistent/arbiter-x.so\"\n";
+    EXPECT_EQ(arbiter_host_create_from_text(refused.data(), refused.size(), nullptr, &host),
+              ARBITER_ERR_PLUGIN_REFUSED);
+    arbiter_host_destroy(host);
+    EXPECT_TRUE(log.has("plugin 'missing'"));
+    for (const auto& [level, line] : log.lines)
+        if (line.find("plugin 'missing'") != std::string::npos) {
+            EXPECT_EQ(level, ARBITER_LOG_ERROR);
+        }
+
+    // A callback may remove itself; after that, nothing more reaches it.
+    log.lines.clear();
+    const std::string two_refused = refused + "[plugins.gone]\nlibrary = \"/nonexistent/arbiter-y.so\"\n";
+    ASSERT_EQ(arbiter_host_set_log_callback(unset_from_inside, &log), ARBITER_OK);
+    testing::internal::CaptureStderr();
+    ASSERT_EQ(arbiter_host_create_from_text(two_refused.data(), two_refused.size(), nullptr, &host),
+              ARBITER_ERR_PLUGIN_REFUSED);
+    arbiter_host_destroy(host);
+    const std::string stderr_text = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(log.lines.size(), 1u);
+    // The lines after it went to stderr, marked as the library's.
+    EXPECT_NE(stderr_text.find("[arbiter] [error]"), std::string::npos) << stderr_text;
+    ASSERT_EQ(arbiter_host_set_log_callback(nullptr, nullptr), ARBITER_OK);
+}
+
+}  // namespace

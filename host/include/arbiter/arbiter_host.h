@@ -1,5 +1,5 @@
 /*
- * Arbiter host, embedding C API, version 1.
+ * Arbiter host, embedding C API, version 2.
  *
  * For relays written in C, Rust, C#, Go or anything else that can call C: the whole host
  * (plugin loading, ingest, dispatch, aggregation, sinks) behind opaque handles. The same
@@ -8,8 +8,24 @@
  * Link libarbiter-host.so (or the static arbiter_host library from C++).
  *
  * Threads: a host is driven by one thread at a time (the relay's thread that pushes
- * batches); distinct hosts are independent. Callbacks run on that thread, inside the
- * call that raised them.
+ * batches); distinct hosts are independent. Callbacks, for actions and for log lines
+ * alike, run on the thread of the call that raised them, inside that call (destroy
+ * included: it ends open matches, which may raise actions and log). Keep a callback and
+ * its user_data alive until the host is destroyed or the callback is replaced. From
+ * inside a callback, call only arbiter_host_set_log_callback and arbiter_host_api_version;
+ * anything else on the same host is undefined.
+ *
+ * Output: the library never writes to stdout. Its log lines go to stderr, or to the
+ * callback set with arbiter_host_set_log_callback, at the `[host] log_level` of the host
+ * created last.
+ *
+ * Plugins: a bundled plugin named in the config (`library = "reference"`) is looked up in
+ * the plugin folder installed beside this library (<dir of libarbiter-host.so>/arbiter/
+ * plugins), wherever the embedding program itself stands.
+ *
+ * Versions: 1 was the first release. 2 added arbiter_host_api_version, the log callback,
+ * ARBITER_ERR_PLUGIN_REFUSED, and a create that fails when a plugin is refused or none is
+ * configured, unless `[host] partial_start = true`.
  *
  * Ownership: inputs are borrowed for the call. Strings and buffers the host returns stay
  * valid until the next call on the same host, or until it is destroyed.
@@ -23,7 +39,7 @@
 extern "C" {
 #endif
 
-#define ARBITER_HOST_API_VERSION 1
+#define ARBITER_HOST_API_VERSION 2
 
 typedef int32_t arbiter_status;
 #define ARBITER_OK 0
@@ -35,6 +51,9 @@ typedef int32_t arbiter_status;
 #define ARBITER_ERR_REFUSED 3
 /* Something failed inside the host; last_error says what. */
 #define ARBITER_ERR_INTERNAL 4
+/* A configured plugin was refused (arbiter_host_plugin_errors says why), or the config
+ * enables none. Added in 2. */
+#define ARBITER_ERR_PLUGIN_REFUSED 5
 
 /* Actions, ordered: a higher one includes the lower ones. */
 #define ARBITER_ACTION_CLEAR 0
@@ -62,10 +81,34 @@ typedef struct arbiter_assessment {
 /* Called when a player's action goes up. The assessment is valid during the call. */
 typedef void (*arbiter_action_callback)(void* user_data, const arbiter_assessment* assessment);
 
-/* Creates a host from a server_config.toml file: loads every configured plugin (a plugin
- * that cannot be loaded is refused and listed by arbiter_host_plugin_errors; the others
- * run). Returns ARBITER_OK and *out_host; or an error, with *out_host set when its
- * last_error explains it (read it, then destroy it), NULL otherwise. */
+/* The API version of the library actually loaded: compare it with the
+ * ARBITER_HOST_API_VERSION the program was compiled with before using what a later
+ * version added. Added in 2. */
+uint32_t arbiter_host_api_version(void);
+
+/* Log levels, as the callback receives them. */
+#define ARBITER_LOG_TRACE 0
+#define ARBITER_LOG_DEBUG 1
+#define ARBITER_LOG_INFO 2
+#define ARBITER_LOG_WARN 3
+#define ARBITER_LOG_ERROR 4
+
+/* Receives one log line (NUL-terminated, without a newline; valid during the call), on
+ * the thread of the call that logged it. */
+typedef void (*arbiter_log_callback)(void* user_data, int32_t level, const char* message);
+
+/* Sends every host's log lines to callback instead of stderr (NULL: back to stderr).
+ * Process-wide. Once it returns, the old callback is not called again. Safe to call from
+ * inside the callback. Added in 2. */
+arbiter_status arbiter_host_set_log_callback(arbiter_log_callback callback, void* user_data);
+
+/* Creates a host from a server_config.toml file and loads every configured plugin.
+ * Returns ARBITER_OK and *out_host; or an error, with *out_host set when its last_error
+ * explains it (read it, then destroy it), NULL otherwise. ARBITER_ERR_PLUGIN_REFUSED when
+ * a plugin could not be loaded (arbiter_host_plugin_errors lists each with the reason) or
+ * the config enables no plugin: such a host would report every player Clear. With
+ * `[host] partial_start = true` it starts with the plugins that loaded instead (and the
+ * refusals are still listed). */
 arbiter_status arbiter_host_create(const char* config_path, arbiter_host** out_host);
 
 /* The same, from the text of a config held in memory; relative paths resolve against
@@ -73,10 +116,12 @@ arbiter_status arbiter_host_create(const char* config_path, arbiter_host** out_h
 arbiter_status arbiter_host_create_from_text(const char* config_text, uint64_t config_size, const char* base_dir,
                                              arbiter_host** out_host);
 
-/* Ends every open match, flushes the sinks, unloads the plugins and frees the host. */
+/* Ends every open match (which may call the action and log callbacks), flushes the
+ * sinks, unloads the plugins and frees the host. */
 void arbiter_host_destroy(arbiter_host* host);
 
-/* The detail of the last failed call on this host, "" after a successful one. */
+/* The detail of the last failed call on this host (an invalid argument included), ""
+ * after a successful one. */
 const char* arbiter_host_last_error(arbiter_host* host);
 
 /* The plugins the host refused at creation or on a reload, one per line; "" when none. */
@@ -94,7 +139,9 @@ arbiter_status arbiter_host_set_action_callback(arbiter_host* host, arbiter_acti
                                                 void* user_data);
 
 /* Every assessed player, ordered by relay, match and player. *out_assessments points at
- * host-owned memory, valid until the next call on the host. */
+ * host-owned memory, valid until the next call on the host. The elements stand
+ * struct_size bytes apart: a caller compiled against an older, smaller arbiter_assessment
+ * steps by struct_size, not by its own sizeof, and reads only the fields it knows. */
 arbiter_status arbiter_host_assessments(arbiter_host* host, const arbiter_assessment** out_assessments,
                                         uint64_t* out_count);
 

@@ -62,6 +62,10 @@ struct HostSettings {
     std::string work_dir;               // private folder for plugin copies; "" = a new one
     std::string log_level = "info";
     uint64_t max_batch_bytes = 16u * 1024u * 1024u;
+    // Embedding only (arbiter_host_create): start although some plugins were refused. Off,
+    // so that a host that would report every player Clear for want of its plugins does
+    // not start as if all were well.
+    bool partial_start = false;
 };
 
 // [serve]: how `arbiter serve` listens for relays (docs/serve-protocol.md). Read here so
