@@ -170,6 +170,35 @@ TEST(Cli, AMistypedBundledPluginIsRefusedWithTheBundledNames) {
                 HasSubstr("(bundled: kaladin, lagpool, reference) (did you mean 'reference'?)"));
 }
 
+// Long work shows a progress line on a terminal, erased before anything else is printed;
+// --quiet, or output that is not a terminal, shows none. `script` gives the command a
+// pseudo-terminal as stdout and stderr.
+TEST(Cli, AProgressLineOnATerminalOnlyAndNeverInTheWay) {
+    TempDir dir;
+    if (run_command({"/usr/bin/script", "--version"}, dir.path()).exit_status != 0)
+        GTEST_SKIP() << "script (util-linux) is not installed";
+    auto on_terminal = [&](const std::string& command) {
+        return run_command({"/usr/bin/script", "-qec", command, "/dev/null"}, dir.path()).out;
+    };
+    const std::string replay = kArbiter + " replay " + kSampleConfig + " " + kSampleMatch;
+    const std::string shown = on_terminal(replay);
+    EXPECT_THAT(shown, HasSubstr("\rreplay    ["));
+    // Erased before the table: the header starts a clean line.
+    EXPECT_THAT(shown, HasSubstr("\r\x1b[Krelay         match"));
+    EXPECT_THAT(on_terminal(replay + " --quiet"), Not(HasSubstr("replay    [")));
+
+    const std::string simulate = kArbiter + " simulate " + (dir / "m.arbev").string() +
+                                 " --players honest=2 --duration-s 5 --human-traces builtin";
+    const std::string simulated = on_terminal(simulate);
+    EXPECT_THAT(simulated, HasSubstr("\rsimulate  ["));
+    EXPECT_THAT(simulated, HasSubstr("\r\x1b[Ksimulated 5 s"));
+    EXPECT_THAT(on_terminal(simulate + " --quiet"), Not(HasSubstr("simulate  [")));
+
+    // Not a terminal: nothing, as every other test here sees.
+    auto piped = run_command({kArbiter, "replay", kSampleConfig, kSampleMatch}, dir.path());
+    EXPECT_THAT(piped.err, Not(HasSubstr("replay    [")));
+}
+
 TEST(Cli, AConfigThatEnablesNoPluginIsRefusedByTheCommandsThatJudgePlayers) {
     TempDir dir;
     write_text(dir / "empty.toml", "");

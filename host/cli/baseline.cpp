@@ -12,9 +12,12 @@ namespace arbiter::cli {
 int run_baseline(const std::vector<std::string>& args) {
     std::vector<std::string> positional;
     std::string log_level = "warn";
+    bool quiet = false;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--log-level" && i + 1 < args.size()) {
             log_level = args[++i];
+        } else if (args[i] == "--quiet") {
+            quiet = true;
         } else if (args[i].starts_with("--")) {
             std::fprintf(stderr, "arbiter baseline: unknown option '%s'\n", args[i].c_str());
             positional.clear();
@@ -25,7 +28,7 @@ int run_baseline(const std::vector<std::string>& args) {
     }
     if (positional.size() < 2) {
         std::fprintf(stderr,
-                     "usage: arbiter baseline CONFIG CORPUS.arbev... [--log-level LEVEL]\n");
+                     "usage: arbiter baseline CONFIG CORPUS.arbev... [--quiet] [--log-level LEVEL]\n");
         return kExitUsage;
     }
     auto config = load_config_or_report(positional[0]);
@@ -35,7 +38,7 @@ int run_baseline(const std::vector<std::string>& args) {
 
     host::BaselineReport report;
     try {
-        report = host::compute_baselines(*config, corpus);
+        report = host::compute_baselines(*config, corpus, host::progress_on_stderr(quiet).get());
     } catch (const std::exception& error) {
         std::fprintf(stderr, "arbiter baseline: %s\n", error.what());
         return kExitInput;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/host/progress.hpp"
 #include "arbiter/host/host.hpp"
 #include "arbiter/tools/evaluate.hpp"
 #include "commands.hpp"
@@ -16,13 +17,15 @@ namespace arbiter::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--json] [--log-level LEVEL]\n"
+    "usage: arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--json] [--quiet]\n"
+    "           [--log-level LEVEL]\n"
     "       (without --truth, each MATCH.arbev's truth is MATCH.truth.json beside it)\n";
 
 struct EvaluateCommand {
     std::string config;
     std::vector<std::filesystem::path> matches, truths;
     bool json = false;
+    bool quiet = false;
     std::optional<std::string> log_level;
 };
 
@@ -37,6 +40,8 @@ std::optional<EvaluateCommand> parse(const std::vector<std::string>& args) {
         const std::string& arg = args[i];
         if (arg == "--json") {
             command.json = true;
+        } else if (arg == "--quiet") {
+            command.quiet = true;
         } else if (arg == "--truth" || arg == "--log-level") {
             if (i + 1 >= args.size()) return fail(arg + " needs a value");
             if (arg == "--truth") {
@@ -85,7 +90,8 @@ int run_evaluate(const std::vector<std::string>& args) {
     for (const auto& problem : host->plugin_errors())
         std::fprintf(stderr, "%s\n", problem.c_str());
 
-    tools::EvaluationReport report = tools::evaluate(*host, command->matches, truth);
+    tools::EvaluationReport report = tools::evaluate(*host, command->matches, truth,
+                                                         host::progress_on_stderr(command->quiet).get());
     for (const auto& problem : report.problems)
         std::fprintf(stderr, "%s\n", problem.c_str());
     if (command->json) {

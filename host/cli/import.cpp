@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/host/progress.hpp"
 #include "arbiter/tools/import.hpp"
 #include "arbiter/tools/parse.hpp"
 #include "commands.hpp"
@@ -15,11 +16,13 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: arbiter import IN.csv|IN.jsonl OUT.arbev [--format csv|jsonl] [--on-error stop|skip]\n"
-    "           [--tick-rate HZ] [--labels OUT.truth.json] [--relay ID] [--batch-events N]\n";
+    "           [--tick-rate HZ] [--labels OUT.truth.json] [--relay ID] [--batch-events N]\n"
+    "           [--quiet]\n";
 
 struct ImportCommand {
     std::string in, out;
     tools::ImportOptions options;
+    bool quiet = false;
 };
 
 std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
@@ -35,6 +38,10 @@ std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
         const std::string& arg = args[i];
         if (!arg.starts_with("--")) {
             positional.push_back(arg);
+            continue;
+        }
+        if (arg == "--quiet") {
+            command.quiet = true;
             continue;
         }
         if (i + 1 >= args.size()) return fail(arg + " needs a value");
@@ -87,6 +94,8 @@ std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
 int run_import(const std::vector<std::string>& args) {
     auto command = parse(args);
     if (!command) return kExitUsage;
+    auto progress = host::progress_on_stderr(command->quiet);
+    command->options.progress = progress.get();
     const tools::ImportOptions& o = command->options;
 
     tools::ImportReport report;

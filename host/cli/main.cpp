@@ -20,7 +20,7 @@ struct Usage {
 
 constexpr Usage kUsages[] = {
     {"replay",
-     "arbiter replay CONFIG EVENTS... [--json] [--log-level LEVEL]\n"
+     "arbiter replay CONFIG EVENTS... [--json] [--quiet] [--log-level LEVEL]\n"
      "    Runs recorded matches (.arbev files) through the configured plugins and\n"
      "    prints one assessment per player (a table, or JSON Lines with --json).\n"},
     {"plugins",
@@ -33,24 +33,28 @@ constexpr Usage kUsages[] = {
     {"simulate",
      "arbiter simulate OUT.arbev --players PROFILE=COUNT,... [--seed N] [--duration-s S]\n"
      "        [--tick-rate HZ] [--truth FILE] [--batch-events N] [--relay ID] [--match ID]\n"
+     "        [--human-traces FILE|builtin] [--quiet]\n"
      "    Writes a synthetic match (honest players and cheaters of any profile) and the\n"
      "    truth of every player beside it; same seed, same bytes. --list-profiles.\n"},
     {"import",
      "arbiter import IN.csv|IN.jsonl OUT.arbev [--format csv|jsonl] [--on-error stop|skip]\n"
-     "        [--tick-rate HZ] [--labels OUT.truth.json]\n"
+     "        [--tick-rate HZ] [--labels OUT.truth.json] [--relay ID] [--batch-events N]\n"
+     "        [--quiet]\n"
      "    Turns input traces (source, game, player, t_seconds, action_kind, ...) into an\n"
      "    event file, one match per (source, game); a bad row is reported by its line.\n"},
     {"evaluate",
-     "arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--json] [--log-level LEVEL]\n"
+     "arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--json] [--quiet]\n"
+     "        [--log-level LEVEL]\n"
      "    Runs labelled matches through the configured plugins and prints, per profile,\n"
      "    the actions reached, the recall at FlagForReview and the false-positive rate.\n"},
     {"baseline",
-     "arbiter baseline CONFIG CORPUS.arbev... [--log-level LEVEL]\n"
+     "arbiter baseline CONFIG CORPUS.arbev... [--quiet] [--log-level LEVEL]\n"
      "    Runs a corpus of recorded matches through every configured plugin that computes\n"
      "    population baselines, and writes each one to its [plugins.NAME] baseline file.\n"},
     {"serve",
      "arbiter serve CONFIG [--unix PATH] [--tcp ADDRESS:PORT] [--control PATH] [--ready-file "
      "PATH]\n"
+     "        [--log-level LEVEL]\n"
      "    Serves relays live over a Unix socket and TCP ([serve] in the config): batches in,\n"
      "    assessments back; reloads plugins and the config when their files change.\n"
      "    SIGTERM drains what was received, flushes the sinks and exits.\n"},
@@ -58,6 +62,10 @@ constexpr Usage kUsages[] = {
      "arbiter ctl SOCKET|CONFIG status|plugins|assessments|reload [PLUGIN] [--json]\n"
      "    Asks a running server over its control socket.\n"},
 };
+
+constexpr const char* kProgressNote =
+    "Long work (replay, simulate, import, evaluate, baseline) shows a progress line on\n"
+    "stderr when it is a terminal; --quiet leaves it out.\n";
 
 constexpr const char* kExitStatus =
     "Exit status: 0 success; 1 usage error; 2 the config or an input cannot be read;\n"
@@ -78,8 +86,8 @@ void print_usage(std::FILE* out) {
     for (const Usage& usage : kUsages)
         std::fprintf(out, "  %s", usage.text);
     std::fprintf(out,
-                 "  arbiter help | --help | -h, arbiter COMMAND --help, arbiter --version\n\n%s",
-                 kExitStatus);
+                 "  arbiter help | --help | -h, arbiter COMMAND --help, arbiter --version\n\n%s%s",
+                 kProgressNote, kExitStatus);
 }
 
 const Usage* find_usage(const std::string& command) {

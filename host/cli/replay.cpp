@@ -1,5 +1,6 @@
 // `arbiter replay CONFIG EVENTS...`: recorded matches through the configured plugins.
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 
 #include "arbiter/host/event_file.hpp"
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/progress.hpp"
 #include "arbiter/host/sinks.hpp"
 #include "commands.hpp"
 
@@ -20,6 +22,7 @@ struct ReplayOptions {
     std::string config;
     std::vector<std::string> event_files;
     bool json = false;
+    bool quiet = false;  // no progress bar
     std::optional<std::string> log_level;
 };
 
@@ -29,6 +32,8 @@ std::optional<ReplayOptions> parse(const std::vector<std::string>& args) {
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--json") {
             options.json = true;
+        } else if (args[i] == "--quiet") {
+            options.quiet = true;
         } else if (args[i] == "--log-level") {
             if (i + 1 == args.size()) {
                 std::fprintf(stderr,
@@ -46,7 +51,7 @@ std::optional<ReplayOptions> parse(const std::vector<std::string>& args) {
     }
     if (positional.size() < 2) {
         std::fprintf(stderr,
-                     "usage: arbiter replay CONFIG EVENTS... [--json] [--log-level LEVEL]\n");
+                     "usage: arbiter replay CONFIG EVENTS... [--json] [--quiet] [--log-level LEVEL]\n");
         return std::nullopt;
     }
     options.config = positional.front();
@@ -65,23 +70,27 @@ struct InputTally {
 constexpr uint64_t kProblemsShownPerFile = 20;
 
 void replay_file(const std::string& path, host::Host& host, uint64_t max_batch_bytes,
-                 InputTally& tally) {
+                 InputTally& tally, const std::function<void(uint64_t)>& at,
+                 host::Progress& progress) {
     std::unique_ptr<host::EventFileReader> reader;
     try {
         reader = std::make_unique<host::EventFileReader>(
             path,
             static_cast<uint32_t>(std::min<uint64_t>(max_batch_bytes, host::kMaxRecordPayload)));
     } catch (const std::exception& error) {
+        progress.clear_line();
         std::fprintf(stderr, "%s\n", error.what());
         ++tally.unreadable_files;
         return;
     }
     uint64_t problems = 0;
     while (auto item = reader->next()) {
+        at(item->offset);
         if (item->kind == host::EventFileItem::Kind::damage) {
             ++tally.damaged;
             host.input_damaged(host::damage_text(path, *item));
             if (++problems > kProblemsShownPerFile) continue;
+            progress.clear_line();
             std::fprintf(stderr, "%s: offset %llu: %s; skipped %llu bytes to the next record\n",
                          path.c_str(), static_cast<unsigned long long>(item->offset),
                          item->problem.c_str(), static_cast<unsigned long long>(item->skipped));
@@ -91,6 +100,7 @@ void replay_file(const std::string& path, host::Host& host, uint64_t max_batch_b
         if (auto problem = host.push(item->payload)) {
             ++tally.refused;
             if (++problems > kProblemsShownPerFile) continue;
+            progress.clear_line();
             std::fprintf(stderr, "%s: offset %llu: batch refused: %s\n", path.c_str(),
                          static_cast<unsigned long long>(item->offset), problem->c_str());
         }
@@ -119,8 +129,14 @@ int run_replay(const std::vector<std::string>& args) {
     bool plugins_refused = !host->plugin_errors().empty();
 
     InputTally tally;
-    for (const auto& file : options->event_files)
-        replay_file(file, *host, host->config().host.max_batch_bytes, tally);
+    {
+        auto progress = host::progress_on_stderr(options->quiet);
+        host::FileSetProgress files(*progress, "replay", {options->event_files.begin(),
+                                                         options->event_files.end()});
+        for (size_t i = 0; i < options->event_files.size(); ++i)
+            replay_file(options->event_files[i], *host, host->config().host.max_batch_bytes, tally,
+                        [&](uint64_t offset) { files.at(i, offset); }, *progress);
+    }
     host->close();
 
     auto assessments = host->assessments();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/host/progress.hpp"
 #include "arbiter/tools/human_rhythm.hpp"
 #include "arbiter/tools/parse.hpp"
 #include "arbiter/tools/profiles.hpp"
@@ -20,13 +21,14 @@ constexpr const char* kUsage =
     "usage: arbiter simulate OUT.arbev --players PROFILE=COUNT,... [--seed N] [--duration-s S]\n"
     "           [--tick-rate HZ] [--truth OUT.truth.json] [--batch-events N] [--relay ID] [--match "
     "ID]\n"
-    "           [--human-traces FILE|builtin]\n"
+    "           [--human-traces FILE|builtin] [--quiet]\n"
     "       arbiter simulate --list-profiles\n";
 
 struct SimulateCommand {
     tools::SimulationOptions options;
     std::optional<std::string> human_traces;
     bool list_profiles = false;
+    bool quiet = false;
 };
 
 std::optional<SimulateCommand> parse(const std::vector<std::string>& args) {
@@ -42,6 +44,10 @@ std::optional<SimulateCommand> parse(const std::vector<std::string>& args) {
         const std::string& arg = args[i];
         if (arg == "--list-profiles") {
             command.list_profiles = true;
+            continue;
+        }
+        if (arg == "--quiet") {
+            command.quiet = true;
             continue;
         }
         if (!arg.starts_with("--")) {
@@ -128,6 +134,8 @@ int run_simulate(const std::vector<std::string>& args) {
                         profile.summary);
         return kExitOk;
     }
+    auto progress = host::progress_on_stderr(command->quiet);
+    command->options.progress = progress.get();
     const tools::SimulationOptions& o = command->options;
     try {
         tools::check_options(o);

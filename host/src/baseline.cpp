@@ -67,7 +67,8 @@ struct Corpus {
 };
 
 Corpus read_corpus(const ServerConfig& config, const std::vector<std::filesystem::path>& files,
-                   BaselineReport& report) {
+                   BaselineReport& report, Progress& progress) {
+    FileSetProgress reading(progress, "baseline", files);
     Corpus corpus;
     std::map<std::pair<std::string, uint64_t>, size_t> last;  // match -> its last batch
     // As for a replay: a duplicate batch (the same file named twice, say) is counted once,
@@ -75,7 +76,8 @@ Corpus read_corpus(const ServerConfig& config, const std::vector<std::filesystem
     // (No assessment comes of a baseline run, so damage is not reported to the ledger:
     // its only use is to name the cause of a lost stretch in an assessment.)
     SequenceLedger ledger;
-    for (const auto& file : files) {
+    for (size_t index = 0; index < files.size(); ++index) {
+        const auto& file = files[index];
         ++report.files;
         std::unique_ptr<EventFileReader> reader;
         try {
@@ -86,6 +88,7 @@ Corpus read_corpus(const ServerConfig& config, const std::vector<std::filesystem
             continue;
         }
         while (auto item = reader->next()) {
+            reading.at(index, item->offset);
             if (item->kind == EventFileItem::Kind::damage) {
                 ++report.damaged;
                 report.problems.push_back(
@@ -181,7 +184,8 @@ void run_plugin(const PluginSettings& settings, std::shared_ptr<PluginLibrary> l
 }  // namespace
 
 BaselineReport compute_baselines(const ServerConfig& config,
-                                 const std::vector<std::filesystem::path>& files) {
+                                 const std::vector<std::filesystem::path>& files,
+                                 Progress* progress) {
     BaselineReport report;
     PluginStore store(config.host.work_dir);
     Metrics metrics;
@@ -207,7 +211,8 @@ BaselineReport compute_baselines(const ServerConfig& config,
                                       config.file.string()));
     if (chosen.empty()) return report;
 
-    const Corpus corpus = read_corpus(config, files, report);
+    NoProgress silent;
+    const Corpus corpus = read_corpus(config, files, report, progress ? *progress : silent);
     for (auto& [settings, library] : chosen) {
         BaselineOutcome outcome{settings->name, settings->baseline, false, 0, ""};
         if (settings->baseline.empty()) {

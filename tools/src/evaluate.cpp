@@ -1,5 +1,6 @@
 #include "arbiter/tools/evaluate.hpp"
 
+#include <functional>
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -29,7 +30,8 @@ std::string percent(double share) {
     return format("%.1f%%", share * 100.0);
 }
 
-void read_file(const std::filesystem::path& path, host::Host& host, EvaluationReport& report) {
+void read_file(const std::filesystem::path& path, host::Host& host, EvaluationReport& report,
+               const std::function<void(uint64_t)>& at) {
     ++report.files;
     const std::string name = path.string();
     std::unique_ptr<host::EventFileReader> reader;
@@ -47,6 +49,7 @@ void read_file(const std::filesystem::path& path, host::Host& host, EvaluationRe
         if (++problems <= kProblemsShownPerFile) report.problems.push_back(std::move(what));
     };
     while (auto item = reader->next()) {
+        at(item->offset);
         if (item->kind == host::EventFileItem::Kind::damage) {
             ++report.damaged;
             host.input_damaged(host::damage_text(name, *item));
@@ -129,10 +132,14 @@ Truth load_truths(const std::vector<std::filesystem::path>& match_files,
 }
 
 EvaluationReport evaluate(host::Host& host, const std::vector<std::filesystem::path>& match_files,
-                          const Truth& truth) {
+                          const Truth& truth, host::Progress* progress) {
     EvaluationReport report;
-    for (const auto& file : match_files)
-        read_file(file, host, report);
+    {
+        host::NoProgress silent;
+        host::FileSetProgress files(progress ? *progress : silent, "evaluate", match_files);
+        for (size_t i = 0; i < match_files.size(); ++i)
+            read_file(match_files[i], host, report, [&](uint64_t offset) { files.at(i, offset); });
+    }
     host.close();
     report.batches = host.counters().batches;
     report.events = host.counters().events;

@@ -108,8 +108,13 @@ ImportReport import_traces(const std::filesystem::path& in, const std::filesyste
     Truth labels;
     labels.generator = {{"command", "import"}, {"input", in.filename().string()}};
     uint64_t match_id = 0;
+    host::ProgressStretch progress(options.progress, "import", report.rows_imported,
+                                   host::ProgressUnit::events);
+    uint64_t rows_written = 0;
     for (ImportedMatch& match : matches) {
         if (match.rows.empty()) continue;
+        progress.update(rows_written);
+        rows_written += match.rows.size();
         ++match_id;
         // Rows may come in any order: the relay's clock orders a match.
         std::stable_sort(

@@ -146,8 +146,11 @@ SimulationSummary simulate(const SimulationOptions& o, const HumanRhythm& rhythm
     ctx.hz = o.tick_rate_hz;
     double next_hiccup = 10.0 + relay_rng.exponential(60.0);
     std::vector<uint32_t> order;
+    host::ProgressStretch progress(o.progress, "simulate", static_cast<uint64_t>(o.duration_s),
+                                   host::ProgressUnit::seconds_of_play);
     for (uint64_t tick = 0; tick < ticks; ++tick) {
         ctx.tick = tick;
+        progress.update(static_cast<uint64_t>(static_cast<double>(tick) / o.tick_rate_hz));
         ctx.t0 = static_cast<double>(clock.start_us(tick)) / 1e6;
         ctx.t1 = static_cast<double>(clock.start_us(tick + 1)) / 1e6;
         ctx.dt = ctx.t1 - ctx.t0;

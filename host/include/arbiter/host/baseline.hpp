@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/host/progress.hpp"
 #include "arbiter/host/config.hpp"
 
 namespace arbiter::host {
@@ -37,7 +38,9 @@ struct BaselineReport {
 // path, one that refuses to load or to compute, or a file that cannot be written is
 // reported in its outcome; the others still run. Throws PluginError only when the
 // config names no enabled plugin with the capability.
+// `progress` is told the bytes of the corpus read; none: silent.
 BaselineReport compute_baselines(const ServerConfig& config,
-                                 const std::vector<std::filesystem::path>& corpus);
+                                 const std::vector<std::filesystem::path>& corpus,
+                                 Progress* progress = nullptr);
 
 }  // namespace arbiter::host

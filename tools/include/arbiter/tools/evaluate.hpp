@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/progress.hpp"
 #include "arbiter/tools/truth.hpp"
 
 namespace arbiter::tools {
@@ -46,8 +47,9 @@ Truth load_truths(const std::vector<std::filesystem::path>& match_files,
                   const std::vector<std::filesystem::path>& truth_files);
 
 // Runs the files through the host (then closes it) and scores its assessments.
+// `progress` is told the bytes read; none: silent.
 EvaluationReport evaluate(host::Host& host, const std::vector<std::filesystem::path>& match_files,
-                          const Truth& truth);
+                          const Truth& truth, host::Progress* progress = nullptr);
 
 void print_report(std::ostream& out, const EvaluationReport& report);
 // One JSON object: {"profiles": [...], "all_cheaters": {...}, "all_honest": {...}, "input": {...}}.

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/host/progress.hpp"
 #include "arbiter/tools/trace_rows.hpp"
 
 namespace arbiter::tools {
@@ -23,6 +24,7 @@ struct ImportOptions {
     std::string relay_id = "import";  // the relay id of every imported match
     size_t batch_events = 4096;
     std::filesystem::path labels;  // a truth file to write too; empty for none
+    host::Progress* progress = nullptr;  // told the rows written; none: silent
 };
 
 struct ImportReport {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "arbiter/host/progress.hpp"
 #include "arbiter/tools/human_rhythm.hpp"
 
 namespace arbiter::tools {
@@ -35,6 +36,7 @@ struct SimulationOptions {
     std::string relay_id = "sim-relay";
     uint64_t match_id = 1;
     size_t batch_events = 4096;
+    host::Progress* progress = nullptr;  // told the seconds of play simulated; none: silent
 };
 
 inline constexpr uint32_t kMaxSimulatedPlayers = 1'000'000;
