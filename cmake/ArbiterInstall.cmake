@@ -11,5 +11,10 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/ArbiterSDKConfigVersion.cma
 install(FILES ${CMAKE_BINARY_DIR}/ArbiterSDKConfig.cmake ${CMAKE_BINARY_DIR}/ArbiterSDKConfigVersion.cmake
   DESTINATION lib/cmake/ArbiterSDK)
 
+# For people at a shell: `man arbiter` and tab completion.
+install(FILES ${PROJECT_SOURCE_DIR}/docs/man/arbiter.1 DESTINATION share/man/man1)
+install(FILES ${PROJECT_SOURCE_DIR}/scripts/completion/arbiter.bash
+  DESTINATION share/bash-completion/completions RENAME arbiter)
+
 configure_file(${CMAKE_CURRENT_LIST_DIR}/arbiter-sdk.pc.in ${CMAKE_BINARY_DIR}/arbiter-sdk.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/arbiter-sdk.pc DESTINATION lib/pkgconfig)

@@ -13,6 +13,8 @@ packages=(
   nlohmann-json3-dev      # JSON for evidence checks and the sinks
   libgtest-dev libgmock-dev
   libbenchmark-dev
+  python3-flatbuffers     # the Python relay example's batches (examples/python-relay)
+  groff-base              # the man page's render check (tests/packaging)
 )
 
 missing=()

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The install as an operator and a relay host get it, moved after installing (a prefix is
+# not always where it was built for, and a .deb unpacks into any root):
+#   - every bundled plugin is installed, and the installed sample config replays the
+#     installed sample from the moved prefix with the expected verdicts;
+#   - the pkg-config file resolves against where it now stands;
+#   - a C relay built against the moved prefix and run from a third folder finds the
+#     bundled plugins beside libarbiter-host.so, not beside itself.
+# Usage: installed_tree.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build_dir=$1
+source_dir=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+step() { echo "== $*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+step "install into $work/first, then move it to $work/moved"
+cmake --install "$build_dir" --prefix "$work/first" >/dev/null
+mv "$work/first" "$work/moved"
+prefix="$work/moved"
+
+step "every bundled plugin is installed"
+for plugin in reference lagpool kaladin; do
+  [ -f "$prefix/lib/arbiter/plugins/arbiter-$plugin.so" ] || fail "arbiter-$plugin.so is not installed"
+done
+
+step "the installed sample config replays the installed sample"
+"$prefix/bin/arbiter" replay "$prefix/share/arbiter/samples/server_config.toml" \
+  "$prefix/share/arbiter/samples/sample-match.arbev" | tee "$work/replay.txt"
+for honest in alice bob carol dave; do
+  grep -Eq "^sample-relay +1 +[0-9]+ +$honest +Clear " "$work/replay.txt" || fail "$honest is not Clear"
+done
+for cheater in mallory trent; do
+  grep -Eq "^sample-relay +1 +[0-9]+ +$cheater +FlagForReview " "$work/replay.txt" || fail "$cheater is not flagged"
+done
+
+step "pkg-config resolves the moved prefix"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+for variable in includedir plugindir version_script; do
+  value=$(pkg-config --variable="$variable" arbiter-sdk)
+  resolved=$(realpath -m "$value")
+  case "$resolved" in
+    "$(realpath "$prefix")"/*) echo "$variable = $resolved" ;;
+    *) fail "pkg-config's $variable is $value, outside the moved prefix" ;;
+  esac
+  [ -e "$resolved" ] || fail "pkg-config's $variable ($resolved) does not exist"
+done
+pkg-config --cflags arbiter-sdk | grep -q -- "-I$prefix/lib/pkgconfig/../../include" ||
+  fail "pkg-config --cflags does not point into the moved prefix: $(pkg-config --cflags arbiter-sdk)"
+
+step "a C relay built against the moved prefix runs from elsewhere"
+mkdir -p "$work/relay-home"
+cc -std=c99 -Wall -Wextra -o "$work/relay-home/relay" "$source_dir/examples/c-relay/relay.c" \
+  -I"$prefix/include" -L"$prefix/lib" -larbiter-host -Wl,-rpath,"$prefix/lib"
+(cd "$work/relay-home" && ./relay "$prefix/share/arbiter/samples/server_config.toml" \
+  "$prefix/share/arbiter/samples/sample-match.arbev") | tee "$work/relay.txt"
+grep -q "player 5 (mallory): FlagForReview" "$work/relay.txt" || fail "the C relay did not flag mallory"
+grep -q "player 1 (alice): Clear" "$work/relay.txt" || fail "the C relay did not clear alice"
+
+echo "installed tree: OK"
