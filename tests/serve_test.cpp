@@ -3,6 +3,8 @@
 // wrong token, a client that leaves mid-message, a sender faster than the host, SIGTERM
 // with events in flight, and plugins and the config swapped under load without an
 // event lost or seen twice.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -12,6 +14,7 @@
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -810,3 +813,96 @@ TEST_F(Serve, RefusesToStartOnAnAddressItMustNotOrCannotUse) {
 }
 
 }  // namespace
+
+namespace {
+
+// One HTTP exchange with the metrics listener: the request's bytes as given, then every
+// byte until the server closes.
+std::string http_exchange(const std::string& address, const std::string& request) {
+    const auto colon = address.rfind(':');
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0)
+        throw std::runtime_error("cannot connect to " + address);
+    timeval timeout{.tv_sec = 20, .tv_usec = 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    for (size_t sent = 0; sent < request.size();) {
+        const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) break;  // the server may answer and close before it has read everything
+        sent += static_cast<size_t>(n);
+    }
+    std::string response;
+    char buffer[4096];
+    ssize_t got;
+    while ((got = ::recv(fd, buffer, sizeof buffer, 0)) > 0) response.append(buffer, static_cast<size_t>(got));
+    ::close(fd);
+    return response;
+}
+
+// The value of the sample whose line starts with `series ` in an exposition.
+std::optional<double> sample(const std::string& exposition, const std::string& series) {
+    const auto at = exposition.find("\n" + series + " ");
+    if (at == std::string::npos) return std::nullopt;
+    return std::stod(exposition.substr(at + series.size() + 2));
+}
+
+}  // namespace
+
+// Prometheus scrapes the live server: its counters, each plugin's calls, and what the
+// plugins themselves count, all from the stream it just processed. Anything but a GET of
+// /metrics is answered with why, and the server serves on.
+TEST_F(Serve, ExposesItsMetricsToAPrometheusScrape) {
+    write_config(config_text(bundled("reference") + bundled("kaladin"),
+                             "metrics_listen = \"127.0.0.1:0\"\n"));
+    const auto records = records_of(fs::path(SAMPLES_DIR) / "sample-match.arbev");
+    ServerProcess server(config_path(), dir_.path());
+    ASSERT_TRUE(server.metrics_address().starts_with("127.0.0.1:")) << server.metrics_address();
+
+    RelayClient relay = RelayClient::connect_unix(relay_socket().string());
+    relay.hello("relay-metrics", "");
+    for (const auto& record : records)
+        relay.send_batch(record);
+    (void)relay.sync(1);
+
+    const std::string response =
+        http_exchange(server.metrics_address(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    ASSERT_TRUE(response.starts_with("HTTP/1.1 200 OK\r\n")) << response.substr(0, 200);
+    EXPECT_NE(response.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"), std::string::npos);
+    const std::string body = response.substr(response.find("\r\n\r\n") + 4);
+    EXPECT_EQ(response.find("Content-Length: " + std::to_string(body.size()) + "\r\n") == std::string::npos, false);
+    EXPECT_EQ(sample(body, "arbiter_batches_total"), static_cast<double>(records.size()));
+    EXPECT_EQ(sample(body, "arbiter_refused_batches_total"), 0.0);
+    EXPECT_EQ(sample(body, "arbiter_relay_connections"), 1.0);
+    EXPECT_EQ(sample(body, "arbiter_info{server_id=\"serve-test\"}"), 1.0);
+    EXPECT_EQ(sample(body, "arbiter_plugin_active{plugin=\"reference\"}"), 1.0);
+    EXPECT_GE(sample(body, "arbiter_plugin_calls_total{plugin=\"kaladin\"}").value_or(0),
+              static_cast<double>(records.size()));
+    EXPECT_EQ(sample(body, "arbiter_plugin_errors_total{plugin=\"reference\"}"), 0.0);
+    // kaladin's own gauge, through the host services.
+    EXPECT_TRUE(sample(body, "arbiter_plugin_metric{plugin=\"kaladin\",name=\"tracked_matches\"}"))
+        << body;
+    EXPECT_NE(body.find("# TYPE arbiter_batches_total counter\n"), std::string::npos);
+
+    const std::string head =
+        http_exchange(server.metrics_address(), "HEAD /metrics HTTP/1.0\r\n\r\n");
+    EXPECT_TRUE(head.starts_with("HTTP/1.1 200 OK\r\n"));
+    EXPECT_TRUE(head.ends_with("\r\n\r\n")) << "HEAD has no body";
+
+    EXPECT_TRUE(http_exchange(server.metrics_address(), "GET / HTTP/1.1\r\n\r\n")
+                    .starts_with("HTTP/1.1 404 Not Found\r\n"));
+    EXPECT_TRUE(http_exchange(server.metrics_address(), "POST /metrics HTTP/1.1\r\n\r\n")
+                    .starts_with("HTTP/1.1 405 Method Not Allowed\r\n"));
+    EXPECT_TRUE(http_exchange(server.metrics_address(), "\xff\xfe junk\r\n\r\n")
+                    .starts_with("HTTP/1.1 400 Bad Request\r\n"));
+    EXPECT_TRUE(http_exchange(server.metrics_address(), "GET /metrics HTTP/1.1\r\nX: " +
+                                                            std::string(20000, 'a'))
+                    .starts_with("HTTP/1.1 431 "));
+
+    // The relay was never disturbed.
+    json synced = json::parse(relay.sync(2));
+    EXPECT_EQ(synced.value("batches", 0u), records.size());
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+}

@@ -54,10 +54,11 @@ constexpr Usage kUsages[] = {
     {"serve",
      "arbiter serve CONFIG [--unix PATH] [--tcp ADDRESS:PORT] [--control PATH] [--ready-file "
      "PATH]\n"
-     "        [--log-level LEVEL]\n"
+     "        [--metrics ADDRESS:PORT] [--log-level LEVEL]\n"
      "    Serves relays live over a Unix socket and TCP ([serve] in the config): batches in,\n"
      "    assessments back; reloads plugins and the config when their files change.\n"
-     "    SIGTERM drains what was received, flushes the sinks and exits.\n"},
+     "    SIGTERM drains what was received, flushes the sinks and exits. --metrics serves\n"
+     "    GET /metrics (Prometheus' text format).\n"},
     {"ctl",
      "arbiter ctl SOCKET|CONFIG status|plugins|assessments|reload [PLUGIN] [--json]\n"
      "    Asks a running server over its control socket.\n"},

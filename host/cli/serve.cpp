@@ -12,13 +12,13 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: arbiter serve CONFIG [--unix PATH] [--tcp ADDRESS:PORT] [--control PATH]\n"
-    "                            [--ready-file PATH] [--log-level LEVEL]\n";
+    "                            [--metrics ADDRESS:PORT] [--ready-file PATH] [--log-level LEVEL]\n";
 
 }  // namespace
 
 int run_serve(const std::vector<std::string>& args) {
     std::string config_path, level;
-    std::optional<std::string> unix_socket, tcp_listen, control_socket;
+    std::optional<std::string> unix_socket, tcp_listen, control_socket, metrics_listen;
     std::string ready_file;
     for (size_t i = 0; i < args.size(); ++i) {
         auto value = [&](const char* option) -> std::optional<std::string> {
@@ -35,6 +35,8 @@ int run_serve(const std::vector<std::string>& args) {
             target = &tcp_listen;
         else if (args[i] == "--control")
             target = &control_socket;
+        else if (args[i] == "--metrics")
+            target = &metrics_listen;
         if (target) {
             if (!(*target = value(args[i].c_str()))) return kExitUsage;
         } else if (args[i] == "--ready-file" || args[i] == "--log-level") {
@@ -59,6 +61,7 @@ int run_serve(const std::vector<std::string>& args) {
     if (unix_socket) config->serve.unix_socket = *unix_socket;
     if (tcp_listen) config->serve.tcp_listen = *tcp_listen;
     if (control_socket) config->serve.control_socket = *control_socket;
+    if (metrics_listen) config->serve.metrics_listen = *metrics_listen;
     if (!config->serve.tcp_listen.empty() && config->serve.token.empty() &&
         config->serve.token_file.empty()) {
         std::fprintf(stderr,

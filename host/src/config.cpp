@@ -375,6 +375,10 @@ void read_plugin(const std::string& name, const toml::table& table, const Source
     if (!valid_plugin_name(name))
         problems.push_back(position.str() + ": plugins." + name +
                            ": a plugin's key is lower-case letters, digits, '_' and '-'");
+    // The host's own metrics are named host.*, a plugin's <key>.*: the two must not meet.
+    if (name == "host")
+        problems.push_back(position.str() + ": plugins.host: 'host' is reserved for the host's "
+                                            "own metrics; give the plugin another key");
 
     std::string library;
     if (!reader.string("library", library) || library.empty()) {
@@ -436,6 +440,11 @@ void read_serve(const toml::table& table, const std::string& file,
         reader.problem(*table.get("tcp_listen"), "tcp_listen",
                        "expected \"address:port\", e.g. \"127.0.0.1:7878\"");
     reader.boolean("tcp_allow_remote", serve.tcp_allow_remote);
+    if (reader.string("metrics_listen", serve.metrics_listen) && !serve.metrics_listen.empty() &&
+        serve.metrics_listen.rfind(':') == std::string::npos)
+        reader.problem(*table.get("metrics_listen"), "metrics_listen",
+                       "expected \"address:port\", e.g. \"127.0.0.1:9464\"");
+    reader.boolean("metrics_allow_remote", serve.metrics_allow_remote);
     reader.string("token", serve.token);
     if (reader.string("token_file", serve.token_file))
         serve.token_file = resolve_path(serve.token_file, base_dir);

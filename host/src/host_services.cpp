@@ -9,21 +9,28 @@ namespace arbiter::host {
 
 void Metrics::add(const std::string& name, double value) {
     std::lock_guard lock(mutex_);
-    values_[name] += value;
+    values_[name].value += value;
 }
 
 void Metrics::set(const std::string& name, double value) {
     std::lock_guard lock(mutex_);
-    values_[name] = value;
+    values_[name] = {value, false};
 }
 
 double Metrics::get(const std::string& name) const {
     std::lock_guard lock(mutex_);
     auto it = values_.find(name);
-    return it == values_.end() ? 0.0 : it->second;
+    return it == values_.end() ? 0.0 : it->second.value;
 }
 
 std::map<std::string, double> Metrics::snapshot() const {
+    std::lock_guard lock(mutex_);
+    std::map<std::string, double> values;
+    for (const auto& [name, value] : values_) values.emplace(name, value.value);
+    return values;
+}
+
+std::map<std::string, Metrics::Value> Metrics::entries() const {
     std::lock_guard lock(mutex_);
     return values_;
 }

@@ -72,14 +72,15 @@ bool worth_logging(uint64_t count) {
 struct Server::Impl {
     struct Listener {
         int fd = -1;
-        enum class Role { unix_relays, tcp_relays, control } role;
+        enum class Role { unix_relays, tcp_relays, control, metrics } role;
         std::string description;
         std::string unlink_path;
     };
     struct Connection {
         uint64_t id = 0;
         int fd = -1;
-        bool control = false;
+        bool control = false;   // not a relay: an `arbiter ctl` client or a metrics scrape
+        bool http = false;      // a metrics scrape
         std::string transport;  // "unix" or "tcp"
         std::string peer;
         std::string relay;  // from the hello
@@ -197,6 +198,12 @@ struct Server::Impl {
             ::chmod(settings.control_socket.c_str(), 0600);  // reloads are the operator's alone
             listeners.push_back({fd, Listener::Role::control, "control " + settings.control_socket,
                                  settings.control_socket});
+        }
+        if (!settings.metrics_listen.empty()) {
+            std::string bound;
+            int fd = serve::listen_tcp(settings.metrics_listen, settings.metrics_allow_remote,
+                                       "serve.metrics_listen", bound);
+            listeners.push_back({fd, Listener::Role::metrics, "metrics " + bound, ""});
         }
     }
 
@@ -351,7 +358,8 @@ struct Server::Impl {
                                  std::strerror(errno));
                 return;
             }
-            const bool control = listener.role == Listener::Role::control;
+            const bool control = listener.role == Listener::Role::control ||
+                                 listener.role == Listener::Role::metrics;
             const bool over_limit = !control && relay_connections() >= settings.max_connections;
             if (over_limit && turned_away_connections() >= kMaxTurnedAway) {
                 ::close(fd);  // a flood: not even a reason
@@ -364,6 +372,7 @@ struct Server::Impl {
             connection.id = id;
             connection.fd = fd;
             connection.control = control;
+            connection.http = listener.role == Listener::Role::metrics;
             connection.transport = listener.role == Listener::Role::tcp_relays ? "tcp" : "unix";
             connection.peer = serve::peer_name(fd);
             connection.token_required =
@@ -440,8 +449,12 @@ struct Server::Impl {
             if (got > 0) {
                 connection.bytes_in += static_cast<uint64_t>(got);
                 std::span<const uint8_t> bytes(read_buffer.data(), static_cast<size_t>(got));
-                connection.control ? take_control_bytes(connection, bytes)
-                                   : take_relay_bytes(connection, bytes);
+                if (connection.http)
+                    take_http_bytes(connection, bytes);
+                else if (connection.control)
+                    take_control_bytes(connection, bytes);
+                else
+                    take_relay_bytes(connection, bytes);
                 if (connection.dead || connection.stop_reading) return;
                 continue;
             }
@@ -559,6 +572,38 @@ struct Server::Impl {
         work.payload.assign(command.begin(), command.end());
         work.text = connections_json();
         queue.push_urgent(std::move(work));
+    }
+
+    // A scrape: the request head is read up to its blank line (a bounded amount), then
+    // answered: /metrics by the event thread, which owns the figures; anything else here.
+    void take_http_bytes(Connection& connection, std::span<const uint8_t> bytes) {
+        connection.control_line.append(bytes.begin(), bytes.end());
+        const auto end = connection.control_line.find("\r\n\r\n");
+        if (end == std::string::npos) {
+            if (connection.control_line.size() > serve_protocol::kMaxHttpRequestHead)
+                answer_http(connection, 431, "the request head is larger than 8 KiB\n");
+            return;
+        }
+        connection.stop_reading = true;  // one request per connection
+        const auto request =
+            serve_protocol::parse_http_request(std::string_view(connection.control_line).substr(0, end + 2));
+        if (!request.ok) return answer_http(connection, request.status, request.problem + "\n");
+        Work work;
+        work.kind = Work::Kind::metrics;
+        work.connection = connection.id;
+        const std::string method = request.head ? "HEAD" : "GET";
+        work.payload.assign(method.begin(), method.end());
+        work.text = connections_json();
+        queue.push_urgent(std::move(work));
+    }
+
+    void answer_http(Connection& connection, int status, const std::string& body) {
+        const std::string text =
+            serve_protocol::http_response(status, "text/plain; charset=utf-8", body);
+        connection.out.insert(connection.out.end(), text.begin(), text.end());
+        connection.stop_reading = true;
+        connection.close_after_send = true;
+        write_to(connection);
     }
 
     void answer_control_error(Connection& connection, const std::string& problem) {

@@ -194,6 +194,8 @@ TEST(Config, PluginProblems) {
     EXPECT_TRUE(
         mentions(problems_of("[plugins]\na = 3\n"), "plugins.a: expected a table, got an integer"));
     EXPECT_TRUE(mentions(problems_of("[plugins.Bad_Name]\nlibrary = \"x\"\n"), "lower-case"));
+    EXPECT_TRUE(mentions(problems_of("[plugins.host]\nlibrary = \"x\"\n"),
+                         "plugins.host: 'host' is reserved for the host's own metrics"));
     EXPECT_TRUE(mentions(problems_of("[plugins.a]\nlibrary = \"a\"\nclass = \"psychic\"\n"),
                          "expected \"validation\", \"behavioural\" or \"statistical\""));
     EXPECT_TRUE(mentions(problems_of("[aggregation]\nsecond_class_required = [\"nope\"]\n"),
@@ -261,7 +263,9 @@ TEST(Config, ServeMistakesAreNamedByKey) {
     EXPECT_TRUE(mentions(problems, "serve.tcp_listen: expected \"address:port\""));
     EXPECT_TRUE(mentions(problems, "give token or token_file, not both"));
     EXPECT_TRUE(mentions(problems, "serve.max_queued_bytes"));
-    EXPECT_TRUE(mentions(problems, "unknown key 'serve.unix_sockett'"));
+    EXPECT_TRUE(mentions(problems, "unknown key 'serve.unix_sockett' (did you mean 'unix_socket'?)"));
+    EXPECT_TRUE(mentions(problems_of("[serve]\nmetrics_listen = \"9464\"\n"),
+                         "serve.metrics_listen: expected \"address:port\""));
     EXPECT_TRUE(
         mentions(problems, "serve.unix_socket: a Unix socket path can be at most 107 bytes"));
 }

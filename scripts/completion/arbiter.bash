@@ -28,7 +28,7 @@ _arbiter_options() {
             ;;
         evaluate) echo "--truth --json --quiet --log-level --help" ;;
         baseline) echo "--quiet --log-level --help" ;;
-        serve) echo "--unix --tcp --control --ready-file --log-level --help" ;;
+        serve) echo "--unix --tcp --control --metrics --ready-file --log-level --help" ;;
         ctl) echo "--json --help" ;;
     esac
 }
@@ -39,7 +39,8 @@ _arbiter_takes_value() {
         "replay --log-level" | "evaluate --log-level" | "baseline --log-level" | \
             "serve --log-level" | "evaluate --truth") return 0 ;;
         "check-plugin --config" | "check-plugin --events") return 0 ;;
-        "serve --unix" | "serve --tcp" | "serve --control" | "serve --ready-file") return 0 ;;
+        "serve --unix" | "serve --tcp" | "serve --control" | "serve --metrics" | \
+            "serve --ready-file") return 0 ;;
         "simulate --list-profiles" | "simulate --quiet" | "simulate --help") return 1 ;;
         "import --quiet" | "import --help") return 1 ;;
         # simulate and import read a value after any other --option (their parsers do).

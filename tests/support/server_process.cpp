@@ -60,7 +60,10 @@ ServerProcess::ServerProcess(const std::filesystem::path& config,
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     auto endpoints = nlohmann::json::parse(read_text(ready), nullptr, false);
-    if (endpoints.is_object()) tcp_ = endpoints.value("tcp", "");
+    if (endpoints.is_object()) {
+        tcp_ = endpoints.value("tcp", "");
+        metrics_ = endpoints.value("metrics", "");
+    }
 }
 
 ServerProcess::~ServerProcess() {

@@ -25,6 +25,8 @@ class ServerProcess {
 
     // The address the TCP listener got ("127.0.0.1:41234"); "" without one.
     const std::string& tcp_address() const { return tcp_; }
+    // The same for the metrics listener.
+    const std::string& metrics_address() const { return metrics_; }
     pid_t pid() const { return pid_; }
     // Sends `signal` and waits for the exit; its exit status, or -1 for a signal.
     int stop(int signal);
@@ -36,6 +38,7 @@ class ServerProcess {
     pid_t pid_ = -1;
     std::filesystem::path log_file_;
     std::string tcp_;
+    std::string metrics_;
 };
 
 // Runs `arbiter ctl SOCKET COMMAND...` and returns its standard output (JSON with --json).

@@ -9,6 +9,7 @@
 #include "arbiter/host/serve_protocol.hpp"
 #include "arbiter/host/sinks.hpp"
 #include "arbiter/host/untrusted_text.hpp"
+#include "serve/prometheus.hpp"
 
 namespace arbiter::host::serve {
 
@@ -91,6 +92,8 @@ void EventProcessor::handle(Work& work) {
             return;
         case Work::Kind::control:
             return on_control(work);
+        case Work::Kind::metrics:
+            return on_metrics(work);
         case Work::Kind::reload:
             return start_reload(work.text, work.connection);
         case Work::Kind::config_changed:
@@ -193,11 +196,34 @@ void EventProcessor::start_reload(const std::string& plugin, uint64_t connection
 void EventProcessor::on_installed(Work& work) {
     auto retired = std::make_shared<PluginSlot>();
     ReloadReport report = host_.install_plugin(std::move(*work.prepared), retired.get());
-    recent_reloads_.push_back(report);
-    if (recent_reloads_.size() > 20) recent_reloads_.erase(recent_reloads_.begin());
+    note_reload(report);
     // The old generation is destroyed and its library released off the event path.
     loader_.post([retired] { Host::release_retired(std::move(*retired)); });
     answer_control(work.connection, {{"ok", report.ok}, {"reports", {report_json(report)}}});
+}
+
+void EventProcessor::note_reload(const ReloadReport& report) {
+    ++(report.ok ? reloads_ok_ : reloads_failed_);
+    recent_reloads_.push_back(report);
+    if (recent_reloads_.size() > 20) recent_reloads_.erase(recent_reloads_.begin());
+}
+
+void EventProcessor::on_metrics(const Work& work) {
+    MetricsView view = metrics_view(host_, host_.metrics());
+    view.uptime_s = std::chrono::duration<double>(Clock::now() - started_).count();
+    view.queue_bytes = queue_.queued_bytes();
+    view.queue_capacity_bytes = queue_.capacity();
+    const json connections = json::parse(work.text, nullptr, false);
+    view.relay_connections = connections.is_array() ? connections.size() : 0;
+    view.reloads_ok = reloads_ok_;
+    view.reloads_failed = reloads_failed_;
+    const bool head = std::string_view(reinterpret_cast<const char*>(work.payload.data()),
+                                       work.payload.size()) == "HEAD";
+    const std::string text = serve_protocol::http_response(200, kPrometheusContentType,
+                                                           render_prometheus(view), head);
+    outbox_.post(Reply{.connection = work.connection,
+                       .bytes = {text.begin(), text.end()},
+                       .close_after = true});
 }
 
 void EventProcessor::apply_config_file(uint64_t connection) {
@@ -207,7 +233,8 @@ void EventProcessor::apply_config_file(uint64_t connection) {
         ServerConfig next = load_config(file, options_);
         if (next.serve.unix_socket != host_.config().serve.unix_socket ||
             next.serve.tcp_listen != host_.config().serve.tcp_listen ||
-            next.serve.control_socket != host_.config().serve.control_socket)
+            next.serve.control_socket != host_.config().serve.control_socket ||
+            next.serve.metrics_listen != host_.config().serve.metrics_listen)
             spdlog::warn("{}: [serve] sockets changed; they take effect at the next start",
                          file.string());
         next.serve = host_.config().serve;
@@ -217,7 +244,7 @@ void EventProcessor::apply_config_file(uint64_t connection) {
         for (const auto& report : host_.apply_config(std::move(next))) {
             reports.push_back(report_json(report));
             all_ok = all_ok && report.ok;
-            recent_reloads_.push_back(report);
+            note_reload(report);
         }
         answer["ok"] = all_ok;
         answer["reports"] = reports;

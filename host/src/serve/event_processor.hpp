@@ -47,6 +47,8 @@ class EventProcessor {
     void on_batch(Work& work);
     void on_sync(const Work& work);
     void on_control(const Work& work);
+    void on_metrics(const Work& work);
+    void note_reload(const ReloadReport& report);
     void start_reload(const std::string& plugin, uint64_t connection);
     void on_installed(Work& work);
     void apply_config_file(uint64_t connection);
@@ -73,6 +75,7 @@ class EventProcessor {
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     std::chrono::steady_clock::time_point last_housekeeping_ = started_;
     std::vector<ReloadReport> recent_reloads_;
+    uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
     bool drained_ = false;
     BackgroundWorker loader_;  // last: its jobs may post back while it winds down
 };

@@ -99,4 +99,50 @@ ControlRequest parse_control_line(std::string_view line) {
     return request;
 }
 
+HttpRequest parse_http_request(std::string_view head) {
+    HttpRequest request;
+    const size_t line_end = head.find("\r\n");
+    const std::string_view line = head.substr(0, line_end);
+    auto refuse = [&](int status, std::string problem) {
+        request.status = status;
+        request.problem = std::move(problem);
+        return request;
+    };
+    // "METHOD SP TARGET SP HTTP/1.x": exactly two spaces.
+    const size_t first = line.find(' ');
+    const size_t second = first == std::string_view::npos ? first : line.find(' ', first + 1);
+    if (line_end == std::string_view::npos || second == std::string_view::npos ||
+        line.find(' ', second + 1) != std::string_view::npos)
+        return refuse(400, "not an HTTP request line: '" + escape_for_message(line, 120) + "'");
+    const std::string_view method = line.substr(0, first);
+    const std::string_view target = line.substr(first + 1, second - first - 1);
+    const std::string_view version = line.substr(second + 1);
+    if (version != "HTTP/1.1" && version != "HTTP/1.0")
+        return refuse(505, "only HTTP/1.0 and 1.1 are spoken here");
+    if (method != "GET" && method != "HEAD")
+        return refuse(405, "only GET and HEAD of /metrics are served here");
+    const std::string_view path = target.substr(0, target.find('?'));
+    if (path != "/metrics")
+        return refuse(404, "nothing at '" + escape_for_message(path, 120) + "': try /metrics");
+    request.ok = true;
+    request.head = method == "HEAD";
+    return request;
+}
+
+std::string http_response(int status, std::string_view content_type, std::string_view body,
+                          bool head_only) {
+    const char* reason = status == 200   ? "OK"
+                         : status == 400 ? "Bad Request"
+                         : status == 404 ? "Not Found"
+                         : status == 405 ? "Method Not Allowed"
+                         : status == 431 ? "Request Header Fields Too Large"
+                         : status == 505 ? "HTTP Version Not Supported"
+                                         : "Error";
+    std::string response = fmt::format(
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n",
+        status, reason, content_type, body.size(), status == 405 ? "Allow: GET, HEAD\r\n" : "");
+    if (!head_only) response.append(body);
+    return response;
+}
+
 }  // namespace arbiter::host::serve_protocol

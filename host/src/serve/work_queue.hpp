@@ -24,6 +24,7 @@ struct Work {
         sync,            // a relay asks to hear back once everything before is processed
         closed,          // a relay's connection ended
         control,         // an `arbiter ctl` command
+        metrics,         // a scrape of /metrics (text: the connections; payload "HEAD" or "GET")
         reload,          // reload a plugin (its file changed, or ctl asked)
         config_changed,  // server_config.toml changed (or ctl asked)
         installed,       // a new plugin generation is ready to be swapped in

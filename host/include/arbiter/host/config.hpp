@@ -78,6 +78,8 @@ struct ServeSettings {
     std::string token_file;      // or a file holding it (first line); read at start
     bool unix_requires_token = false;
     std::string control_socket;  // `arbiter ctl` talks here; "" = none
+    std::string metrics_listen;  // "address:port" serving GET /metrics (Prometheus); "" = none
+    bool metrics_allow_remote = false;  // without it, metrics_listen must be a loopback address
     uint64_t max_queued_bytes = 64u * 1024u * 1024u;  // received, not yet processed
     uint64_t max_reply_bytes = 8u * 1024u * 1024u;    // per connection, not yet sent
     uint64_t max_connections = 256;                   // relays at once; more are turned away

@@ -15,14 +15,20 @@ namespace arbiter::host {
 // Counters and gauges, by name. Thread-safe.
 class Metrics {
   public:
+    // A name only ever added to is a counter; one that was set, a gauge.
+    struct Value {
+        double value = 0;
+        bool counter = true;
+    };
     void add(const std::string& name, double value);
     void set(const std::string& name, double value);
     double get(const std::string& name) const;
     std::map<std::string, double> snapshot() const;
+    std::map<std::string, Value> entries() const;
 
   private:
     mutable std::mutex mutex_;
-    std::map<std::string, double> values_;
+    std::map<std::string, Value> values_;
 };
 
 // What one arb_host* stands for: a plugin library (negotiation) or one instance.

@@ -51,4 +51,24 @@ struct ControlRequest {
 };
 ControlRequest parse_control_line(std::string_view line);
 
+// The metrics listener speaks just enough HTTP/1.x for a Prometheus scrape: one GET (or
+// HEAD) of /metrics per connection, answered and closed. A request head larger than this
+// is refused unread.
+inline constexpr size_t kMaxHttpRequestHead = 8192;
+
+struct HttpRequest {
+    bool ok = false;      // GET or HEAD of /metrics
+    bool head = false;    // HEAD: the headers without the body
+    int status = 0;       // otherwise the refusal: 400, 404, 405 or 505
+    std::string problem;  // and why, fit to send back
+};
+
+// Reads a request head (the request line and headers, through the blank line that ends
+// them). A query string after the path is ignored, as Prometheus sends none.
+HttpRequest parse_http_request(std::string_view head);
+
+// A whole HTTP/1.1 response that closes the connection.
+std::string http_response(int status, std::string_view content_type, std::string_view body,
+                          bool head_only = false);
+
 }  // namespace arbiter::host::serve_protocol

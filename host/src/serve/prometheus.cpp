@@ -1,0 +1,138 @@
+#include "prometheus.hpp"
+
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace arbiter::host::serve {
+
+namespace {
+
+// A label value: backslash, double quote and line feed escaped, as the format asks. Plugin
+// keys and metric names are already plain ([a-z0-9_.-]); the server id is the operator's.
+std::string label(std::string_view value) {
+    std::string out;
+    for (char c : value) {
+        if (c == '\\' || c == '"') out += '\\';
+        if (c == '\n') {
+            out += "\\n";
+            continue;
+        }
+        out += c;
+    }
+    return out;
+}
+
+std::string number(double value) {
+    if (std::isnan(value)) return "NaN";
+    if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+    return fmt::format("{}", value);
+}
+
+class Exposition {
+  public:
+    // One family: its HELP and TYPE once, then its samples.
+    void family(std::string_view name, std::string_view type, std::string_view help) {
+        text_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    }
+    void sample(std::string_view name, std::string_view labels, double value) {
+        text_ += fmt::format("{}{}{}{} {}\n", name, labels.empty() ? "" : "{", labels,
+                             labels.empty() ? "" : "}", number(value));
+    }
+    void single(std::string_view name, std::string_view type, std::string_view help, double value) {
+        family(name, type, help);
+        sample(name, "", value);
+    }
+    std::string take() { return std::move(text_); }
+
+  private:
+    std::string text_;
+};
+
+}  // namespace
+
+MetricsView metrics_view(const Host& host, Metrics& metrics) {
+    MetricsView view;
+    view.server_id = host.config().host.server_id;
+    view.counters = host.counters();
+    view.open_matches = host.open_matches().size();
+    std::map<std::string, bool> plugin_keys;
+    for (const auto& slot : host.plugins()) {
+        view.plugins.push_back({slot.settings.name, slot.active(), slot.stats.calls,
+                                slot.stats.errors, slot.stats.busy_ns});
+        plugin_keys.emplace(slot.settings.name, true);
+    }
+    for (const auto& [name, value] : metrics.entries()) {
+        const size_t dot = name.find('.');
+        if (dot == std::string::npos || !plugin_keys.count(name.substr(0, dot))) continue;
+        view.plugin_metrics.push_back(
+            {name.substr(0, dot), name.substr(dot + 1), value.value, value.counter});
+    }
+    return view;
+}
+
+std::string render_prometheus(const MetricsView& view) {
+    Exposition out;
+    out.family("arbiter_info", "gauge", "The server, by its [host] server_id.");
+    out.sample("arbiter_info", fmt::format("server_id=\"{}\"", label(view.server_id)), 1);
+    out.single("arbiter_uptime_seconds", "gauge", "Seconds since the server started.", view.uptime_s);
+    const HostCounters& c = view.counters;
+    out.single("arbiter_batches_total", "counter", "Batches accepted.", static_cast<double>(c.batches));
+    out.single("arbiter_events_total", "counter", "Events in accepted batches.", static_cast<double>(c.events));
+    out.single("arbiter_refused_batches_total", "counter",
+               "Batches refused: failed ingest, duplicates, relay time going back.",
+               static_cast<double>(c.refused_batches));
+    out.single("arbiter_lost_stretches_total", "counter", "Gaps in a match's batch sequence.",
+               static_cast<double>(c.lost_stretches));
+    out.single("arbiter_signals_total", "counter", "Signals accepted from plugins.",
+               static_cast<double>(c.signals));
+    out.single("arbiter_matches_ended_total", "counter", "Matches ended.",
+               static_cast<double>(c.matches_ended));
+    out.single("arbiter_open_matches", "gauge", "Matches with batches and no end yet.",
+               static_cast<double>(view.open_matches));
+    out.single("arbiter_queue_bytes", "gauge", "Bytes received and not yet processed.",
+               static_cast<double>(view.queue_bytes));
+    out.single("arbiter_queue_capacity_bytes", "gauge", "serve.max_queued_bytes.",
+               static_cast<double>(view.queue_capacity_bytes));
+    out.single("arbiter_relay_connections", "gauge", "Relays connected now.",
+               static_cast<double>(view.relay_connections));
+    out.family("arbiter_reloads_total", "counter", "Plugin reloads, by result.");
+    out.sample("arbiter_reloads_total", "result=\"ok\"", static_cast<double>(view.reloads_ok));
+    out.sample("arbiter_reloads_total", "result=\"failed\"", static_cast<double>(view.reloads_failed));
+
+    auto per_plugin = [&](std::string_view name, std::string_view type, std::string_view help,
+                          auto value_of) {
+        out.family(name, type, help);
+        for (const auto& plugin : view.plugins)
+            out.sample(name, fmt::format("plugin=\"{}\"", label(plugin.name)), value_of(plugin));
+    };
+    using Plugin = MetricsView::Plugin;
+    per_plugin("arbiter_plugin_active", "gauge", "1 when the plugin runs, 0 when it was refused.",
+               [](const Plugin& p) { return p.active ? 1.0 : 0.0; });
+    per_plugin("arbiter_plugin_calls_total", "counter", "Calls into the plugin.",
+               [](const Plugin& p) { return static_cast<double>(p.calls); });
+    per_plugin("arbiter_plugin_errors_total", "counter", "Calls the plugin failed.",
+               [](const Plugin& p) { return static_cast<double>(p.errors); });
+    per_plugin("arbiter_plugin_busy_seconds_total", "counter", "Time spent inside the plugin.",
+               [](const Plugin& p) { return static_cast<double>(p.busy_ns) / 1e9; });
+
+    // A plugin's own metrics keep their names as a label: they are the plugin's to choose,
+    // and Prometheus names cannot hold the dots they may have.
+    for (const bool counter : {true, false}) {
+        const char* name = counter ? "arbiter_plugin_metric_total" : "arbiter_plugin_metric";
+        bool any = false;
+        for (const auto& metric : view.plugin_metrics) {
+            if (metric.counter != counter) continue;
+            if (!any)
+                out.family(name, counter ? "counter" : "gauge",
+                           counter ? "What plugins count (count())." : "What plugins gauge (gauge()).");
+            any = true;
+            out.sample(name, fmt::format("plugin=\"{}\",name=\"{}\"", label(metric.plugin), label(metric.name)),
+                       metric.value);
+        }
+    }
+    return out.take();
+}
+
+}  // namespace arbiter::host::serve

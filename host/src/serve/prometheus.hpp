@@ -1,0 +1,45 @@
+// GET /metrics of `arbiter serve`: the server's counters, each plugin's calls, time and
+// errors, and every metric a plugin records through count() and gauge(), in Prometheus'
+// text exposition format (version 0.0.4). Rendering is apart from the sockets, so that
+// the text can be tested line by line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arbiter/host/host.hpp"
+
+namespace arbiter::host::serve {
+
+struct MetricsView {
+    std::string server_id;
+    double uptime_s = 0;
+    HostCounters counters;
+    uint64_t open_matches = 0;
+    uint64_t queue_bytes = 0, queue_capacity_bytes = 0;
+    uint64_t relay_connections = 0;
+    uint64_t reloads_ok = 0, reloads_failed = 0;
+    struct Plugin {
+        std::string name;
+        bool active = false;
+        uint64_t calls = 0, errors = 0, busy_ns = 0;
+    };
+    std::vector<Plugin> plugins;
+    // What plugins record: "<plugin>.<metric>" in the host's Metrics, split here.
+    struct PluginMetric {
+        std::string plugin, name;
+        double value = 0;
+        bool counter = true;
+    };
+    std::vector<PluginMetric> plugin_metrics;
+};
+
+// The view of a running host: its counters and plugins, and those of its Metrics whose
+// name begins with a configured plugin's key and a dot.
+MetricsView metrics_view(const Host& host, Metrics& metrics);
+
+inline constexpr const char* kPrometheusContentType = "text/plain; version=0.0.4; charset=utf-8";
+std::string render_prometheus(const MetricsView& view);
+
+}  // namespace arbiter::host::serve
