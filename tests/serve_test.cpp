@@ -906,3 +906,59 @@ TEST_F(Serve, ExposesItsMetricsToAPrometheusScrape) {
     EXPECT_EQ(synced.value("batches", 0u), records.size());
     EXPECT_EQ(server.stop(SIGTERM), 0);
 }
+
+// `arbiter send` is a relay in a command: the sample over the Unix socket and over TCP
+// with the token from a file or the environment, the same verdicts as replay; a wrong
+// token, a target nobody listens on and a duplicate stream are each said and exited on.
+TEST_F(Serve, SendStreamsARecordedMatchAndPrintsWhatTheServerAssessed) {
+    write_config(config_text(bundled("reference") + bundled("lagpool") + bundled("kaladin")));
+    ServerProcess server(config_path(), dir_.path());
+    const std::string sample = (fs::path(SAMPLES_DIR) / "sample-match.arbev").string();
+    const std::string arbiter = ARBITER_EXE;
+
+    auto sent = arbiter::test::run_command({arbiter, "send", sample, relay_socket().string()}, dir_.path());
+    EXPECT_EQ(sent.exit_status, 0) << sent.err;
+    EXPECT_NE(sent.err.find("1201 batches sent; the server processed 1201 (8744 events), refused 0"),
+              std::string::npos)
+        << sent.err;
+    const auto lines = arbiter::test::lines_of(sent.out);
+    ASSERT_EQ(lines.size(), 7u) << sent.out;
+    for (const char* honest : {"alice", "bob", "carol", "dave"}) {
+        bool clear = false;
+        for (const auto& line : lines) clear = clear || (line.find(honest) != std::string::npos &&
+                                                         line.find(" Clear ") != std::string::npos);
+        EXPECT_TRUE(clear) << honest << "\n" << sent.out;
+    }
+    EXPECT_NE(sent.out.find("mallory      FlagForReview"), std::string::npos) << sent.out;
+    EXPECT_NE(sent.out.find("trent        FlagForReview"), std::string::npos) << sent.out;
+
+    // The same stream again: every batch is a duplicate, refused and counted, exit 3.
+    auto again = arbiter::test::run_command({arbiter, "send", sample, relay_socket().string()}, dir_.path());
+    EXPECT_EQ(again.exit_status, 3);
+    EXPECT_NE(again.err.find("is a duplicate of the first batch"), std::string::npos) << again.err;
+    EXPECT_NE(again.err.find("1181 more refusal(s) not shown"), std::string::npos) << again.err;
+
+    // Over TCP the token comes from a file; a wrong one is refused by the server, by name.
+    arbiter::test::write_text(dir_ / "token", std::string(kToken) + "\n");
+    arbiter::test::write_text(dir_ / "wrong-token", "nope\n");
+    const std::string other = simulate("honest=2", 5, 9).string();
+    auto over_tcp = arbiter::test::run_command(
+        {arbiter, "send", other, server.tcp_address(), "--token-file", (dir_ / "token").string(), "--json"},
+        dir_.path());
+    EXPECT_EQ(over_tcp.exit_status, 0) << over_tcp.err;
+    EXPECT_EQ(arbiter::test::lines_of(over_tcp.out).size(), 2u) << over_tcp.out;
+    EXPECT_TRUE(json::parse(arbiter::test::lines_of(over_tcp.out)[0]).contains("signals"));
+    auto wrong = arbiter::test::run_command(
+        {arbiter, "send", other, server.tcp_address(), "--token-file", (dir_ / "wrong-token").string()},
+        dir_.path());
+    EXPECT_EQ(wrong.exit_status, 2);
+    EXPECT_NE(wrong.err.find("token"), std::string::npos) << wrong.err;
+
+    auto nobody = arbiter::test::run_command({arbiter, "send", sample, (dir_ / "nobody.sock").string()},
+                                             dir_.path());
+    EXPECT_EQ(nobody.exit_status, 2);
+    EXPECT_NE(nobody.err.find("cannot connect"), std::string::npos) << nobody.err;
+    auto neither = arbiter::test::run_command({arbiter, "send", sample, "localhost"}, dir_.path());
+    EXPECT_EQ(neither.exit_status, 1);
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+}

@@ -62,10 +62,16 @@ constexpr Usage kUsages[] = {
     {"ctl",
      "arbiter ctl SOCKET|CONFIG status|plugins|assessments|reload [PLUGIN] [--json]\n"
      "    Asks a running server over its control socket.\n"},
+    {"send",
+     "arbiter send EVENTS.arbev... SOCKET|ADDRESS:PORT [--relay NAME] [--token-file FILE]\n"
+     "        [--json] [--quiet]\n"
+     "    Streams recorded matches to a running server as a relay would and prints the\n"
+     "    assessments it hears back (over TCP the token comes from --token-file or\n"
+     "    ARBITER_TOKEN).\n"},
 };
 
 constexpr const char* kProgressNote =
-    "Long work (replay, simulate, import, evaluate, baseline) shows a progress line on\n"
+    "Long work (replay, simulate, import, evaluate, baseline, send) shows a progress line on\n"
     "stderr when it is a terminal; --quiet leaves it out.\n";
 
 constexpr const char* kExitStatus =
@@ -135,6 +141,7 @@ int main(int argc, char** argv) {
     if (command == "baseline") return arbiter::cli::run_baseline(args);
     if (command == "serve") return arbiter::cli::run_serve(args);
     if (command == "ctl") return arbiter::cli::run_ctl(args);
+    if (command == "send") return arbiter::cli::run_send(args);
     if (command == "check-plugin") return arbiter::cli::run_check_plugin(args);
     std::vector<std::string> commands = {"help"};
     for (const Usage& usage : kUsages) commands.emplace_back(usage.name);

@@ -8,7 +8,7 @@
 # Not `set -euo pipefail`: this file is sourced into interactive shells, whose options are
 # theirs. It must still work under `set -u` (the test sources it so).
 
-_arbiter_commands="replay plugins check-plugin simulate import evaluate baseline serve ctl help"
+_arbiter_commands="replay plugins check-plugin simulate import evaluate baseline serve ctl send help"
 _arbiter_log_levels="trace debug info warn error off"
 _arbiter_ctl_commands="status plugins assessments reload"
 
@@ -30,6 +30,7 @@ _arbiter_options() {
         baseline) echo "--quiet --log-level --help" ;;
         serve) echo "--unix --tcp --control --metrics --ready-file --log-level --help" ;;
         ctl) echo "--json --help" ;;
+        send) echo "--relay --token-file --json --quiet --help" ;;
     esac
 }
 
@@ -39,6 +40,7 @@ _arbiter_takes_value() {
         "replay --log-level" | "evaluate --log-level" | "baseline --log-level" | \
             "serve --log-level" | "evaluate --truth") return 0 ;;
         "check-plugin --config" | "check-plugin --events") return 0 ;;
+        "send --relay" | "send --token-file") return 0 ;;
         "serve --unix" | "serve --tcp" | "serve --control" | "serve --metrics" | \
             "serve --ready-file") return 0 ;;
         "simulate --list-profiles" | "simulate --quiet" | "simulate --help") return 1 ;;
@@ -202,6 +204,8 @@ _arbiter_candidates() {
             fi
             ;;
         plugins | serve) ((positional == 0)) && _arbiter_files "$cur" toml ;;
+        # Event files, then the server's socket (or an ADDRESS:PORT typed by hand).
+        send) _arbiter_files "$cur" arbev sock ;;
         check-plugin) ((positional == 0)) && _arbiter_files "$cur" so ;;
         simulate) ((positional == 0)) && _arbiter_files "$cur" arbev ;;
         import)

@@ -1,0 +1,234 @@
+// `arbiter send EVENTS.arbev... TARGET`: streams recorded matches to a running
+// `arbiter serve` as a relay would, and prints the assessments it hears back. For trying a
+// server, a deploy or a config without writing a client.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "arbiter/host/event_file.hpp"
+#include "arbiter/host/progress.hpp"
+#include "arbiter/host/relay_client.hpp"
+#include "arbiter/host/untrusted_text.hpp"
+#include "commands.hpp"
+
+namespace arbiter::cli {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kUsage =
+    "usage: arbiter send EVENTS.arbev... SOCKET|ADDRESS:PORT [--relay NAME] [--token-file FILE]\n"
+    "                    [--json] [--quiet]\n"
+    "       (a TARGET with a '/' is a Unix socket; over TCP the token comes from --token-file\n"
+    "       or the ARBITER_TOKEN environment variable)\n";
+
+struct SendOptions {
+    std::vector<std::filesystem::path> files;
+    std::string target;
+    std::string relay = "arbiter-send";
+    std::optional<std::string> token_file;
+    bool json = false;
+    bool quiet = false;
+};
+
+std::optional<SendOptions> parse(const std::vector<std::string>& args) {
+    SendOptions options;
+    std::vector<std::string> positional;
+    auto fail = [](const std::string& what) {
+        std::fprintf(stderr, "arbiter send: %s\n%s", what.c_str(), kUsage);
+        return std::nullopt;
+    };
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (arg == "--json") {
+            options.json = true;
+        } else if (arg == "--quiet") {
+            options.quiet = true;
+        } else if (arg == "--relay" || arg == "--token-file") {
+            if (i + 1 == args.size()) return fail(arg + " needs a value");
+            (arg == "--relay" ? options.relay : options.token_file.emplace()) = args[++i];
+        } else if (arg.starts_with("--")) {
+            return fail("unknown option " + arg);
+        } else {
+            positional.push_back(arg);
+        }
+    }
+    if (positional.size() < 2) return fail("one or more event files and a target, please");
+    options.target = positional.back();
+    positional.pop_back();
+    options.files.assign(positional.begin(), positional.end());
+    return options;
+}
+
+// The first line of the token file, or ARBITER_TOKEN; a token on the command line would
+// show in every process listing.
+std::optional<std::string> read_token(const SendOptions& options) {
+    if (options.token_file) {
+        // Read at most 4 KiB: a token is short, and the file may be anything (/dev/zero).
+        std::ifstream in(*options.token_file, std::ios::binary);
+        std::string head(4096, '\0');
+        in.read(head.data(), static_cast<std::streamsize>(head.size()));
+        head.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+        const size_t end = head.find('\n');
+        if (!in.good() && !in.eof()) head.clear();
+        if (head.empty() || end == 0 || (end == std::string::npos && head.size() == 4096)) {
+            std::fprintf(stderr, "arbiter send: cannot read a token from %s (its first line, up to 4 KiB)\n",
+                         options.token_file->c_str());
+            return std::nullopt;
+        }
+        head.resize(std::min(end, head.size()));
+        if (!head.empty() && head.back() == '\r') head.pop_back();
+        return head;
+    }
+    if (const char* token = std::getenv("ARBITER_TOKEN")) return std::string(token);
+    return std::string();
+}
+
+struct Tally {
+    uint64_t sent = 0, damaged = 0, refused = 0, unreadable = 0;
+};
+
+// At most this many refusals are printed; the rest are counted.
+constexpr uint64_t kRefusalsShown = 20;
+
+void print_errors(const std::vector<host::wire::Frame>& frames, Tally& tally) {
+    for (const auto& frame : frames) {
+        if (frame.kind != host::wire::FrameKind::error) continue;
+        if (++tally.refused > kRefusalsShown) continue;
+        const json error = json::parse(frame.payload, nullptr, false);
+        const std::string text = error.is_object() && error.contains("error") && error["error"].is_string()
+                                     ? error["error"].get<std::string>()
+                                     : std::string("(an unreadable error frame)");
+        std::fprintf(stderr, "arbiter send: the server refused: %s\n",
+                     host::escape_for_message(text, 400).c_str());
+    }
+    if (tally.refused > kRefusalsShown)
+        std::fprintf(stderr, "arbiter send: %llu more refusal(s) not shown\n",
+                     static_cast<unsigned long long>(tally.refused - kRefusalsShown));
+}
+
+}  // namespace
+
+int run_send(const std::vector<std::string>& args) {
+    auto options = parse(args);
+    if (!options) return kExitUsage;
+    auto token = read_token(*options);
+    if (!token) return kExitInput;
+    const bool unix_socket = options->target.find('/') != std::string::npos;
+    if (!unix_socket && options->target.rfind(':') == std::string::npos) {
+        std::fprintf(stderr, "arbiter send: '%s' is neither a socket path (with a '/') nor ADDRESS:PORT\n",
+                     options->target.c_str());
+        return kExitUsage;
+    }
+
+    std::optional<host::RelayClient> relay;
+    try {
+        relay = unix_socket ? host::RelayClient::connect_unix(options->target)
+                            : host::RelayClient::connect_tcp(options->target);
+        relay->hello(options->relay, *token);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter send: %s\n", error.what());
+        return kExitInput;
+    }
+
+    Tally tally;
+    std::vector<host::wire::Frame> heard;
+    try {
+        auto progress = host::progress_on_stderr(options->quiet);
+        host::FileSetProgress reading(*progress, "send", options->files);
+        for (size_t index = 0; index < options->files.size(); ++index) {
+            const auto& file = options->files[index];
+            std::unique_ptr<host::EventFileReader> reader;
+            try {
+                reader = std::make_unique<host::EventFileReader>(file);
+            } catch (const std::exception& error) {
+                progress->clear_line();
+                std::fprintf(stderr, "arbiter send: %s\n", error.what());
+                ++tally.unreadable;
+                continue;
+            }
+            while (auto item = reader->next()) {
+                reading.at(index, item->offset);
+                if (item->kind == host::EventFileItem::Kind::damage) {
+                    // The server learns of the loss from the gap in the batch sequence.
+                    ++tally.damaged;
+                    progress->clear_line();
+                    std::fprintf(stderr, "%s: offset %llu: %s; not sent\n", file.c_str(),
+                                 static_cast<unsigned long long>(item->offset), item->problem.c_str());
+                    continue;
+                }
+                relay->send_batch(item->payload);
+                ++tally.sent;
+            }
+        }
+        // Once the sync is answered, every batch before it has been processed.
+        const json synced = json::parse(relay->sync(1), nullptr, false);
+        heard = relay->take_received();
+        if (synced.is_object() && !options->quiet)
+            std::fprintf(stderr, "arbiter send: %llu batches sent; the server processed %llu (%llu events), refused %llu\n",
+                         static_cast<unsigned long long>(tally.sent),
+                         static_cast<unsigned long long>(synced.value("batches", uint64_t{0})),
+                         static_cast<unsigned long long>(synced.value("events", uint64_t{0})),
+                         static_cast<unsigned long long>(synced.value("refused", uint64_t{0})));
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter send: %s\n", error.what());
+        print_errors(relay->take_received(), tally);
+        return kExitInput;
+    }
+    print_errors(heard, tally);
+
+    // The last word on each player: assessments come as actions rise and when matches end.
+    // What the server sent is read defensively: a frame that is not an assessment as
+    // expected is counted and left out, never the end of this process.
+    struct Row {
+        std::string account, action, text;
+        double score = 0;
+    };
+    std::map<std::tuple<std::string, uint64_t, uint32_t>, Row> last;
+    uint64_t unreadable_assessments = 0;
+    for (const auto& frame : heard) {
+        if (frame.kind != host::wire::FrameKind::assessment) continue;
+        try {
+            const json a = json::parse(frame.payload);
+            auto key = std::make_tuple(a.at("relay_id").get<std::string>(), a.at("match_id").get<uint64_t>(),
+                                       a.at("player").get<uint32_t>());
+            last[std::move(key)] = Row{a.value("account_id", ""), a.at("action").get<std::string>(),
+                                       a.dump(-1, ' ', false, json::error_handler_t::replace),
+                                       a.at("combined_score").get<double>()};
+        } catch (const std::exception&) {
+            ++unreadable_assessments;
+        }
+    }
+    if (unreadable_assessments)
+        std::fprintf(stderr, "arbiter send: %llu assessment frame(s) from the server could not be read\n",
+                     static_cast<unsigned long long>(unreadable_assessments));
+    if (options->json) {
+        for (const auto& [key, row] : last) std::cout << row.text << '\n';
+    } else {
+        std::cout << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5}\n", "relay", "match",
+                                 "player", "account", "action", "score");
+        for (const auto& [key, row] : last)
+            std::cout << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5.2f}\n",
+                                     host::escape_for_message(std::get<0>(key), 40), std::get<1>(key),
+                                     std::get<2>(key), host::escape_for_message(row.account, 40),
+                                     host::escape_for_message(row.action, 20), row.score);
+    }
+    std::cout.flush();
+    if (tally.unreadable == options->files.size()) return kExitInput;
+    return tally.damaged || tally.refused || tally.unreadable || unreadable_assessments ? kExitPartial
+                                                                                         : kExitOk;
+}
+
+}  // namespace arbiter::cli
