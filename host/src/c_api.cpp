@@ -14,6 +14,8 @@
 #include "arbiter/host/sinks.hpp"
 #include "embed_log.hpp"
 
+#include <spdlog/spdlog.h>
+
 struct arbiter_host {
     std::unique_ptr<arbiter::host::Host> host;
     std::string last_error;
@@ -23,6 +25,9 @@ struct arbiter_host {
     std::vector<std::string> assessment_json;
     std::vector<arbiter_assessment> assessment_views;
     std::shared_ptr<arbiter::host::Sink> callback_sink;
+    // Inside the action callback: the pipeline is mid-batch, so only the calls the header
+    // allows from there are taken; the rest fail with a reason instead of re-entering it.
+    bool in_callback = false;
 };
 
 namespace {
@@ -44,22 +49,36 @@ arbiter_assessment view_of(const Assessment& assessment, const std::string& json
 
 class CallbackSink : public arbiter::host::Sink {
 public:
-    CallbackSink(arbiter_action_callback callback, void* user_data) : callback_(callback), user_data_(user_data) {}
+    CallbackSink(arbiter_host* host, arbiter_action_callback callback, void* user_data)
+        : host_(host), callback_(callback), user_data_(user_data) {}
     void on_action(const Assessment& assessment) override {
         std::string json = arbiter::host::assessment_json(assessment);
         arbiter_assessment view = view_of(assessment, json);
+        const bool outer = !host_->in_callback;
+        host_->in_callback = true;
         callback_(user_data_, &view);
+        if (outer) host_->in_callback = false;
     }
 
 private:
+    arbiter_host* host_;
     arbiter_action_callback callback_;
     void* user_data_;
 };
 
+enum class FromCallback { refused, allowed };
+
 // Runs body; turns every exception into a status and the host's last error.
 template <class Body>
-arbiter_status guarded(arbiter_host* host, Body&& body) noexcept {
+arbiter_status guarded(arbiter_host* host, Body&& body, FromCallback from_callback = FromCallback::refused) noexcept {
     if (!host) return ARBITER_ERR_INVALID_ARGUMENT;
+    if (host->in_callback && from_callback == FromCallback::refused) {
+        host->last_error = "called from inside the action callback, where only "
+                           "arbiter_host_set_action_callback, arbiter_host_set_log_callback, "
+                           "arbiter_host_last_error, arbiter_host_plugin_errors and "
+                           "arbiter_host_api_version may be called";
+        return ARBITER_ERR_INVALID_ARGUMENT;
+    }
     try {
         host->last_error.clear();
         return body();
@@ -162,6 +181,12 @@ arbiter_status arbiter_host_create_from_text(const char* config_text, uint64_t c
 
 void arbiter_host_destroy(arbiter_host* host) {
     if (!host) return;
+    if (host->in_callback) {
+        // The pipeline that called the callback still runs on this host.
+        spdlog::error("arbiter_host_destroy called from inside the action callback: ignored; "
+                      "destroy the host after the call that raised the action returns");
+        return;
+    }
     try {
         host->host.reset();  // closes: ends open matches, flushes the sinks
     } catch (...) {
@@ -202,11 +227,11 @@ arbiter_status arbiter_host_set_action_callback(arbiter_host* host, arbiter_acti
         host->host->remove_sink(host->callback_sink);
         host->callback_sink.reset();
         if (callback) {
-            host->callback_sink = std::make_shared<CallbackSink>(callback, user_data);
+            host->callback_sink = std::make_shared<CallbackSink>(host, callback, user_data);
             host->host->add_sink(host->callback_sink);
         }
         return ARBITER_OK;
-    });
+    }, FromCallback::allowed);
 }
 
 arbiter_status arbiter_host_assessments(arbiter_host* host, const arbiter_assessment** out_assessments,

@@ -118,15 +118,19 @@ void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
 }
 
 void Host::aggregate(const std::vector<SignalRecord>& signals) {
+    // A sink may add or remove sinks from inside its call (an embedding program changing
+    // its callback from the callback): each call goes over a copy, which also keeps the
+    // sink being called alive.
+    const std::vector<std::shared_ptr<Sink>> sinks = sinks_;
     for (const auto& signal : signals) {
         ++counters_.signals;
-        for (auto& sink : sinks_)
+        for (auto& sink : sinks)
             sink->on_signal(signal);
         if (auto raised = aggregator_.add(signal)) {
             auto assessment = this->assessment(signal.player);
             spdlog::info("player {}/{}/{} reaches {}", signal.player.relay_id,
                          signal.player.match_id, signal.player.player, to_string(*raised));
-            for (auto& sink : sinks_)
+            for (auto& sink : sinks)
                 sink->on_action(*assessment);
         }
     }
@@ -175,7 +179,8 @@ void Host::close() {
         auto [relay, match] = open_matches_.begin()->first;
         finish_match(relay, match, false);
     }
-    for (auto& sink : sinks_)
+    const std::vector<std::shared_ptr<Sink>> sinks = sinks_;
+    for (auto& sink : sinks)
         sink->flush();
 }
 

@@ -295,3 +295,61 @@ TEST(CApiVersion2, LogLinesGoToTheCallbackAtTheConfiguredLevelAndNeverToStdout) 
 }
 
 }  // namespace
+
+// What a relay may do from inside its own action callback (issue 19): replace or remove
+// the callback (it used to free the sink the host was iterating), read the last error;
+// anything that would re-enter the pipeline is refused with the reason, and destroy is
+// ignored.
+namespace {
+
+struct Reentrant {
+    arbiter_host* host = nullptr;
+    int calls = 0;
+    int replacement_calls = 0;
+    arbiter_status push_status = ARBITER_OK;
+    std::string push_error;
+    std::vector<uint8_t> batch;
+};
+
+void replacement(void* user_data, const arbiter_assessment*) {
+    ++static_cast<Reentrant*>(user_data)->replacement_calls;
+}
+
+void reenter(void* user_data, const arbiter_assessment*) {
+    auto* state = static_cast<Reentrant*>(user_data);
+    ++state->calls;
+    state->push_status = arbiter_host_push(state->host, state->batch.data(), state->batch.size());
+    state->push_error = arbiter_host_last_error(state->host);
+    arbiter_host_destroy(state->host);  // ignored
+    EXPECT_EQ(arbiter_host_set_action_callback(state->host, replacement, state), ARBITER_OK);
+}
+
+TEST(CApiCallbacks, ACallbackMayReplaceItselfAndIsRefusedWhatWouldReenter) {
+    arbiter_host* host = nullptr;
+    std::string text = counter_config(2);
+    ASSERT_EQ(arbiter_host_create_from_text(text.data(), text.size(), nullptr, &host), ARBITER_OK);
+    Reentrant state;
+    state.host = host;
+    arbiter::BatchBuilder other("relay", 8);
+    state.batch = positions(other, 7, 1);
+    ASSERT_EQ(arbiter_host_set_action_callback(host, reenter, &state), ARBITER_OK);
+
+    arbiter::BatchBuilder first("relay", 1);
+    auto batch = positions(first, 1, 2);  // the counter flags player 1 at its second event
+    ASSERT_EQ(arbiter_host_push(host, batch.data(), batch.size()), ARBITER_OK) << arbiter_host_last_error(host);
+    EXPECT_EQ(state.calls, 1);
+    EXPECT_EQ(state.push_status, ARBITER_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(state.push_error.find("called from inside the action callback"), std::string::npos)
+        << state.push_error;
+
+    // The host survived the destroy it was asked for inside, and the replacement hears the
+    // next action.
+    arbiter::BatchBuilder second("relay", 2);
+    auto next = positions(second, 2, 2);
+    ASSERT_EQ(arbiter_host_push(host, next.data(), next.size()), ARBITER_OK) << arbiter_host_last_error(host);
+    EXPECT_EQ(state.calls, 1);
+    EXPECT_EQ(state.replacement_calls, 1);
+    arbiter_host_destroy(host);
+}
+
+}  // namespace

@@ -11,9 +11,15 @@
  * batches); distinct hosts are independent. Callbacks, for actions and for log lines
  * alike, run on the thread of the call that raised them, inside that call (destroy
  * included: it ends open matches, which may raise actions and log). Keep a callback and
- * its user_data alive until the host is destroyed or the callback is replaced. From
- * inside a callback, call only arbiter_host_set_log_callback and arbiter_host_api_version;
- * anything else on the same host is undefined.
+ * its user_data alive until the host is destroyed or the callback is replaced.
+ *
+ * From inside the action callback, the calls that do not re-enter the pipeline may be
+ * made on the same host: arbiter_host_set_action_callback (the new callback hears the
+ * next action on), arbiter_host_set_log_callback, arbiter_host_last_error,
+ * arbiter_host_plugin_errors and arbiter_host_api_version. Any other call on that host
+ * fails with ARBITER_ERR_INVALID_ARGUMENT and says why in last_error, and
+ * arbiter_host_destroy is ignored (and logged). From inside the log callback, call only
+ * arbiter_host_set_log_callback and arbiter_host_api_version.
  *
  * Output: the library never writes to stdout. Its log lines go to stderr, or to the
  * callback set with arbiter_host_set_log_callback, at the `[host] log_level` of the host
