@@ -962,3 +962,50 @@ TEST_F(Serve, SendStreamsARecordedMatchAndPrintsWhatTheServerAssessed) {
     EXPECT_EQ(neither.exit_status, 1);
     EXPECT_EQ(server.stop(SIGTERM), 0);
 }
+
+// Sockets that never say hello cannot keep an honest relay out (issue 19): before its
+// hello a TCP connection counts against serve.max_pending_connections, not the relays'
+// slots, is closed when no hello comes within serve.hello_timeout_ms, and has nothing
+// larger than a hello buffered for it.
+TEST_F(Serve, SocketsThatNeverSayHelloCannotKeepARelayOut) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"),
+                             "max_connections = 2\nmax_pending_connections = 3\nhello_timeout_ms = 300\n"));
+    ServerProcess server(config_path(), dir_.path());
+    std::vector<RelayClient> silent;
+    for (int i = 0; i < 8; ++i) silent.push_back(RelayClient::connect_tcp(server.tcp_address()));
+    // Past the third, each is told why and closed at once.
+    for (size_t i = 3; i < silent.size(); ++i) {
+        auto refusal = silent[i].read_frame(std::chrono::seconds(10));
+        ASSERT_TRUE(refusal) << i;
+        EXPECT_NE(parse(*refusal).value("error", "").find("at most 3 connections waiting for their hello"),
+                  std::string::npos);
+    }
+    // The first three wait, then hear that their time is up.
+    for (size_t i = 0; i < 3; ++i) {
+        auto timeout = silent[i].read_frame(std::chrono::seconds(10));
+        ASSERT_TRUE(timeout) << i;
+        EXPECT_NE(parse(*timeout).value("error", "").find("no hello within 300 ms"), std::string::npos);
+        EXPECT_FALSE(silent[i].read_frame(std::chrono::seconds(10)));
+        EXPECT_TRUE(silent[i].host_hung_up());
+    }
+    // An honest relay gets in, and so does a second; the relays' slots were never taken.
+    RelayClient honest = RelayClient::connect_tcp(server.tcp_address());
+    EXPECT_NO_THROW(honest.hello("honest", kToken));
+    RelayClient second = RelayClient::connect_tcp(server.tcp_address());
+    EXPECT_NO_THROW(second.hello("second", kToken));
+    // A third authenticated relay finds the slots full, after its hello.
+    RelayClient third = RelayClient::connect_tcp(server.tcp_address());
+    EXPECT_THROW(third.hello("third", kToken), std::runtime_error);
+
+    // Before the hello, a frame larger than a hello is not buffered: refused and closed.
+    RelayClient greedy = RelayClient::connect_tcp(server.tcp_address());
+    std::vector<uint8_t> big;
+    arbiter::host::wire::append_frame(big, FrameKind::batch, std::vector<uint8_t>(1 << 20, 0x5a));
+    big.resize(16 + 1000);  // the header claims 1 MiB; the host must not wait for the rest
+    greedy.send_raw(big);
+    auto refused = greedy.read_frame(std::chrono::seconds(10));
+    ASSERT_TRUE(refused);
+    EXPECT_NE(parse(*refused).value("error", "").find("over the limit of 65536 bytes"), std::string::npos)
+        << parse(*refused).dump();
+    EXPECT_EQ(json::parse(honest.sync(1)).value("batches", 1), 0);
+}

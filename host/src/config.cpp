@@ -453,6 +453,8 @@ void read_serve(const toml::table& table, const std::string& file,
                    16ll * 1024 * 1024 * 1024);
     reader.integer("max_reply_bytes", serve.max_reply_bytes, 64 * 1024, 1024ll * 1024 * 1024);
     reader.integer("max_connections", serve.max_connections, 1, 65'536);
+    reader.integer("max_pending_connections", serve.max_pending_connections, 1, 65'536);
+    reader.integer("hello_timeout_ms", serve.hello_timeout_ms, 100, 600'000);
     reader.boolean("watch", serve.watch);
     reader.integer("watch_settle_ms", serve.watch_settle_ms, 0, 60'000);
     reader.integer("idle_match_end_s", serve.idle_match_end_s, 0, 7 * 24 * 3600);

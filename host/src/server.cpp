@@ -330,6 +330,7 @@ struct Server::Impl {
         for (auto& [id, connection] : connections)
             if (connection.turned_away && Clock::now() - connection.since > kTurnedAwayGrace)
                 disconnect(connection, "");
+        close_silent_connections();
         sweep();
         if (watcher && !draining) {
             for (const auto& file : watcher->settled()) {
@@ -360,7 +361,13 @@ struct Server::Impl {
             }
             const bool control = listener.role == Listener::Role::control ||
                                  listener.role == Listener::Role::metrics;
-            const bool over_limit = !control && relay_connections() >= settings.max_connections;
+            const bool token_required =
+                listener.role == Listener::Role::tcp_relays || settings.unix_requires_token;
+            // Before its hello a connection counts against the small pending cap, not the
+            // relays' slots: only an authenticated relay takes one of those.
+            const bool over_limit =
+                !control && (token_required ? pending_connections() >= settings.max_pending_connections
+                                            : relay_connections() >= settings.max_connections);
             if (over_limit && turned_away_connections() >= kMaxTurnedAway) {
                 ::close(fd);  // a flood: not even a reason
                 continue;
@@ -375,11 +382,14 @@ struct Server::Impl {
             connection.http = listener.role == Listener::Role::metrics;
             connection.transport = listener.role == Listener::Role::tcp_relays ? "tcp" : "unix";
             connection.peer = serve::peer_name(fd);
-            connection.token_required =
-                listener.role == Listener::Role::tcp_relays || settings.unix_requires_token;
+            connection.token_required = token_required;
             connection.greeted = !connection.token_required;
+            // Until the hello, nothing larger than a hello is buffered for the peer.
+            if (token_required)
+                connection.decoder.set_max_payload(static_cast<uint32_t>(
+                    std::min<uint64_t>(max_message_bytes, serve_protocol::kMaxHelloBytes)));
             if (over_limit) {
-                turn_away(connection);
+                turn_away(connection, token_required && !control);
             } else if (!connection.control) {
                 connection.out = wire::stream_header();
                 spdlog::info("serve: connection {} from {} over {}", id, connection.peer,
@@ -388,11 +398,39 @@ struct Server::Impl {
         }
     }
 
+    // Relays that have a slot: authenticated, or on a socket that needs no token.
     size_t relay_connections() const {
         size_t count = 0;
         for (const auto& [id, connection] : connections)
-            count += !connection.control && !connection.dead && !connection.turned_away;
+            count += !connection.control && !connection.dead && !connection.turned_away &&
+                     connection.greeted;
         return count;
+    }
+    size_t pending_connections() const {
+        size_t count = 0;
+        for (const auto& [id, connection] : connections)
+            count += !connection.control && !connection.dead && !connection.turned_away &&
+                     !connection.greeted;
+        return count;
+    }
+
+    // A connection that owes a hello and has not given one in time is told so and closed.
+    void close_silent_connections() {
+        const auto deadline = std::chrono::milliseconds(settings.hello_timeout_ms);
+        for (auto& [id, connection] : connections) {
+            if (connection.greeted || connection.control || connection.turned_away || connection.dead)
+                continue;
+            const auto waited = Clock::now() - connection.since;
+            if (waited < deadline) continue;
+            if (!connection.stop_reading) {
+                send_error(connection,
+                           fmt::format("no hello within {} ms (serve.hello_timeout_ms)",
+                                       settings.hello_timeout_ms),
+                           connection.decoder.bytes_fed(), true);
+            } else if (waited > deadline + kTurnedAwayGrace) {
+                disconnect(connection, "no hello in time, and the reason was not taken");  // a peer that reads nothing
+            }
+        }
     }
     size_t turned_away_connections() const {
         size_t count = 0;
@@ -404,13 +442,16 @@ struct Server::Impl {
     // Past serve.max_connections: the relay is told why, its bytes are read and thrown
     // away, and once the reason is sent our side is shut. Closing at once instead would
     // discard the reason: a socket closed with unread bytes resets the peer.
-    void turn_away(Connection& connection) {
+    void turn_away(Connection& connection, bool pending) {
         connection.turned_away = true;
         connection.out = wire::stream_header();
-        const std::string problem = fmt::format(
-            "the host serves at most {} relay connections at once "
-            "(serve.max_connections); try again later",
-            settings.max_connections);
+        const std::string problem =
+            pending ? fmt::format("the host holds at most {} connections waiting for their hello "
+                                  "(serve.max_pending_connections); try again later",
+                                  settings.max_pending_connections)
+                    : fmt::format("the host serves at most {} relay connections at once "
+                                  "(serve.max_connections); try again later",
+                                  settings.max_connections);
         wire::append_frame(connection.out, wire::FrameKind::error,
                            serve_protocol::error_json(problem, 0, true));
         spdlog::warn("serve: connection {} from {} turned away: {}", connection.id, connection.peer,
@@ -470,8 +511,10 @@ struct Server::Impl {
             auto decoded = connection.decoder.next();
             if (!decoded) return;
             if (!decoded->frame) {
-                send_error(connection, decoded->problem, decoded->offset, decoded->fatal);
-                if (decoded->fatal) return;
+                // Before the hello there is no relay to be lenient with: any problem ends it.
+                const bool closing = decoded->fatal || !connection.greeted;
+                send_error(connection, decoded->problem, decoded->offset, closing);
+                if (closing) return;
                 continue;
             }
             wire::Frame& frame = *decoded->frame;
@@ -529,7 +572,19 @@ struct Server::Impl {
             send_error(connection, hello.problem, frame.offset, connection.token_required);
             return false;
         }
+        // Authenticated: now it needs a relay's slot, and may send batches of full size.
+        if (connection.token_required && relay_connections() >= settings.max_connections) {
+            const std::string problem = fmt::format(
+                "the host serves at most {} relay connections at once (serve.max_connections); "
+                "try again later",
+                settings.max_connections);
+            spdlog::warn("serve: connection {} from {} turned away after its hello: {}", connection.id,
+                         connection.peer, problem);
+            send_error(connection, problem, frame.offset, true);
+            return false;
+        }
         connection.greeted = true;
+        connection.decoder.set_max_payload(static_cast<uint32_t>(max_message_bytes));
         connection.relay = hello.relay;
         spdlog::info("serve: connection {} from {} is relay '{}'", connection.id, connection.peer,
                      escape_for_message(connection.relay, 200));

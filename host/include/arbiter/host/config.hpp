@@ -83,6 +83,11 @@ struct ServeSettings {
     uint64_t max_queued_bytes = 64u * 1024u * 1024u;  // received, not yet processed
     uint64_t max_reply_bytes = 8u * 1024u * 1024u;    // per connection, not yet sent
     uint64_t max_connections = 256;                   // relays at once; more are turned away
+    // Connections that must give a token and have not yet: counted apart from the relays,
+    // capped, and closed when no hello comes in time, so that sockets that never say
+    // hello cannot keep an honest relay out.
+    uint64_t max_pending_connections = 16;
+    uint64_t hello_timeout_ms = 10'000;
     bool watch = true;             // reload plugins and the config when their files change
     uint64_t watch_settle_ms = 250;  // quiet time after a change before acting on it
     uint64_t idle_match_end_s = 600; // a match with no batch for this long is ended; 0 = never

@@ -62,6 +62,8 @@ class FrameDecoder {
     explicit FrameDecoder(uint32_t max_payload);
 
     void feed(std::span<const uint8_t> bytes);
+    // A new cap for the frames that follow (the serve loop raises it after the hello).
+    void set_max_payload(uint32_t max_payload) { max_payload_ = max_payload; }
     // The next frame or problem, or nothing until more bytes arrive.
     std::optional<Decoded> next();
 
