@@ -1009,3 +1009,41 @@ TEST_F(Serve, SocketsThatNeverSayHelloCannotKeepARelayOut) {
         << parse(*refused).dump();
     EXPECT_EQ(json::parse(honest.sync(1)).value("batches", 1), 0);
 }
+
+// SIGTERM always ends the server (issue 19). A sink that cannot write (the security log on
+// a full disk) used to throw out of the drain, which then never finished: the server
+// ignored a second SIGTERM and only SIGKILL stopped it. Now every step of the drain is
+// tried, the failure is logged and the exit status says so; and a second SIGTERM during
+// a long drain ends the process at once.
+TEST_F(Serve, ADrainThatFailsAStepStillEndsAndSaysSo) {
+    std::string text = config_text(bundled("reference"));
+    text.replace(text.find("security.jsonl"), std::string("security.jsonl").size(), "/dev/full");
+    write_config(text);
+    const auto records = records_of(fs::path(SAMPLES_DIR) / "sample-match.arbev");
+    ServerProcess server(config_path(), dir_.path());
+    RelayClient relay = RelayClient::connect_unix(relay_socket().string());
+    relay.hello("full-disk", "");
+    for (size_t i = 0; i + 1 < records.size(); ++i)  // all but the MatchEnd: the drain ends it
+        relay.send_batch(records[i]);
+    (void)relay.sync(1);
+    EXPECT_EQ(server.stop(SIGTERM), 3);
+    const std::string log = server.log();
+    EXPECT_NE(log.find("/dev/full: cannot write the security-event log"), std::string::npos) << log;
+    EXPECT_NE(log.find("with failures (logged above)"), std::string::npos) << log;
+    EXPECT_NE(log.find("serve: stopped"), std::string::npos) << log;
+}
+
+TEST_F(Serve, ASecondSigtermDuringTheDrainExitsAtOnce) {
+    write_config(config_text(test_plugin("slow", "arbiter-test-slow.so", "delay_us = 1000000")));
+    const auto records = records_of(simulate("honest=2", 30));
+    ASSERT_GT(records.size(), 40u);
+    ServerProcess server(config_path(), dir_.path());
+    RelayClient relay = RelayClient::connect_unix(relay_socket().string());
+    relay.hello("slow", "");
+    for (size_t i = 0; i < 40; ++i)  // forty seconds of work for the slow plugin
+        relay.send_batch(records[i]);
+    ::kill(server.pid(), SIGTERM);
+    ASSERT_TRUE(server.wait_for_log("draining what was received"));
+    EXPECT_EQ(server.stop(SIGTERM), 128 + SIGTERM);
+    EXPECT_NE(server.log().find("again during the drain: exiting now"), std::string::npos) << server.log();
+}

@@ -83,7 +83,7 @@ int run_serve(const std::vector<std::string>& args) {
         host::Server server(std::move(*config), host::ServeOptions{.config_options = {},
                                                                    .ready_file = ready_file,
                                                                    .handle_signals = true});
-        server.run();
+        if (!server.run()) return kExitPartial;  // stopped, but a step of the drain failed (logged)
     } catch (const std::exception& error) {
         spdlog::critical("arbiter serve: cannot serve: {}", error.what());
         return kExitInput;

@@ -36,8 +36,8 @@ void Host::open_sinks() {
 Host::~Host() {
     try {
         close();
-    } catch (const std::exception& error) {
-        spdlog::error("closing the host: {}", error.what());
+    } catch (...) {
+        // close() logs its own failures; nothing may leave a destructor.
     }
 }
 
@@ -172,16 +172,30 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
     aggregate(dispatcher_.end_match(relay_id, match_id, last_relay_time_us));
 }
 
-void Host::close() {
-    if (closed_) return;
+bool Host::close() {
+    if (closed_) return true;
     closed_ = true;
+    // Every step is tried whatever the one before it threw (a sink whose disk is full, say):
+    // a server that is stopping must stop, and every match it can end must end.
+    bool clean = true;
+    auto attempt = [&](const std::string& what, auto&& step) {
+        try {
+            step();
+        } catch (const std::exception& error) {
+            clean = false;
+            spdlog::error("closing the host: {}: {}", what, error.what());
+        }
+    };
     while (!open_matches_.empty()) {
         auto [relay, match] = open_matches_.begin()->first;
-        finish_match(relay, match, false);
+        attempt(fmt::format("ending match {}/{}", escape_for_message(relay, 80), match),
+                [&] { finish_match(relay, match, false); });
+        open_matches_.erase({relay, match});  // finish_match erases it first; this is for a throw before
     }
     const std::vector<std::shared_ptr<Sink>> sinks = sinks_;
     for (auto& sink : sinks)
-        sink->flush();
+        attempt("flushing a sink", [&] { sink->flush(); });
+    return clean;
 }
 
 std::vector<std::string> Host::plugin_errors() const {

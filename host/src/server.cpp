@@ -229,7 +229,7 @@ struct Server::Impl {
 
     // ---- the loop ----
 
-    void run() {
+    bool run() {
         for (const auto& listener : listeners)
             spdlog::info(
                 "serve: listening on {}{}", listener.description,
@@ -245,6 +245,7 @@ struct Server::Impl {
         events.join();
         close_everything();
         spdlog::info("serve: stopped");
+        return processor->drain_clean();
     }
 
     // Takes what the event thread sent back; true once the drain is complete.
@@ -309,8 +310,9 @@ struct Server::Impl {
             } else if (fd == signal_fd) {
                 signalfd_siginfo info{};
                 [[maybe_unused]] auto got = ::read(signal_fd, &info, sizeof info);
-                spdlog::info("serve: {} received; draining what was received",
-                             ::strsignal(static_cast<int>(info.ssi_signo)));
+                const int signal = static_cast<int>(info.ssi_signo);
+                if (draining) exit_now(signal);
+                spdlog::info("serve: {} received; draining what was received", ::strsignal(signal));
                 begin_drain();
             } else if (fd == stop_fd) {
                 uint64_t ignored;
@@ -761,6 +763,18 @@ struct Server::Impl {
 
     // SIGTERM: take in everything the relays have already sent, stop listening, and let
     // the event thread finish it.
+    // A second signal while the drain runs (a plugin stuck in its last call, a queue too
+    // long to wait for): the operator wants the process gone. The event thread may be
+    // inside a plugin, so nothing of the host is touched; the security log writes each
+    // record through as it goes, so it keeps all it was given.
+    [[noreturn]] void exit_now(int signal) {
+        spdlog::warn("serve: {} again during the drain: exiting now; {} bytes of received "
+                     "batches were not processed, and the open matches were not ended",
+                     ::strsignal(signal), queue.queued_bytes());
+        spdlog::default_logger()->flush();
+        std::_Exit(128 + signal);
+    }
+
     void begin_drain() {
         if (draining) return;
         draining = true;
@@ -798,8 +812,8 @@ Server::Server(ServerConfig config, ServeOptions options)
 
 Server::~Server() = default;
 
-void Server::run() {
-    impl_->run();
+bool Server::run() {
+    return impl_->run();
 }
 
 void Server::stop() {

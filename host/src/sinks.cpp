@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "arbiter/host/untrusted_text.hpp"
 
@@ -69,13 +70,26 @@ void SecurityEventLog::on_signal(const SignalRecord& signal) {
         {"reviewed_by", ""},
         {"verdict", ""},
     };
+    // Written through, record by record: a server killed, or cut short by a second
+    // SIGTERM, keeps every record it was given. A failed write (a full disk) is logged, and
+    // the stream is cleared so that the next record tries again; flush() reports it too.
     out_ << dump_json(record) << '\n';
+    out_.flush();
+    if (!out_) {
+        ++failed_writes_;
+        if (failed_writes_ <= 5 || (failed_writes_ & (failed_writes_ - 1)) == 0)
+            spdlog::error("{}: cannot write the security-event log ({} record(s) lost so far)", path_,
+                          failed_writes_);
+        out_.clear();
+    }
 }
 
 void SecurityEventLog::flush() {
     std::lock_guard lock(mutex_);
     out_.flush();
-    if (!out_) throw std::runtime_error(path_ + ": cannot write the security-event log");
+    if (!out_ || failed_writes_ > 0)
+        throw std::runtime_error(path_ + ": cannot write the security-event log (" +
+                                 std::to_string(failed_writes_) + " record(s) lost)");
 }
 
 std::string assessment_json(const Assessment& assessment) {

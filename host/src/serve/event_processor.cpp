@@ -68,6 +68,13 @@ void EventProcessor::run() {
                 // one item (out of memory, say). The item is reported and the stream goes on.
                 spdlog::error("serve: could not process a {} item: {}",
                               static_cast<int>(work->kind), error.what());
+                if (work->kind == Work::Kind::drain && !drained_) {
+                    // The drain failed outside its own protected steps: it is over all the
+                    // same, so that the server stops.
+                    drain_clean_ = false;
+                    drained_ = true;
+                    outbox_.post_drained();
+                }
                 if (work->connection)
                     reply(work->connection, wire::FrameKind::error,
                           error_json(error.what(), work->offset));
@@ -262,14 +269,23 @@ void EventProcessor::apply_config_file(uint64_t connection) {
 void EventProcessor::drain() {
     // Everything received before SIGTERM has been processed; end the open matches so
     // that each plugin reports what it holds, tell the relays, and flush the sinks.
+    // Each step is protected: whatever fails is logged and the drain still completes, or
+    // SIGTERM would leave the server hanging with its sinks unflushed.
     std::vector<MatchKey> open = host_.open_matches();
-    host_.close();
-    for (const auto& match : open)
-        send_match_assessments(match);
+    drain_clean_ = host_.close();
+    for (const auto& match : open) {
+        try {
+            send_match_assessments(match);
+        } catch (const std::exception& error) {
+            drain_clean_ = false;
+            spdlog::error("serve: drain: the final assessments of match {}/{}: {}",
+                          escape_for_message(match.first, 80), match.second, error.what());
+        }
+    }
     const auto& counters = host_.counters();
-    spdlog::info(
-        "serve: drained: {} batches ({} events) processed, {} refused, {} signals; sinks flushed",
-        counters.batches, counters.events, counters.refused_batches, counters.signals);
+    spdlog::info("serve: drained: {} batches ({} events) processed, {} refused, {} signals; {}",
+                 counters.batches, counters.events, counters.refused_batches, counters.signals,
+                 drain_clean_ ? "sinks flushed" : "with failures (logged above)");
     drained_ = true;
     outbox_.post_drained();
 }

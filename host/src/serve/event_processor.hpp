@@ -32,6 +32,8 @@ class EventProcessor {
 
     // The thread's body: returns once a drain has been processed.
     void run();
+    // After run(): whether every step of the drain succeeded.
+    bool drain_clean() const { return drain_clean_; }
     // The files whose change means a reload: the config and each plugin's library.
     std::vector<WatchedFile> watched_files() const;
 
@@ -77,6 +79,7 @@ class EventProcessor {
     std::vector<ReloadReport> recent_reloads_;
     uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
     bool drained_ = false;
+    bool drain_clean_ = true;
     BackgroundWorker loader_;  // last: its jobs may post back while it winds down
 };
 

@@ -73,8 +73,9 @@ class Host {
     void input_damaged(const std::string& where);
     // Matches with batches and no end yet, with the relay time of their last batch.
     std::vector<std::pair<std::string, uint64_t>> open_matches() const;
-    // The stream is over: ends every open match and flushes the sinks.
-    void close();
+    // The stream is over: ends every open match and flushes the sinks. Every step is tried
+    // even when one fails; false when any did (each failure is logged). Idempotent.
+    bool close();
 
     // Hot reload (ABI-RULES.md rules 12 to 14), between two batches: the plugin's file is
     // copied and loaded afresh, negotiated and created; the old instance saves its state,

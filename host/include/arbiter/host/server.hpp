@@ -36,8 +36,11 @@ class Server {
     Server& operator=(const Server&) = delete;
 
     // Serves until SIGTERM, SIGINT or stop(); then processes everything received,
-    // ends the open matches, flushes the sinks, sends the last replies and returns.
-    void run();
+    // ends the open matches, flushes the sinks, sends the last replies and returns: true
+    // when every step of that drain succeeded (each failure is logged, and the drain goes
+    // on past it). A second SIGTERM or SIGINT during the drain ends the process at once
+    // (exit status 128 + the signal), with what the sinks had written.
+    bool run();
     // From any thread: the same drain as SIGTERM.
     void stop();
     // What is listening, one line each, e.g. "tcp 127.0.0.1:7878".

@@ -43,6 +43,7 @@ class SecurityEventLog : public Sink {
     std::ofstream out_;
     std::mutex mutex_;
     uint64_t next_id_ = 1;
+    uint64_t failed_writes_ = 0;
 };
 
 // 1 low, 2 medium, 3 high, 4 critical, from a signal's weighted score.
