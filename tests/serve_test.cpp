@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -1046,4 +1047,30 @@ TEST_F(Serve, ASecondSigtermDuringTheDrainExitsAtOnce) {
     ASSERT_TRUE(server.wait_for_log("draining what was received"));
     EXPECT_EQ(server.stop(SIGTERM), 128 + SIGTERM);
     EXPECT_NE(server.log().find("again during the drain: exiting now"), std::string::npos) << server.log();
+}
+
+// The sockets have their modes from the start, never the umask's (issue 19): the relay
+// socket 0600 unless serve.unix_socket_mode says otherwise, the control socket 0600.
+TEST_F(Serve, SocketsAreCreatedWithTheirModesWhateverTheUmask) {
+    auto mode_of = [](const fs::path& path) {
+        struct stat info {};
+        EXPECT_EQ(::lstat(path.c_str(), &info), 0) << path;
+        return info.st_mode & 07777;
+    };
+    const mode_t previous = ::umask(0);  // the server inherits the widest umask
+    {
+        write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
+        ServerProcess server(config_path(), dir_.path());
+        EXPECT_EQ(mode_of(relay_socket()), 0600u);
+        EXPECT_EQ(mode_of(control_socket()), 0600u);
+        EXPECT_EQ(server.stop(SIGTERM), 0);
+    }
+    {
+        write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"), "unix_socket_mode = 0o660\n"));
+        ServerProcess server(config_path(), dir_.path());
+        EXPECT_EQ(mode_of(relay_socket()), 0660u);
+        EXPECT_EQ(mode_of(control_socket()), 0600u);
+        EXPECT_EQ(server.stop(SIGTERM), 0);
+    }
+    ::umask(previous);
 }

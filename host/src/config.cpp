@@ -440,6 +440,7 @@ void read_serve(const toml::table& table, const std::string& file,
         reader.problem(*table.get("tcp_listen"), "tcp_listen",
                        "expected \"address:port\", e.g. \"127.0.0.1:7878\"");
     reader.boolean("tcp_allow_remote", serve.tcp_allow_remote);
+    reader.integer("unix_socket_mode", serve.unix_socket_mode, 0, 0777);
     if (reader.string("metrics_listen", serve.metrics_listen) && !serve.metrics_listen.empty() &&
         serve.metrics_listen.rfind(':') == std::string::npos)
         reader.problem(*table.get("metrics_listen"), "metrics_listen",

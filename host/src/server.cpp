@@ -183,7 +183,8 @@ struct Server::Impl {
 
     void open_listeners() {
         if (!settings.unix_socket.empty()) {
-            listeners.push_back({serve::listen_unix(settings.unix_socket, "serve.unix_socket"),
+            listeners.push_back({serve::listen_unix(settings.unix_socket, "serve.unix_socket",
+                                                    static_cast<mode_t>(settings.unix_socket_mode)),
                                  Listener::Role::unix_relays, "unix " + settings.unix_socket,
                                  settings.unix_socket});
         }
@@ -194,8 +195,8 @@ struct Server::Impl {
             listeners.push_back({fd, Listener::Role::tcp_relays, "tcp " + bound, ""});
         }
         if (!settings.control_socket.empty()) {
-            int fd = serve::listen_unix(settings.control_socket, "serve.control_socket");
-            ::chmod(settings.control_socket.c_str(), 0600);  // reloads are the operator's alone
+            // Reloads are the operator's alone.
+            int fd = serve::listen_unix(settings.control_socket, "serve.control_socket", 0600);
             listeners.push_back({fd, Listener::Role::control, "control " + settings.control_socket,
                                  settings.control_socket});
         }

@@ -264,6 +264,7 @@ TEST(Config, ServeMistakesAreNamedByKey) {
     EXPECT_TRUE(mentions(problems, "give token or token_file, not both"));
     EXPECT_TRUE(mentions(problems, "serve.max_queued_bytes"));
     EXPECT_TRUE(mentions(problems, "unknown key 'serve.unix_sockett' (did you mean 'unix_socket'?)"));
+    EXPECT_TRUE(mentions(problems_of("[serve]\nunix_socket_mode = 0o1777\n"), "serve.unix_socket_mode"));
     EXPECT_TRUE(mentions(problems_of("[serve]\nmetrics_listen = \"9464\"\n"),
                          "serve.metrics_listen: expected \"address:port\""));
     EXPECT_TRUE(

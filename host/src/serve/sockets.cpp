@@ -54,7 +54,7 @@ void set_nonblocking(int fd) {
     ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
-int listen_unix(const std::string& path, const std::string& setting) {
+int listen_unix(const std::string& path, const std::string& setting, mode_t mode) {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     if (path.empty() || path.size() >= sizeof address.sun_path)
@@ -79,10 +79,23 @@ int listen_unix(const std::string& path, const std::string& setting) {
     }
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) throw socket_error(setting, "cannot create a Unix socket");
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        ::listen(fd, 64) != 0) {
-        auto error = socket_error(setting, "cannot listen on " + path);
+    // The socket file is created with no access for anyone but us (the umask is narrowed
+    // for the bind alone; narrowing can only make another thread's new file more private),
+    // then given its mode before listen: no peer can connect through a wider mode, ever.
+    const mode_t previous = ::umask(0077);
+    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    const int bind_errno = errno;
+    ::umask(previous);
+    errno = bind_errno;
+    if (!bound) {
+        auto error = socket_error(setting, "cannot bind " + path);
         ::close(fd);
+        throw error;
+    }
+    if (::chmod(path.c_str(), mode) != 0 || ::listen(fd, 64) != 0) {
+        auto error = socket_error(setting, fmt::format("cannot give {} mode {:04o} and listen", path, mode));
+        ::close(fd);
+        ::unlink(path.c_str());
         throw error;
     }
     set_nonblocking(fd);

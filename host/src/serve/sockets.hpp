@@ -2,14 +2,17 @@
 // saying which address could not be used and why.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <utility>
 
 namespace arbiter::host::serve {
 
-// A listening Unix socket at `path`. A stale socket file left by a server that died is
-// replaced; a live server on it, or a file that is not a socket, is an error.
-int listen_unix(const std::string& path, const std::string& setting);
+// A listening Unix socket at `path`, with `mode` from before anyone can connect. A stale
+// socket file left by a server that died is replaced; a live server on it, or a file
+// that is not a socket, is an error.
+int listen_unix(const std::string& path, const std::string& setting, mode_t mode);
 
 // A listening TCP socket for "address:port" ("[v6]:port" for IPv6). Unless
 // `allow_remote`, the address must be a loopback one. `bound` receives the address

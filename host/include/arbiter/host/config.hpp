@@ -72,6 +72,7 @@ struct HostSettings {
 // that a mistake in it is reported with the rest of the file; the other commands ignore it.
 struct ServeSettings {
     std::string unix_socket;     // path of the relays' Unix socket; "" = none
+    uint64_t unix_socket_mode = 0600;  // its file mode, set before anyone can connect
     std::string tcp_listen;      // "address:port" for relays over TCP; "" = none
     bool tcp_allow_remote = false;  // without it, tcp_listen must be a loopback address
     std::string token;           // the shared token a TCP relay gives in its hello
