@@ -39,7 +39,9 @@ struct Settings {
     double seconds = 0.3;  // CPU time per measurement
     bool quick = false;
     std::set<std::string> skip;
+    std::set<std::string> only;  // when given, these sections alone
     std::string filter;  // core items whose name contains it ("" = all)
+    uint64_t soak_matches = 4000;
 };
 
 double cpu_seconds() {
@@ -429,11 +431,16 @@ void run_serve(const Settings& s) {
     run_serve_section(s.quick);
 }
 
+void run_soak(const Settings& s) {
+    run_serve_soak(s.soak_matches);
+}
+
 int usage() {
     std::fprintf(stderr,
                  "usage: arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... "
-                 "[--filter TEXT]\n"
-                 "sections: core batch players plugins memory reload serve\n");
+                 "[--only SECTION]... [--filter TEXT] [--soak-matches N]\n"
+                 "sections: core batch players plugins memory reload serve, and soak (only when "
+                 "named with --only)\n");
     return 1;
 }
 
@@ -456,6 +463,10 @@ int main(int argc, char** argv) {
             s.filter = argv[++i];
         } else if (arg == "--skip" && i + 1 < argc) {
             s.skip.insert(argv[++i]);
+        } else if (arg == "--only" && i + 1 < argc) {
+            s.only.insert(argv[++i]);
+        } else if (arg == "--soak-matches" && i + 1 < argc) {
+            s.soak_matches = std::max<uint64_t>(8, std::strtoull(argv[++i], nullptr, 10));
         } else {
             return usage();
         }
@@ -467,9 +478,10 @@ int main(int argc, char** argv) {
         const std::vector<std::pair<std::string, void (*)(const Settings&)>> sections = {
             {"core", run_core},       {"batch", run_batch},   {"players", run_players},
             {"plugins", run_plugins}, {"memory", run_memory}, {"reload", run_reload},
-            {"serve", run_serve}};
+            {"serve", run_serve},     {"soak", run_soak}};
+        // The soak is long and measures memory, not speed: it runs only when named.
         for (const auto& [name, run] : sections)
-            if (!s.skip.count(name)) run(s);
+            if (s.only.empty() ? !s.skip.count(name) && name != "soak" : s.only.count(name) > 0) run(s);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "arbiter-bench: %s\n", error.what());
         return 2;

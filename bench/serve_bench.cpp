@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <arbiter/host/control_client.hpp>
+#include <arbiter/sdk/batch_builder.hpp>
 #include <arbiter/host/relay_client.hpp>
 #include <arbiter/host/server.hpp>
 
@@ -152,7 +153,90 @@ void swaps_under_load(uint32_t players, int reloads) {
     std::fflush(stdout);
 }
 
+// This process's resident memory, in MB (the server runs in it).
+double rss_mb() {
+    std::FILE* status = std::fopen("/proc/self/status", "r");
+    if (!status) return 0;
+    char line[256];
+    double kb = 0;
+    while (std::fgets(line, sizeof line, status))
+        if (std::sscanf(line, "VmRSS: %lf kB", &kb) == 1) break;
+    std::fclose(status);
+    return kb / 1024.0;
+}
+
+// One match of a relay: a start, ten players joining and walking at 5 m/s for ten seconds
+// at 20 Hz (a batch every four ticks), and an end: 52 batches.
+std::vector<std::vector<uint8_t>> soak_match(const std::string& relay_id, uint64_t match_id) {
+    constexpr uint32_t kPlayers = 10;
+    constexpr uint64_t kTicks = 200;
+    constexpr int64_t kTickUs = 50'000;
+    BatchBuilder builder(relay_id, match_id);
+    std::vector<std::vector<uint8_t>> batches;
+    builder.add(0, 0, 0, build::MatchStart{.game = "soak", .map = "flat", .rules = "none"});
+    for (uint32_t p = 1; p <= kPlayers; ++p)
+        builder.add(0, 0, p, build::PlayerJoin{.account_id = "acct-" + std::to_string(p)});
+    batches.push_back(builder.finish());
+    for (uint64_t tick = 1; tick <= kTicks; ++tick) {
+        const int64_t t = static_cast<int64_t>(tick) * kTickUs;
+        for (uint32_t p = 1; p <= kPlayers; ++p) {
+            const float x = 5.0f * static_cast<float>(t) / 1e6f;
+            builder.add(t, tick, p, build::Position{.position = {x, static_cast<float>(p) * 3.0f, 0}});
+        }
+        if (tick % 4 == 0) batches.push_back(builder.finish());
+    }
+    builder.add(static_cast<int64_t>(kTicks + 1) * kTickUs, kTicks + 1, 0, build::MatchEnd{});
+    batches.push_back(builder.finish());
+    return batches;
+}
+
 }  // namespace
+
+void run_serve_soak(uint64_t matches) {
+    constexpr int kRelays = 8;
+    std::printf("arbiter serve over a long life: %llu matches of 10 players x 10 s from %d relays, "
+                "8 in play at once (reference + lagpool):
+",
+                static_cast<unsigned long long>(matches), kRelays);
+    std::printf("  %9s %12s %10s %14s %12s
+", "matches", "play hours", "RSS MB", "players held",
+                "events/s");
+    ServerUnderTest server;
+    std::vector<host::RelayClient> relays;
+    for (int r = 0; r < kRelays; ++r) relays.push_back(server.unix_client());
+    uint64_t done = 0, events = 0;
+    const auto started = Clock::now();
+    auto report = [&] {
+        for (int r = 0; r < kRelays; ++r) (void)relays[static_cast<size_t>(r)].sync(done + 1, std::chrono::minutes(10));
+        for (auto& relay : relays) (void)relay.take_received();  // the assessments, read and dropped
+        std::string error;
+        auto answer = host::control_request(server.control().string(), "status", error);
+        const json status = answer ? json::parse(*answer, nullptr, false) : json();
+        const uint64_t held = status.is_object() ? status["counters"].value("tracked_players", uint64_t{0}) : 0;
+        const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+        std::printf("  %9llu %12.1f %10.1f %14llu %12.0f
+", static_cast<unsigned long long>(done),
+                    static_cast<double>(done) * 10.0 / 3600.0, rss_mb(), static_cast<unsigned long long>(held),
+                    static_cast<double>(events) / seconds);
+        std::fflush(stdout);
+    };
+    const uint64_t report_every = std::max<uint64_t>(kRelays, matches / 8 / kRelays * kRelays);
+    while (done < matches) {
+        // Eight matches in play, one per relay, their batches interleaved.
+        std::vector<std::vector<std::vector<uint8_t>>> playing;
+        for (int r = 0; r < kRelays && done + playing.size() < matches; ++r)
+            playing.push_back(soak_match("soak-relay-" + std::to_string(r), done + playing.size() + 1));
+        for (size_t batch = 0; batch < playing.front().size(); ++batch)
+            for (size_t r = 0; r < playing.size(); ++r) {
+                relays[r].send_batch(playing[r][batch]);
+                events += flatbuffers::GetRoot<fb::EventBatch>(playing[r][batch].data())->events()->size();
+            }
+        done += playing.size();
+        if (done % report_every == 0 || done == matches) report();
+    }
+    std::printf("
+");
+}
 
 void run_serve_section(bool quick) {
     std::printf(

@@ -9,4 +9,9 @@ namespace arbiter::bench {
 // events lost for reloads of the reference plugin under load.
 void run_serve_section(bool quick);
 
+// Memory over a long life: `matches` matches starting and ending through arbiter serve
+// (hours of play compressed), with the process's RSS and the players the server holds
+// printed as they go; flat after warm-up when ended matches leave the server.
+void run_serve_soak(uint64_t matches);
+
 }  // namespace arbiter::bench

@@ -1074,3 +1074,33 @@ TEST_F(Serve, SocketsAreCreatedWithTheirModesWhateverTheUmask) {
     }
     ::umask(previous);
 }
+
+// An ended match's players leave the server once their final assessments are sent, so
+// that its memory follows the matches in play, not every match it has seen (issue 19).
+TEST_F(Serve, EndedMatchesLeaveTheServerOnceTheirRelayHasTheFinalWord) {
+    write_config(config_text(bundled("reference")));
+    ServerProcess server(config_path(), dir_.path());
+    RelayClient relay = RelayClient::connect_unix(relay_socket().string());
+    relay.hello("forgetful", "");
+    const auto sample = records_of(fs::path(SAMPLES_DIR) / "sample-match.arbev");
+    for (const auto& record : sample) relay.send_batch(record);  // six players, ends
+    arbiter::BatchBuilder open("other-relay", 5);
+    open.add(1000, 1, 0, arbiter::build::MatchStart{.game = "g", .map = "m", .rules = "r"});
+    for (uint32_t p = 1; p <= 4; ++p) open.add(1000, 1, p, arbiter::build::PlayerJoin{});
+    relay.send_batch(open.finish());  // four players, still in play
+    (void)relay.sync(1);
+
+    const json counters = status()["counters"];
+    EXPECT_EQ(counters.value("matches_ended", 0u), 1u);
+    EXPECT_EQ(counters.value("open_matches", 0u), 1u);
+    EXPECT_EQ(counters.value("tracked_players", 99u), 4u) << counters.dump();
+    // The relay heard the ended match's final word for all six.
+    EXPECT_EQ(last_assessments(relay.take_received()).size(), 6u);
+    // What ctl shows now is the match in play.
+    const json all = json::parse(arbiter::test::ctl(control_socket(), {"assessments", "--json"}, dir_.path()));
+    ASSERT_TRUE(all.is_array());
+    EXPECT_EQ(all.size(), 4u);
+    // A duplicate of the forgotten match's batches is still refused, never a new match.
+    relay.send_batch(sample[5]);
+    EXPECT_EQ(json::parse(relay.sync(2)).value("refused", 0u), 1u);
+}

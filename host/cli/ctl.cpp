@@ -30,9 +30,10 @@ void print_status(const json& status) {
                              status["queue"].value("capacity", 0));
     const json& c = status["counters"];
     std::cout << fmt::format(
-        "batches {}  events {}  refused {}  signals {}  open matches {}  ended {}\n",
+        "batches {}  events {}  refused {}  signals {}  open matches {}  ended {}  players held {}\n",
         c.value("batches", 0), c.value("events", 0), c.value("refused_batches", 0),
-        c.value("signals", 0), c.value("open_matches", 0), c.value("matches_ended", 0));
+        c.value("signals", 0), c.value("open_matches", 0), c.value("matches_ended", 0),
+        c.value("tracked_players", 0));
     std::cout << fmt::format("\n{:<5} {:<9} {:<22} {:<16} {:>10} {:>12} {:>8} {:>8}\n", "conn",
                              "transport", "peer", "relay", "batches", "events", "refused",
                              "problems");

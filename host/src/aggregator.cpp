@@ -172,6 +172,27 @@ std::vector<Assessment> Aggregator::assessments() const {
     return out;
 }
 
+std::vector<Assessment> Aggregator::match_assessments(const std::string& relay_id,
+                                                      uint64_t match_id) const {
+    std::vector<Assessment> out;
+    for (auto it = players_.lower_bound({relay_id, match_id, 0});
+         it != players_.end() && it->first.relay_id == relay_id && it->first.match_id == match_id; ++it)
+        out.push_back(current(it->first, it->second));
+    return out;
+}
+
+size_t Aggregator::forget_match(const std::string& relay_id, uint64_t match_id) {
+    auto first = players_.lower_bound({relay_id, match_id, 0});
+    auto last = first;
+    size_t count = 0;
+    while (last != players_.end() && last->first.relay_id == relay_id && last->first.match_id == match_id) {
+        ++last;
+        ++count;
+    }
+    players_.erase(first, last);
+    return count;
+}
+
 std::optional<Assessment> Aggregator::assessment(const PlayerKey& player) const {
     auto it = players_.find(player);
     if (it == players_.end()) return std::nullopt;

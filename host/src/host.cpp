@@ -149,6 +149,18 @@ std::optional<Assessment> Host::assessment(const PlayerKey& player) const {
     return found;
 }
 
+std::vector<Assessment> Host::match_assessments(const std::string& relay_id, uint64_t match_id) const {
+    std::vector<Assessment> players = aggregator_.match_assessments(relay_id, match_id);
+    for (auto& assessment : players)
+        assessment = with_lost_input(std::move(assessment));
+    return players;
+}
+
+void Host::forget_match(const std::string& relay_id, uint64_t match_id) {
+    if (open_matches_.count({relay_id, match_id})) return;
+    aggregator_.forget_match(relay_id, match_id);
+}
+
 Assessment Host::with_lost_input(Assessment assessment) const {
     assessment.lost_input = ledger_.lost(assessment.player.relay_id, assessment.player.match_id);
     return assessment;

@@ -87,8 +87,7 @@ std::string TerminalProgress::line(uint64_t done) const {
     if (total_ > 0) {
         const double fraction = std::min(1.0, static_cast<double>(done) / static_cast<double>(total_));
         const int filled = static_cast<int>(fraction * kBarWidth);
-        text += "[" + std::string(static_cast<size_t>(filled), '#') +
-                std::string(static_cast<size_t>(kBarWidth - filled), '.') + "]";
+        text += fmt::format("[{:#<{}}{:.<{}}]", "", filled, "", kBarWidth - filled);
         if (unit_ == ProgressUnit::seconds_of_play)
             text += fmt::format(" {:3.0f}%  {} s of {}", fraction * 100.0, done,
                                 amount(static_cast<double>(total_), unit_));
@@ -109,7 +108,7 @@ std::string TerminalProgress::line(uint64_t done) const {
 }
 
 void TerminalProgress::draw(uint64_t done) {
-    std::fputs(("\r" + line(done) + "\x1b[K").c_str(), out_);
+    std::fprintf(out_, "\r%s\x1b[K", line(done).c_str());
     std::fflush(out_);
     drawn_ = true;
 }

@@ -222,3 +222,29 @@ TEST(Aggregator, PlayersAreKeptApartByMatch) {
 }
 
 }  // namespace
+
+// A long-running server drops an ended match's players once their final assessments are
+// out (issue 19); the other matches, of the same relay or another, stay whole.
+TEST(Aggregator, AMatchIsReadAndForgottenAsARangeOfItsOwnPlayers) {
+    Aggregator aggregator({});
+    for (uint32_t player = 1; player <= 3; ++player) {
+        aggregator.observe_player({"relay", 1, player});
+        aggregator.observe_player({"relay", 2, player});
+        aggregator.observe_player({"relay-b", 1, player});
+    }
+    auto s = signal("p", ModelClass::validation, "c", 0.9);
+    s.player = {"relay", 1, 2};
+    aggregator.add(s);
+    const auto match = aggregator.match_assessments("relay", 1);
+    ASSERT_EQ(match.size(), 3u);
+    EXPECT_EQ(match[1].player.player, 2u);
+    EXPECT_EQ(match[1].action, Action::flag_for_review);
+    EXPECT_TRUE(aggregator.match_assessments("relay", 3).empty());
+
+    EXPECT_EQ(aggregator.forget_match("relay", 1), 3u);
+    EXPECT_EQ(aggregator.players(), 6u);
+    EXPECT_TRUE(aggregator.match_assessments("relay", 1).empty());
+    EXPECT_EQ(aggregator.match_assessments("relay", 2).size(), 3u);
+    EXPECT_EQ(aggregator.match_assessments("relay-b", 1).size(), 3u);
+    EXPECT_EQ(aggregator.forget_match("relay", 1), 0u);  // again: nothing
+}

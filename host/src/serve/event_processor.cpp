@@ -127,8 +127,7 @@ void EventProcessor::on_batch(Work& work) {
     if (pushed.ended_match) {
         match_owner_[match] = work.connection;
         send_match_assessments(match);
-        match_owner_.erase(match);
-        last_batch_at_.erase(match);
+        forget(match);
         return;
     }
     match_owner_[match] = work.connection;
@@ -316,9 +315,16 @@ void EventProcessor::route(const Assessment& assessment) {
 void EventProcessor::send_match_assessments(const MatchKey& match) {
     auto owner = match_owner_.find(match);
     if (owner == match_owner_.end()) return;
-    for (const auto& assessment : host_.assessments())
-        if (assessment.player.relay_id == match.first && assessment.player.match_id == match.second)
-            reply(owner->second, wire::FrameKind::assessment, assessment_json(assessment));
+    for (const auto& assessment : host_.match_assessments(match.first, match.second))
+        reply(owner->second, wire::FrameKind::assessment, assessment_json(assessment));
+}
+
+void EventProcessor::forget(const MatchKey& match) {
+    // The relay has the final assessments and the sinks had every action as it rose: the
+    // match's players leave, so that a server's memory follows the matches in play.
+    host_.forget_match(match.first, match.second);
+    match_owner_.erase(match);
+    last_batch_at_.erase(match);
 }
 
 void EventProcessor::end_idle_matches() {
@@ -336,7 +342,7 @@ void EventProcessor::end_idle_matches() {
                      idle_s);
         host_.end_match(match.first, match.second);
         send_match_assessments(match);
-        match_owner_.erase(match);
+        forget(match);
     }
 }
 
@@ -388,7 +394,8 @@ json EventProcessor::status_json(const std::string& connections_json) const {
               {"refused_batches", counters.refused_batches},
               {"signals", counters.signals},
               {"matches_ended", counters.matches_ended},
-              {"open_matches", host_.open_matches().size()}}},
+              {"open_matches", host_.open_matches().size()},
+              {"tracked_players", host_.tracked_players()}}},
             {"connections", connections},
             {"plugins", plugins},
             {"recent_reloads", reloads}};

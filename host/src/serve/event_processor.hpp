@@ -60,6 +60,7 @@ class EventProcessor {
     void answer_control(uint64_t connection, const nlohmann::json& answer);
     void route(const Assessment& assessment);
     void send_match_assessments(const MatchKey& match);
+    void forget(const MatchKey& match);
     void end_idle_matches();
     void sample_rate();
     nlohmann::json status_json(const std::string& connections_json) const;

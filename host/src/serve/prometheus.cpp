@@ -57,6 +57,7 @@ MetricsView metrics_view(const Host& host, Metrics& metrics) {
     view.server_id = host.config().host.server_id;
     view.counters = host.counters();
     view.open_matches = host.open_matches().size();
+    view.tracked_players = host.tracked_players();
     std::map<std::string, bool> plugin_keys;
     for (const auto& slot : host.plugins()) {
         view.plugins.push_back({slot.settings.name, slot.active(), slot.stats.calls,
@@ -91,6 +92,9 @@ std::string render_prometheus(const MetricsView& view) {
                static_cast<double>(c.matches_ended));
     out.single("arbiter_open_matches", "gauge", "Matches with batches and no end yet.",
                static_cast<double>(view.open_matches));
+    out.single("arbiter_tracked_players", "gauge",
+               "Players held for assessment: those of the matches in play.",
+               static_cast<double>(view.tracked_players));
     out.single("arbiter_queue_bytes", "gauge", "Bytes received and not yet processed.",
                static_cast<double>(view.queue_bytes));
     out.single("arbiter_queue_capacity_bytes", "gauge", "serve.max_queued_bytes.",

@@ -31,6 +31,12 @@ class Aggregator {
     // Every known player, ordered by relay, match and player.
     std::vector<Assessment> assessments() const;
     std::optional<Assessment> assessment(const PlayerKey& player) const;
+    // The players of one match, in order: a range of the map, not a walk of every player.
+    std::vector<Assessment> match_assessments(const std::string& relay_id, uint64_t match_id) const;
+    // Drops the players of one match (a server, once their final assessments went out),
+    // so that memory follows the matches in play, not every match ever seen.
+    size_t forget_match(const std::string& relay_id, uint64_t match_id);
+    size_t players() const { return players_.size(); }
 
     // New rules apply to the signals already held; actions stay latched.
     void set_settings(AggregationSettings settings);

@@ -101,6 +101,15 @@ class Host {
 
     std::vector<Assessment> assessments() const;
     std::optional<Assessment> assessment(const PlayerKey& player) const;
+    std::vector<Assessment> match_assessments(const std::string& relay_id, uint64_t match_id) const;
+    // An ended match's players leave the host (a long-running server calls this once their
+    // final assessments are out; replay keeps everything to print at the end). Ignored for
+    // a match still open. The ledger keeps its own bounded memory of ended matches, so a
+    // duplicate of a forgotten match's batches is still refused.
+    void forget_match(const std::string& relay_id, uint64_t match_id);
+    // Players the aggregator holds: those of the matches in play (and, without
+    // forget_match, of every match seen).
+    size_t tracked_players() const { return aggregator_.players(); }
     const std::vector<PluginSlot>& plugins() const { return dispatcher_.slots(); }
     // The refusals among plugins(), one message each.
     std::vector<std::string> plugin_errors() const;
