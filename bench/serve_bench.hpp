@@ -3,6 +3,8 @@
 // socket while the stream runs.
 #pragma once
 
+#include <cstdint>
+
 namespace arbiter::bench {
 
 // Prints: events per second end to end over each transport, and the swap pause and

@@ -276,7 +276,8 @@ arbiter_status arbiter_host_apply_config(arbiter_host* host, const char* config_
         refresh_plugin_errors(host);
         for (const auto& report : reports) {
             if (report.ok) continue;
-            host->last_error += (host->last_error.empty() ? "" : "\n") + report.describe();
+            if (!host->last_error.empty()) host->last_error += '\n';
+            host->last_error += report.describe();
         }
         return host->last_error.empty() ? ARBITER_OK : ARBITER_ERR_REFUSED;
     });
