@@ -97,15 +97,27 @@ PluginSlot Host::prepare_plugin(const PluginSettings& settings) {
 
 ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
     PluginSlot* slot = dispatcher_.find(fresh.settings.name);
-    if (!slot || slot->settings.library != fresh.settings.library) {
+    // The config may have changed while the new version loaded. What the new instance was
+    // made from (its library, its own table, its baseline) must still be what the config
+    // says, or it is stale and the caller prepares it again; the host's own settings for it
+    // (weight, class, trip-wires) are taken as they are now, never as they were.
+    const bool stale = slot && (slot->settings.library != fresh.settings.library ||
+                                slot->settings.config != fresh.settings.config ||
+                                slot->settings.baseline != fresh.settings.baseline);
+    if (!slot || stale) {
         ReloadReport report;
         report.plugin = fresh.settings.name;
         report.change = "reload";
-        report.error = slot ? "the config changed while the new version loaded; reload it again"
+        report.stale = stale;
+        report.error = slot ? "the config changed the plugin's library, table or baseline while the new "
+                              "version loaded; it is loaded again with the config as it is now"
                             : "no plugin '" + fresh.settings.name + "' is configured any more";
-        spdlog::error("{}", report.describe());
+        spdlog::warn("{}", report.describe());
         return report;
     }
+    fresh.settings = slot->settings;
+    if (fresh.active())
+        fresh.model_class = fresh.settings.model_class.value_or(fresh.library->identity().declared_class);
     ReloadReport report = swap_in(*slot, std::move(fresh), retired);
     report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
     return report;

@@ -203,3 +203,32 @@ TEST_F(Reload, AnUnwritableSecurityLogLeavesTheOldOneInPlace) {
 }
 
 }  // namespace
+
+namespace {
+
+// A config edit made while a reload's new version loads off the event path is never
+// reverted by the swap (issue 19): host-side settings are taken as they are at the swap,
+// and a version made from a plugin table the config has since changed is not installed.
+TEST_F(Reload, TheSwapKeepsTheSettingsOfTheMomentAndRefusesAStaleVersion) {
+    Host host(config(2));
+    arbiter::host::PluginSlot prepared = host.prepare_plugin(host.plugins().at(0).settings);
+    ASSERT_EQ(host.apply_config(config(2, 0.5)).at(0).change, "settings");  // mid-load
+    ReloadReport swapped = host.install_plugin(std::move(prepared));
+    ASSERT_TRUE(swapped.ok) << swapped.describe();
+    EXPECT_DOUBLE_EQ(host.plugins().at(0).settings.weight, 0.5);
+    host.push(update(1));
+    host.push(update(1));
+    EXPECT_DOUBLE_EQ(host.assessment({"relay", 1, 1})->checks.at(0).weight, 0.5);
+
+    // Now the plugin's own table changes while a version loads: that version is stale.
+    arbiter::host::PluginSlot stale = host.prepare_plugin(host.plugins().at(0).settings);
+    ASSERT_TRUE(host.apply_config(config(5, 0.5)).at(0).ok);
+    ReloadReport refused = host.install_plugin(std::move(stale));
+    EXPECT_FALSE(refused.ok);
+    EXPECT_TRUE(refused.stale);
+    EXPECT_NE(refused.error.find("loaded again with the config as it is now"), std::string::npos);
+    // The running instance is the one with the new table (report_at = 5).
+    EXPECT_EQ(host.plugins().at(0).settings.config, config(5, 0.5).plugins.at(0).config);
+}
+
+}  // namespace

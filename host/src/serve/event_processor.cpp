@@ -201,7 +201,13 @@ void EventProcessor::start_reload(const std::string& plugin, uint64_t connection
 
 void EventProcessor::on_installed(Work& work) {
     auto retired = std::make_shared<PluginSlot>();
+    const std::string plugin = work.prepared->settings.name;
     ReloadReport report = host_.install_plugin(std::move(*work.prepared), retired.get());
+    if (report.stale) {
+        // Made from settings the config has since changed: load it again as they are now.
+        // (Each retry is a config change that landed mid-load; edits are not endless.)
+        return start_reload(plugin, work.connection);
+    }
     note_reload(report);
     // The old generation is destroyed and its library released off the event path.
     loader_.post([retired] { Host::release_retired(std::move(*retired)); });

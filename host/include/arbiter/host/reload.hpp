@@ -16,6 +16,9 @@ struct ReloadReport {
     std::string state;           // what happened to the plugin's state
     double pause_us = 0.0;       // how long the stream was held for the swap
     bool old_library_left = true;  // the old copy left memory after release
+    // install_plugin refused a prepared version made from settings the config has since
+    // changed: prepare it again from the current settings.
+    bool stale = false;
 
     std::string describe() const;
 };
