@@ -808,9 +808,26 @@ TEST_F(Serve, RefusesToStartOnAnAddressItMustNotOrCannotUse) {
     write_config(text);
     auto no_token = serve({});
     EXPECT_EQ(no_token.exit_status, 2);
-    EXPECT_NE(no_token.err.find("serve.token_file: cannot read a token from"), std::string::npos)
+    EXPECT_NE(no_token.err.find("serve.token_file: token file " + (dir_ / "no-such-token").string() +
+                                ": cannot read it"),
+              std::string::npos)
         << no_token.err;
     EXPECT_FALSE(fs::exists(relay_socket()));
+
+    // A token file others may read is no secret: refused by name (issue 19), then taken
+    // once it is the owner's alone.
+    arbiter::test::write_text(dir_ / "no-such-token", std::string(kToken) + "\n");
+    fs::permissions(dir_ / "no-such-token", fs::perms::owner_read | fs::perms::owner_write |
+                                                 fs::perms::group_read | fs::perms::others_read);
+    auto readable = serve({});
+    EXPECT_EQ(readable.exit_status, 2);
+    EXPECT_NE(readable.err.find("others may read it (mode 0644); a secret is for its owner alone"),
+              std::string::npos)
+        << readable.err;
+    fs::permissions(dir_ / "no-such-token", fs::perms::owner_read | fs::perms::owner_write);
+    ServerProcess server(config_path(), dir_.path());
+    RelayClient relay = RelayClient::connect_tcp(server.tcp_address());
+    EXPECT_NO_THROW(relay.hello("ok", kToken));
 }
 
 }  // namespace

@@ -9,19 +9,19 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "arbiter/host/file_trust.hpp"
 #include "arbiter/host/suggest.hpp"
 
 namespace arbiter::host {
 
 std::vector<uint8_t> read_plugin_baseline(const PluginSettings& settings) {
     if (settings.baseline.empty()) return {};
-    std::ifstream in(settings.baseline, std::ios::binary);
-    if (!in)
-        throw PluginError(fmt::format("{}: plugin '{}': cannot read its baseline file {}",
-                                      settings.position.str(), settings.name,
-                                      settings.baseline.string()));
-    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
-                                std::istreambuf_iterator<char>());
+    try {
+        return read_trusted_file(settings.baseline, kBaselineRules);
+    } catch (const std::exception& error) {
+        throw PluginError(fmt::format("{}: plugin '{}': {}", settings.position.str(), settings.name,
+                                      error.what()));
+    }
 }
 
 namespace {

@@ -1,5 +1,7 @@
 #include "arbiter/host/plugin_library.hpp"
 
+#include "arbiter/host/file_trust.hpp"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -136,6 +138,7 @@ PluginStore::PluginStore(const std::string& dir) {
         const char* tmp = std::getenv("TMPDIR");
         parent = tmp && *tmp ? tmp : "/tmp";
     } else {
+        if (auto problem = untrusted_own_folder(parent)) throw PluginError("host.work_dir: " + *problem);
         std::error_code error;
         std::filesystem::create_directories(parent, error);
         if (error)
@@ -175,23 +178,15 @@ PluginStore::~PluginStore() {
 
 std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
                                             const std::string& label) {
-    std::ifstream in(source, std::ios::binary);
-    if (!in)
-        throw PluginError(fmt::format("plugin '{}' ({}): cannot read the library: {}", label,
-                                      source.string(), std::strerror(errno)));
-    // One read of the whole file: through stream iterators, a byte at a time, copying the
-    // bundled plugins took most of a host's start (tens of ms for 15 MB).
-    std::vector<char> bytes;
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    in.seekg(0, std::ios::beg);
-    if (size > 0) {
-        bytes.resize(static_cast<size_t>(size));
-        in.read(bytes.data(), size);
+    // Whoever can write the library runs code here: its owner and mode are checked, and
+    // its size capped, before a byte of it is copied (file_trust.hpp).
+    std::vector<uint8_t> read;
+    try {
+        read = read_trusted_file(source, kPluginLibraryRules);
+    } catch (const std::exception& error) {
+        throw PluginError(fmt::format("plugin '{}': {}", label, error.what()));
     }
-    if (size < 0 || in.bad() || in.gcount() != size)
-        throw PluginError(
-            fmt::format("plugin '{}' ({}): cannot read the library", label, source.string()));
+    std::vector<char> bytes(read.begin(), read.end());
 
     uint64_t generation;
     {

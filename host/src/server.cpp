@@ -4,6 +4,8 @@
 // The event thread's side is serve/event_processor.cpp.
 #include "arbiter/host/server.hpp"
 
+#include "arbiter/host/file_trust.hpp"
+
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -50,10 +52,14 @@ constexpr auto kTurnedAwayGrace = std::chrono::seconds(2);
 // Compares without stopping at the first difference, so the time taken does not tell
 // a guesser how much of the token was right.
 std::string read_token_file(const std::string& path) {
-    std::ifstream in(path);
-    std::string token;
-    if (!in || !std::getline(in, token))
-        throw std::runtime_error("serve.token_file: cannot read a token from " + path);
+    std::vector<uint8_t> bytes;
+    try {
+        bytes = read_trusted_file(path, kTokenRules);
+    } catch (const std::exception& error) {
+        throw std::runtime_error(std::string("serve.token_file: ") + error.what());
+    }
+    std::string token(bytes.begin(), bytes.end());
+    token = token.substr(0, token.find('\n'));
     while (!token.empty() && (token.back() == '\r' || token.back() == ' '))
         token.pop_back();
     if (token.empty())
