@@ -1121,3 +1121,43 @@ TEST_F(Serve, EndedMatchesLeaveTheServerOnceTheirRelayHasTheFinalWord) {
     relay.send_batch(sample[5]);
     EXPECT_EQ(json::parse(relay.sync(2)).value("refused", 0u), 1u);
 }
+
+// A relay that reads nothing of what it is sent cannot grow the server's memory (issue
+// 19): past serve.max_reply_bytes the host stops reading it, and past four times that it
+// is closed with the reason, while the other relays are served on.
+TEST_F(Serve, ARelayThatReadsNothingIsLetGoBeforeItsRepliesGrowWithoutBound) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"), "max_reply_bytes = 65536\n"));
+    ServerProcess server(config_path(), dir_.path());
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strcpy(address.sun_path, relay_socket().c_str());
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    // Matches of 200 players that end at once: each end sends 200 final assessments back.
+    std::vector<uint8_t> stream = arbiter::host::wire::stream_header();
+    for (uint64_t match = 1; match <= 200; ++match) {
+        arbiter::BatchBuilder builder("mute", match);
+        builder.add(1000, 1, 0, arbiter::build::MatchStart{.game = "g", .map = "m", .rules = "r"});
+        for (uint32_t p = 1; p <= 200; ++p) builder.add(1000, 1, p, arbiter::build::PlayerJoin{});
+        builder.add(2000, 2, 0, arbiter::build::MatchEnd{});
+        arbiter::host::wire::append_frame(stream, FrameKind::batch, builder.finish());
+    }
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    for (size_t sent = 0; sent < stream.size() && std::chrono::steady_clock::now() < give_up;) {
+        // Written, never read.
+        const ssize_t n = ::send(fd, stream.data() + sent, stream.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n <= 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK) break;  // the host let go of us
+            if (server.log().find("reads nothing of what it is sent") != std::string::npos) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            continue;
+        }
+        sent += static_cast<size_t>(n);
+    }
+    EXPECT_TRUE(server.wait_for_log("reads nothing of what it is sent")) << server.log();
+    ::close(fd);
+    // Another relay is served as ever.
+    RelayClient other = RelayClient::connect_unix(relay_socket().string());
+    EXPECT_EQ(json::parse(other.sync(1)).value("batches", 1), 0);
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+}

@@ -262,6 +262,18 @@ struct Server::Impl {
             auto it = connections.find(reply.connection);
             if (it == connections.end()) continue;  // it left; the reply has nowhere to go
             Connection& connection = it->second;
+            if (connection.dead) continue;
+            // Past max_reply_bytes the host stops reading the relay; a relay that still does
+            // not read what it is sent (its matches end, its assessments pile up) is let go
+            // at four times that, with the reason logged, rather than grow memory.
+            if (!connection.control && connection.unsent() + reply.bytes.size() > 4 * settings.max_reply_bytes) {
+                spdlog::warn("serve: connection {} ({}) reads nothing of what it is sent: {} bytes "
+                             "unsent, past 4 x serve.max_reply_bytes; closing it",
+                             connection.id, connection.relay.empty() ? connection.peer : connection.relay,
+                             connection.unsent());
+                disconnect(connection, "a reader too slow for its replies");
+                continue;
+            }
             connection.out.insert(connection.out.end(), reply.bytes.begin(), reply.bytes.end());
             connection.close_after_send = connection.close_after_send || reply.close_after;
             write_to(connection);
