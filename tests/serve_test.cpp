@@ -179,7 +179,7 @@ TEST_F(Serve, StreamsALongMatchOverTcpAfterAHelloWithTheToken) {
     EXPECT_TRUE(server.tcp_address().starts_with("127.0.0.1:"));
 
     RelayClient relay = RelayClient::connect_tcp(server.tcp_address());
-    json welcome = json::parse(relay.hello("relay-eu-1", kToken));
+    json welcome = json::parse(relay.hello("sim-relay", kToken));
     EXPECT_EQ(welcome.value("server_id", ""), "serve-test");
     EXPECT_EQ(welcome.value("protocol", 0), 1);
     for (const auto& record : records)
@@ -194,7 +194,7 @@ TEST_F(Serve, StreamsALongMatchOverTcpAfterAHelloWithTheToken) {
     for (const auto& [player, assessment] : served)
         flagged += assessment.value("action", "") == "FlagForReview";
     EXPECT_EQ(flagged, 2u) << "the two speed hackers, and no honest player";
-    EXPECT_TRUE(server.wait_for_log("is relay 'relay-eu-1'"));
+    EXPECT_TRUE(server.wait_for_log("is relay 'sim-relay'"));
 }
 
 TEST_F(Serve, ServesSeveralRelaysAndMatchesAtOnceEachHearingOnlyItsOwn) {
@@ -288,7 +288,7 @@ TEST_F(Serve, RefusesAWrongOrMissingTokenAndGoesOnServingTheOthers) {
     const auto batch = builder.finish();
 
     RelayClient good = RelayClient::connect_tcp(server.tcp_address());
-    good.hello("good", kToken);
+    good.hello("relay", kToken);
 
     RelayClient wrong = RelayClient::connect_tcp(server.tcp_address());
     try {
@@ -576,7 +576,7 @@ TEST_F(Serve, SigtermDrainsEverythingReceivedFlushesTheSinksAndExits) {
     ServerProcess server(config_path(), dir_.path());
     arbiter::BatchBuilder builder("relay", 1);
     RelayClient relay = RelayClient::connect_unix(relay_socket());
-    relay.hello("draining-relay");
+    relay.hello("relay");
     const int batches = 400;
     for (int i = 0; i < batches; ++i) {
         builder.add(i * 50'000, static_cast<uint64_t>(i), 1,
@@ -880,7 +880,7 @@ TEST_F(Serve, ExposesItsMetricsToAPrometheusScrape) {
     ASSERT_TRUE(server.metrics_address().starts_with("127.0.0.1:")) << server.metrics_address();
 
     RelayClient relay = RelayClient::connect_unix(relay_socket().string());
-    relay.hello("relay-metrics", "");
+    relay.hello("sample-relay", "");
     for (const auto& record : records)
         relay.send_batch(record);
     (void)relay.sync(1);
@@ -1040,7 +1040,7 @@ TEST_F(Serve, ADrainThatFailsAStepStillEndsAndSaysSo) {
     const auto records = records_of(fs::path(SAMPLES_DIR) / "sample-match.arbev");
     ServerProcess server(config_path(), dir_.path());
     RelayClient relay = RelayClient::connect_unix(relay_socket().string());
-    relay.hello("full-disk", "");
+    relay.hello("sample-relay", "");
     for (size_t i = 0; i + 1 < records.size(); ++i)  // all but the MatchEnd: the drain ends it
         relay.send_batch(records[i]);
     (void)relay.sync(1);
@@ -1057,7 +1057,7 @@ TEST_F(Serve, ASecondSigtermDuringTheDrainExitsAtOnce) {
     ASSERT_GT(records.size(), 40u);
     ServerProcess server(config_path(), dir_.path());
     RelayClient relay = RelayClient::connect_unix(relay_socket().string());
-    relay.hello("slow", "");
+    relay.hello("sim-relay", "");
     for (size_t i = 0; i < 40; ++i)  // forty seconds of work for the slow plugin
         relay.send_batch(records[i]);
     ::kill(server.pid(), SIGTERM);
@@ -1098,7 +1098,7 @@ TEST_F(Serve, EndedMatchesLeaveTheServerOnceTheirRelayHasTheFinalWord) {
     write_config(config_text(bundled("reference")));
     ServerProcess server(config_path(), dir_.path());
     RelayClient relay = RelayClient::connect_unix(relay_socket().string());
-    relay.hello("forgetful", "");
+    relay.hello("", "");  // unnamed on the Unix socket: it may feed any relay's matches
     const auto sample = records_of(fs::path(SAMPLES_DIR) / "sample-match.arbev");
     for (const auto& record : sample) relay.send_batch(record);  // six players, ends
     arbiter::BatchBuilder open("other-relay", 5);
@@ -1160,4 +1160,51 @@ TEST_F(Serve, ARelayThatReadsNothingIsLetGoBeforeItsRepliesGrowWithoutBound) {
     RelayClient other = RelayClient::connect_unix(relay_socket().string());
     EXPECT_EQ(json::parse(other.sync(1)).value("batches", 1), 0);
     EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
+// Relays are principals (issue 19): a relay with a token of its own must give it; a
+// connection is held to the relay its hello named, so an intruder with the shared token
+// can neither feed another relay's matches nor hear its players' assessments.
+TEST_F(Serve, ARelayFeedsAndHearsItsOwnMatchesAlone) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"),
+                             "[serve.relays.eu-1]\ntoken = \"eu-1-token\"\n"));
+    ServerProcess server(config_path(), dir_.path());
+    auto position_batch = [](const std::string& relay_id, uint64_t sequence) {
+        arbiter::BatchBuilder builder(relay_id, 1, sequence);
+        builder.add(1000 + static_cast<int64_t>(sequence), 1 + sequence, 1, arbiter::build::Position{.position = {0, 0, 0}});
+        return builder.finish();
+    };
+
+    // eu-1 has a token of its own: the shared one does not stand in for it.
+    RelayClient borrowed = RelayClient::connect_tcp(server.tcp_address());
+    EXPECT_THROW(borrowed.hello("eu-1", kToken), std::runtime_error);
+    RelayClient eu = RelayClient::connect_tcp(server.tcp_address());
+    ASSERT_NO_THROW(eu.hello("eu-1", "eu-1-token"));
+    // A TCP hello must name its relay.
+    RelayClient nameless = RelayClient::connect_tcp(server.tcp_address());
+    EXPECT_THROW(nameless.hello("", kToken), std::runtime_error);
+
+    // The intruder has the shared token, and says hello as itself...
+    RelayClient intruder = RelayClient::connect_tcp(server.tcp_address());
+    ASSERT_NO_THROW(intruder.hello("intruder", kToken));
+    eu.send_batch(position_batch("eu-1", 0));
+    (void)eu.sync(1);
+    // ...then sends a batch of eu-1's match: refused, naming both.
+    intruder.send_batch(position_batch("eu-1", 1));
+    const json synced = json::parse(intruder.sync(2));
+    EXPECT_EQ(synced.value("refused", 0), 1);
+    bool named_both = false;
+    for (const auto& frame : intruder.take_received())
+        if (frame.kind == FrameKind::error)
+            named_both = parse(frame).value("error", "").find(
+                             "a batch of relay 'eu-1' over the connection of relay 'intruder'") != std::string::npos;
+    EXPECT_TRUE(named_both);
+    // eu-1's stream goes on to its end, and the final assessments reach eu-1 alone.
+    arbiter::BatchBuilder end("eu-1", 1, 1);
+    end.add(2000, 3, 1, arbiter::build::Position{.position = {0, 0, 0}});
+    end.add(2001, 3, 0, arbiter::build::MatchEnd{});
+    eu.send_batch(end.finish());
+    EXPECT_EQ(json::parse(eu.sync(3)).value("refused", 1), 0);
+    EXPECT_EQ(last_assessments(eu.take_received()).size(), 1u);
+    EXPECT_TRUE(last_assessments(intruder.take_received()).empty());
 }

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arbiter/host/event_file.hpp"
+#include "arbiter/host/ingest.hpp"
 #include "arbiter/host/progress.hpp"
 #include "arbiter/host/relay_client.hpp"
 #include "arbiter/host/untrusted_text.hpp"
@@ -37,7 +38,7 @@ constexpr const char* kUsage =
 struct SendOptions {
     std::vector<std::filesystem::path> files;
     std::string target;
-    std::string relay = "arbiter-send";
+    std::optional<std::string> relay;  // default: the relay of the first batch
     std::optional<std::string> token_file;
     bool json = false;
     bool quiet = false;
@@ -58,7 +59,7 @@ std::optional<SendOptions> parse(const std::vector<std::string>& args) {
             options.quiet = true;
         } else if (arg == "--relay" || arg == "--token-file") {
             if (i + 1 == args.size()) return fail(arg + " needs a value");
-            (arg == "--relay" ? options.relay : options.token_file.emplace()) = args[++i];
+            (arg == "--relay" ? options.relay.emplace() : options.token_file.emplace()) = args[++i];
         } else if (arg.starts_with("--")) {
             return fail("unknown option " + arg);
         } else {
@@ -94,6 +95,24 @@ std::optional<std::string> read_token(const SendOptions& options) {
     }
     if (const char* token = std::getenv("ARBITER_TOKEN")) return std::string(token);
     return std::string();
+}
+
+// The relay the recorded batches belong to: the server holds a connection to the name
+// its hello gives, so by default send says hello as the relay of the first batch.
+std::string relay_of_first_batch(const std::vector<std::filesystem::path>& files) {
+    for (const auto& file : files) {
+        try {
+            host::EventFileReader reader(file);
+            while (auto item = reader.next()) {
+                if (item->kind != host::EventFileItem::Kind::record) continue;
+                auto ingested = host::ingest_batch(item->payload, host::kMaxRecordPayload);
+                if (ingested.ok) return ingested.batch.relay_id;
+            }
+        } catch (const std::exception&) {
+            // Unreadable: reported when it is sent.
+        }
+    }
+    return "arbiter-send";
 }
 
 struct Tally {
@@ -137,7 +156,7 @@ int run_send(const std::vector<std::string>& args) {
     try {
         relay = unix_socket ? host::RelayClient::connect_unix(options->target)
                             : host::RelayClient::connect_tcp(options->target);
-        relay->hello(options->relay, *token);
+        relay->hello(options->relay.value_or(relay_of_first_batch(options->files)), *token);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "arbiter send: %s\n", error.what());
         return kExitInput;

@@ -63,10 +63,10 @@ int run_serve(const std::vector<std::string>& args) {
     if (control_socket) config->serve.control_socket = *control_socket;
     if (metrics_listen) config->serve.metrics_listen = *metrics_listen;
     if (!config->serve.tcp_listen.empty() && config->serve.token.empty() &&
-        config->serve.token_file.empty()) {
+        config->serve.token_file.empty() && config->serve.relays.empty()) {
         std::fprintf(stderr,
-                     "arbiter serve: relays over TCP must give a shared token: set serve.token or "
-                     "serve.token_file in %s\n",
+                     "arbiter serve: relays over TCP must give a token: set serve.token, "
+                     "serve.token_file or a [serve.relays.NAME] table in %s\n",
                      config_path.c_str());
         return kExitInput;
     }

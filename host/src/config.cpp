@@ -462,10 +462,32 @@ void read_serve(const toml::table& table, const std::string& file,
     if (!serve.token.empty() && !serve.token_file.empty())
         problems.push_back(reader.where(table).str() +
                            ": serve: give token or token_file, not both");
-    if (!serve.tcp_listen.empty() && serve.token.empty() && serve.token_file.empty())
+    if (const toml::table* relays = reader.table("relays")) {
+        for (const auto& [key, node] : *relays) {
+            const std::string name(key.str());
+            TableReader relay_reader(*relays, "serve.relays", file, problems);
+            const toml::table* table_of_relay = relay_reader.table(name);
+            if (!table_of_relay) continue;
+            TableReader credential(*table_of_relay, "serve.relays." + name, file, problems);
+            ServeSettings::RelayCredential entry;
+            credential.string("token", entry.token);
+            if (credential.string("token_file", entry.token_file))
+                entry.token_file = resolve_path(entry.token_file, base_dir);
+            if (name.empty() || name.size() > 64 || name.find('\0') != std::string::npos)
+                problems.push_back(credential.where(*table_of_relay).str() +
+                                   ": serve.relays: a relay's name is 1 to 64 bytes");
+            if (entry.token.empty() == entry.token_file.empty())
+                problems.push_back(credential.where(*table_of_relay).str() + ": serve.relays." + name +
+                                   ": give token or token_file (one of them)");
+            credential.reject_unknown();
+            serve.relays.emplace(name, std::move(entry));
+        }
+    }
+    if (!serve.tcp_listen.empty() && serve.token.empty() && serve.token_file.empty() && serve.relays.empty())
         reader.problem(
             *table.get("tcp_listen"), "tcp_listen",
-            "relays over TCP must give a shared token: set serve.token or serve.token_file");
+            "relays over TCP must give a token: set serve.token, serve.token_file or a "
+            "[serve.relays.NAME] table");
     reader.reject_unknown();
 }
 

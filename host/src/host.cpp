@@ -45,9 +45,16 @@ std::optional<std::string> Host::push(std::span<const uint8_t> bytes) {
     return push_batch(bytes).problem;
 }
 
-Host::PushResult Host::push_batch(std::span<const uint8_t> bytes) {
+Host::PushResult Host::push_batch(std::span<const uint8_t> bytes, std::string_view bound_relay) {
     PushResult result;
     IngestResult ingested = ingest_batch(bytes, config_.host.max_batch_bytes);
+    if (ingested.ok && !bound_relay.empty() && ingested.batch.relay_id != bound_relay) {
+        ingested.ok = false;
+        ingested.problem = fmt::format("a batch of relay '{}' over the connection of relay '{}': a relay "
+                                       "sends its own matches alone",
+                                       escape_for_message(ingested.batch.relay_id, 64),
+                                       escape_for_message(bound_relay, 64));
+    }
     if (!ingested.ok) {
         ++counters_.refused_batches;
         metrics_.add("host.batches_refused", 1);

@@ -115,7 +115,7 @@ struct Server::Impl {
 
     ServeOptions options;
     ServeSettings settings;
-    std::string token;
+    serve_protocol::Credentials credentials;
     std::string server_id;
     uint64_t max_message_bytes = 0;
     std::unique_ptr<Host> host;
@@ -141,8 +141,11 @@ struct Server::Impl {
             throw std::runtime_error(std::string("cannot create an eventfd: ") +
                                      std::strerror(errno));
         stop_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        token =
+        credentials.shared =
             !settings.token_file.empty() ? read_token_file(settings.token_file) : settings.token;
+        for (const auto& [name, credential] : settings.relays)
+            credentials.relays[name] =
+                !credential.token_file.empty() ? read_token_file(credential.token_file) : credential.token;
         server_id = config.host.server_id;
         max_message_bytes = config.host.max_batch_bytes;
         if (options.handle_signals) {
@@ -559,6 +562,8 @@ struct Server::Impl {
                     work.connection = connection.id;
                     work.offset = frame.offset;
                     work.payload = std::move(frame.payload);
+                    // A relay's batches must be its own: held to the name its hello gave.
+                    work.text = connection.relay;
                     queue.push(std::move(work));
                     break;
                 }
@@ -583,8 +588,8 @@ struct Server::Impl {
     }
 
     bool accept_hello(Connection& connection, const wire::Frame& frame) {
-        const serve_protocol::Hello hello = serve_protocol::read_hello(
-            frame.payload, connection.token_required ? std::string_view(token) : "");
+        const serve_protocol::Hello hello =
+            serve_protocol::read_hello(frame.payload, credentials, connection.token_required);
         if (!hello.accepted) {
             if (connection.token_required)
                 spdlog::warn(

@@ -251,7 +251,7 @@ TEST(Config, ServeOverTcpNeedsAToken) {
     ASSERT_EQ(problems.size(), 1u);
     EXPECT_TRUE(mentions(
         problems,
-        "server_config.toml:2:14: serve.tcp_listen: relays over TCP must give a shared token"))
+        "server_config.toml:2:14: serve.tcp_listen: relays over TCP must give a token"))
         << problems[0];
 }
 

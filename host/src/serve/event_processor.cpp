@@ -114,7 +114,7 @@ void EventProcessor::handle(Work& work) {
 
 void EventProcessor::on_batch(Work& work) {
     RelayStats& stats = relay_stats_[work.connection];
-    Host::PushResult pushed = host_.push_batch(work.payload);
+    Host::PushResult pushed = host_.push_batch(work.payload, work.text);
     if (pushed.problem) {
         ++stats.refused;
         reply(work.connection, wire::FrameKind::error,

@@ -9,6 +9,10 @@ namespace arbiter::host::serve_protocol {
 using json = nlohmann::json;
 
 Hello read_hello(std::span<const uint8_t> payload, std::string_view required_token) {
+    return read_hello(payload, Credentials{std::string(required_token), {}}, !required_token.empty());
+}
+
+Hello read_hello(std::span<const uint8_t> payload, const Credentials& credentials, bool token_required) {
     Hello hello;
     UntrustedJson parsed = parse_untrusted_json(payload, kMaxHelloBytes);
     if (!parsed.ok() || !parsed.value.is_object()) {
@@ -24,17 +28,36 @@ Hello read_hello(std::span<const uint8_t> payload, std::string_view required_tok
             return hello;
         }
     }
-    if (!required_token.empty()) {
+    const std::string name = relay.text.value_or("");
+    if (name.size() > 64 || !is_valid_utf8(name)) {
+        hello.problem = "the relay's name is at most 64 bytes of UTF-8";
+        return hello;
+    }
+    if (token_required) {
+        // The name is what every batch of the connection is held to: it must be given.
+        if (name.empty()) {
+            hello.problem = "the hello names no relay (\"relay\": \"NAME\")";
+            return hello;
+        }
         if (!token.text || token.text->empty()) {
             hello.problem = "the hello carries no token";
             return hello;
         }
-        if (!same_token(*token.text, required_token)) {
+        const auto own = credentials.relays.find(name);
+        const std::string_view expected = own != credentials.relays.end() ? std::string_view(own->second)
+                                                                         : std::string_view(credentials.shared);
+        if (expected.empty()) {
+            hello.problem = fmt::format("no relay '{}' is configured ([serve.relays.NAME]) and there is no "
+                                        "shared token",
+                                        escape_for_message(name, 64));
+            return hello;
+        }
+        if (!same_token(*token.text, expected)) {
             hello.problem = "wrong token";
             return hello;
         }
     }
-    hello.relay = relay.text.value_or("");
+    hello.relay = name;
     hello.accepted = true;
     return hello;
 }

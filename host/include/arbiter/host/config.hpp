@@ -76,6 +76,13 @@ struct ServeSettings {
     std::string tcp_listen;      // "address:port" for relays over TCP; "" = none
     bool tcp_allow_remote = false;  // without it, tcp_listen must be a loopback address
     std::string token;           // the shared token a TCP relay gives in its hello
+    // [serve.relays.NAME]: relays with a token of their own. A relay named here must give
+    // it; every batch of a connection must carry the relay name its hello gave.
+    struct RelayCredential {
+        std::string token;
+        std::string token_file;  // read at start, like token_file
+    };
+    std::map<std::string, RelayCredential> relays;
     std::string token_file;      // or a file holding it (first line); read at start
     bool unix_requires_token = false;
     std::string control_socket;  // `arbiter ctl` talks here; "" = none

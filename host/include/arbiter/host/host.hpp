@@ -60,7 +60,9 @@ class Host {
         size_t events = 0;
         bool ended_match = false;
     };
-    PushResult push_batch(std::span<const uint8_t> bytes);
+    // `bound_relay`, when not empty, is the relay the batch's source authenticated as: a
+    // batch of another relay's matches is refused (a relay feeds, and hears, its own alone).
+    PushResult push_batch(std::span<const uint8_t> bytes, std::string_view bound_relay = {});
     // A batch that has passed ingest.
     void deliver(const VerifiedBatch& batch);
     // A match ended without a MatchEnd event (its stream closed): plugins report their

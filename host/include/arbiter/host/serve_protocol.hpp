@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,8 +24,20 @@ struct Hello {
     std::string problem;  // why it was refused, fit to send back
 };
 
-// Reads a hello frame's payload: {"token": "...", "relay": "..."}, both optional strings.
-// `required_token` is empty when the transport needs no token (a Unix socket).
+// Who may say hello: the shared token, and relays with tokens of their own
+// ([serve.relays.NAME]). A relay named here must give its own token; the shared one does
+// not stand in for it.
+struct Credentials {
+    std::string shared;                          // "" = none
+    std::map<std::string, std::string> relays;  // name -> its token
+};
+
+// Reads a hello frame's payload: {"token": "...", "relay": "..."}. Where the transport
+// needs a token (TCP, or a Unix socket with unix_requires_token) the relay must name
+// itself (at most 64 bytes of UTF-8) and give its own token, or the shared one when it has
+// none of its own. Where it needs none, the name alone is taken.
+Hello read_hello(std::span<const uint8_t> payload, const Credentials& credentials, bool token_required);
+// The shared token alone ("" when the transport needs none), as before relays had their own.
 Hello read_hello(std::span<const uint8_t> payload, std::string_view required_token);
 
 // Compares in time independent of where the first difference lies.
