@@ -605,11 +605,19 @@ ServerConfig load_config(const std::filesystem::path& file, const ConfigLoadOpti
     if (!in)
         throw ConfigError(
             {file.string() + ": cannot open the config file: " + std::strerror(errno)});
-    std::stringstream text;
-    text << in.rdbuf();
+    // A config is a few kilobytes; one that is not (a link to /dev/zero, a log written over
+    // it) is refused after this much rather than read to the end.
+    constexpr size_t kMaxConfigBytes = 16 << 20;
+    std::string text;
+    char chunk[65536];
+    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+        text.append(chunk, static_cast<size_t>(in.gcount()));
+        if (text.size() > kMaxConfigBytes)
+            throw ConfigError({file.string() + ": larger than 16 MiB; not a config file"});
+    }
     if (in.bad()) throw ConfigError({file.string() + ": cannot read the config file"});
     auto base_dir = std::filesystem::absolute(file).parent_path();
-    return parse_config(text.str(), file.string(), base_dir, options);
+    return parse_config(text, file.string(), base_dir, options);
 }
 
 }  // namespace arbiter::host

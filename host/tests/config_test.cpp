@@ -203,6 +203,16 @@ TEST(Config, PluginProblems) {
     EXPECT_TRUE(mentions(problems_of("[host]\nlog_level = \"loud\"\n"), "expected one of trace"));
 }
 
+TEST(Config, AFileFarLargerThanAnyConfigIsRefusedUnread) {
+    try {
+        arbiter::host::load_config("/dev/zero");
+        FAIL() << "/dev/zero was read as a config";
+    } catch (const ConfigError& error) {
+        EXPECT_NE(std::string(error.what()).find("/dev/zero: larger than 16 MiB"), std::string::npos)
+            << error.what();
+    }
+}
+
 TEST(Config, MissingFileIsAClearError) {
     try {
         arbiter::host::load_config("/nonexistent/server_config.toml");
