@@ -39,6 +39,19 @@ void remember(void* user_data, const arbiter_assessment* assessment) {
     raised->json = assessment->json;
 }
 
+// Pushes `events` positions of one player; the counter plugin (report_at = events) must
+// have flagged that player, the host's only one.
+void expect_the_counter_flags_one_player(arbiter_host* host, int events) {
+    arbiter::BatchBuilder builder("relay", 1);
+    auto batch = positions(builder, 1, events);
+    EXPECT_EQ(arbiter_host_push(host, batch.data(), batch.size()), ARBITER_OK) << arbiter_host_last_error(host);
+    const arbiter_assessment* all = nullptr;
+    uint64_t count = 0;
+    ASSERT_EQ(arbiter_host_assessments(host, &all, &count), ARBITER_OK);
+    ASSERT_EQ(count, 1u);
+    EXPECT_EQ(all[0].action, static_cast<uint32_t>(ARBITER_ACTION_FLAG_FOR_REVIEW));
+}
+
 TEST(CApi, NullArgumentsAreRefusedNotCrashed) {
     EXPECT_EQ(arbiter_host_create(nullptr, nullptr), ARBITER_ERR_INVALID_ARGUMENT);
     arbiter_host* host = nullptr;
@@ -123,14 +136,7 @@ TEST(CApi, FailedReloadsAndConfigsKeepTheHostRunning) {
     EXPECT_EQ(arbiter_host_reload_plugin(host, "counter"), ARBITER_OK) << arbiter_host_last_error(host);
     EXPECT_EQ(arbiter_host_apply_config(host, "/nonexistent.toml"), ARBITER_ERR_CONFIG);
 
-    arbiter::BatchBuilder builder("relay", 1);
-    auto batch = positions(builder, 1, 2);
-    EXPECT_EQ(arbiter_host_push(host, batch.data(), batch.size()), ARBITER_OK);
-    const arbiter_assessment* all = nullptr;
-    uint64_t count = 0;
-    ASSERT_EQ(arbiter_host_assessments(host, &all, &count), ARBITER_OK);
-    ASSERT_EQ(count, 1u);
-    EXPECT_EQ(all[0].action, static_cast<uint32_t>(ARBITER_ACTION_FLAG_FOR_REVIEW));
+    expect_the_counter_flags_one_player(host, 2);
     arbiter_host_destroy(host);
 }
 
@@ -218,14 +224,7 @@ TEST(CApiVersion2, ARefusedPluginFailsCreateUnlessAPartialStartIsAllowed) {
         << arbiter_host_last_error(host);
     EXPECT_NE(std::string(arbiter_host_plugin_errors(host)).find("plugin 'missing'"), std::string::npos);
     // The plugin that loaded runs.
-    arbiter::BatchBuilder builder("relay", 1);
-    auto batch = positions(builder, 1, 3);
-    EXPECT_EQ(arbiter_host_push(host, batch.data(), batch.size()), ARBITER_OK);
-    const arbiter_assessment* all = nullptr;
-    uint64_t count = 0;
-    ASSERT_EQ(arbiter_host_assessments(host, &all, &count), ARBITER_OK);
-    ASSERT_EQ(count, 1u);
-    EXPECT_EQ(all[0].action, static_cast<uint32_t>(ARBITER_ACTION_FLAG_FOR_REVIEW));
+    expect_the_counter_flags_one_player(host, 3);
     arbiter_host_destroy(host);
 }
 
