@@ -6,5 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Only what this job runs: the command and the three bundled plugins (the test command
 # builds the rest, the tests among it).
-bash scripts/build.sh release arbiter arbiter_reference arbiter_lagpool arbiter_kaladin
+# The build talks on stderr, so that stdout is the assessments alone (--json: JSON Lines).
+bash scripts/build.sh release arbiter arbiter_reference arbiter_lagpool arbiter_kaladin >&2
 exec build/release/bin/arbiter replay samples/server_config.toml samples/sample-match.arbev "$@"

@@ -31,7 +31,7 @@ TEST(CheckPlugin, TheBundledPluginIsReadyToDropIn) {
     EXPECT_THAT(result.out, HasSubstr("\"exclusiveMinimum\": 0,"));
     EXPECT_THAT(result.out, HasSubstr("runs sample-match.arbev: 1201 batches"));
     EXPECT_THAT(result.out, HasSubstr("time per batch: median"));
-    EXPECT_THAT(result.out, HasSubstr("PASS  leaves memory when released"));
+    EXPECT_THAT(result.out, HasSubstr("PASS  unloads cleanly when released"));
     EXPECT_THAT(result.out, HasSubstr("verdict: OK"));
 }
 

@@ -165,7 +165,9 @@ TEST(Cli, AMistypedBundledPluginIsRefusedWithTheBundledNames) {
     const std::string config = (dir / "server_config.toml").string();
     auto result = run_command({kArbiter, "replay", config, kSampleMatch}, dir.path());
     EXPECT_EQ(result.exit_status, 3);
-    EXPECT_THAT(result.err, HasSubstr("plugin 'reference': no bundled plugin 'refrence' in "));
+    EXPECT_THAT(result.err, HasSubstr(config + ":1:10: plugin 'reference': no bundled plugin 'refrence' in "));
+    // Said again after the table: every assessment was made without it.
+    EXPECT_THAT(result.err, HasSubstr("assessed WITHOUT the refused plugin(s) reference"));
     EXPECT_THAT(result.err,
                 HasSubstr("(bundled: kaladin, lagpool, reference) (did you mean 'reference'?)"));
 }

@@ -874,7 +874,7 @@ std::optional<double> sample(const std::string& exposition, const std::string& s
 // /metrics is answered with why, and the server serves on.
 TEST_F(Serve, ExposesItsMetricsToAPrometheusScrape) {
     write_config(config_text(bundled("reference") + bundled("kaladin"),
-                             "metrics_listen = \"127.0.0.1:0\"\n"));
+                             "metrics_listen = \"127.0.0.1:0\"\nhello_timeout_ms = 300\n"));
     const auto records = records_of(fs::path(SAMPLES_DIR) / "sample-match.arbev");
     ServerProcess server(config_path(), dir_.path());
     ASSERT_TRUE(server.metrics_address().starts_with("127.0.0.1:")) << server.metrics_address();
@@ -918,6 +918,13 @@ TEST_F(Serve, ExposesItsMetricsToAPrometheusScrape) {
     EXPECT_TRUE(http_exchange(server.metrics_address(), "GET /metrics HTTP/1.1\r\nX: " +
                                                             std::string(20000, 'a'))
                     .starts_with("HTTP/1.1 431 "));
+    // A whole head over 8 KiB that arrives at once is refused too, not only one still coming.
+    EXPECT_TRUE(http_exchange(server.metrics_address(),
+                              "GET /metrics HTTP/1.1\r\nX: " + std::string(9000, 'a') + "\r\n\r\n")
+                    .starts_with("HTTP/1.1 431 "));
+    // A scrape that never finishes its request is let go (serve.hello_timeout_ms).
+    EXPECT_TRUE(http_exchange(server.metrics_address(), "GET /metrics HTTP/1.1\r\n")
+                    .starts_with("HTTP/1.1 408 Request Timeout\r\n"));
 
     // The relay was never disturbed.
     json synced = json::parse(relay.sync(2));

@@ -89,7 +89,7 @@ Outcome check_symbols(const std::filesystem::path& library) {
         worst = Outcome::warn;
     }
     if (symbols.unique.empty()) {
-        report(Outcome::pass, "no GNU unique symbols (it can leave memory on reload)");
+        report(Outcome::pass, "no GNU unique symbols (so a reload can unload it)");
     } else {
         report(Outcome::warn,
                fmt::format("{} GNU unique symbol(s) will keep it loaded after release, so a hot "
@@ -242,7 +242,7 @@ Outcome run_plugin_steps(const CheckOptions& options) {
         report(Outcome::warn, "stays in memory after release: a hot reload cannot free it");
         worst = std::max(worst, Outcome::warn);
     } else {
-        report(Outcome::pass, "leaves memory when released");
+        report(Outcome::pass, "unloads cleanly when released");
     }
     return worst;
 }

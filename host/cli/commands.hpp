@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "arbiter/host/config.hpp"
+#include "arbiter/host/host.hpp"
 
 namespace arbiter::cli {
 
@@ -35,6 +36,9 @@ int run_send(const std::vector<std::string>& args);
 // Loads a config, printing every problem to stderr; nullopt when it cannot be used.
 std::optional<host::ServerConfig> load_config_or_report(const std::string& path);
 bool has_enabled_plugin(const host::ServerConfig& config);
+// A plugin refused at load leaves its checks out of every assessment: said again last,
+// after the table, where it cannot scroll away unseen.
+void warn_refused_plugins(const host::Host& host, const char* command);
 // A config that enables no plugin would report every player Clear and exit 0 as if all
 // were well: says so on stderr and returns true, for the commands that judge players.
 bool report_if_no_plugin(const host::ServerConfig& config, const char* command);

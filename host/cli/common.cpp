@@ -30,6 +30,17 @@ std::optional<host::ServerConfig> load_config_or_report(const std::string& path)
     }
 }
 
+void warn_refused_plugins(const host::Host& host, const char* command) {
+    std::string names;
+    for (const auto& slot : host.plugins())
+        if (!slot.error.empty()) names += (names.empty() ? "" : ", ") + slot.settings.name;
+    if (names.empty()) return;
+    std::fprintf(stderr,
+                 "arbiter %s: WARNING: assessed WITHOUT the refused plugin(s) %s (see above): what "
+                 "they check is not in these assessments\n",
+                 command, names.c_str());
+}
+
 bool has_enabled_plugin(const host::ServerConfig& config) {
     for (const auto& plugin : config.plugins)
         if (plugin.enabled) return true;

@@ -111,6 +111,7 @@ int run_evaluate(const std::vector<std::string>& args) {
                  static_cast<unsigned long long>(report.refused),
                  static_cast<unsigned long long>(report.unlabelled),
                  static_cast<unsigned long long>(report.missing));
+    warn_refused_plugins(*host, "evaluate");
     if (report.unreadable_files == report.files) return kExitInput;
     if (report.unreadable_files || report.damaged || report.refused || report.unlabelled ||
         report.missing || plugins_refused)

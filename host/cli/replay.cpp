@@ -158,6 +158,7 @@ int run_replay(const std::vector<std::string>& args) {
                  static_cast<unsigned long long>(tally.damaged),
                  static_cast<unsigned long long>(tally.refused),
                  static_cast<unsigned long long>(counters.signals), assessments.size());
+    warn_refused_plugins(*host, "replay");
     if (tally.unreadable_files == options->event_files.size()) return kExitInput;
     if (tally.damaged || tally.refused || tally.unreadable_files || plugins_refused)
         return kExitPartial;

@@ -164,6 +164,8 @@ int run_send(const std::vector<std::string>& args) {
 
     Tally tally;
     std::vector<host::wire::Frame> heard;
+    std::optional<json> synced;
+    bool cut_short = false;  // the server went away (it stopped, say) before the sync's answer
     try {
         auto progress = host::progress_on_stderr(options->quiet);
         host::FileSetProgress reading(*progress, "send", options->files);
@@ -193,19 +195,19 @@ int run_send(const std::vector<std::string>& args) {
             }
         }
         // Once the sync is answered, every batch before it has been processed.
-        const json synced = json::parse(relay->sync(1), nullptr, false);
-        heard = relay->take_received();
-        if (synced.is_object() && !options->quiet)
-            std::fprintf(stderr, "arbiter send: %llu batches sent; the server processed %llu (%llu events), refused %llu\n",
-                         static_cast<unsigned long long>(tally.sent),
-                         static_cast<unsigned long long>(synced.value("batches", uint64_t{0})),
-                         static_cast<unsigned long long>(synced.value("events", uint64_t{0})),
-                         static_cast<unsigned long long>(synced.value("refused", uint64_t{0})));
+        synced = json::parse(relay->sync(1), nullptr, false);
     } catch (const std::exception& error) {
-        std::fprintf(stderr, "arbiter send: %s\n", error.what());
-        print_errors(relay->take_received(), tally);
-        return kExitInput;
+        // What the server sent before it went is still shown below.
+        std::fprintf(stderr, "arbiter send: %s; what it sent before is shown\n", error.what());
+        cut_short = true;
     }
+    heard = relay->take_received();
+    if (synced && synced->is_object())
+        std::fprintf(stderr, "arbiter send: %llu batches sent; the server processed %llu (%llu events), refused %llu\n",
+                     static_cast<unsigned long long>(tally.sent),
+                     static_cast<unsigned long long>(synced->value("batches", uint64_t{0})),
+                     static_cast<unsigned long long>(synced->value("events", uint64_t{0})),
+                     static_cast<unsigned long long>(synced->value("refused", uint64_t{0})));
     print_errors(heard, tally);
 
     // The last word on each player: assessments come as actions rise and when matches end.
@@ -246,8 +248,9 @@ int run_send(const std::vector<std::string>& args) {
     }
     std::cout.flush();
     if (tally.unreadable == options->files.size()) return kExitInput;
-    return tally.damaged || tally.refused || tally.unreadable || unreadable_assessments ? kExitPartial
-                                                                                         : kExitOk;
+    return tally.damaged || tally.refused || tally.unreadable || unreadable_assessments || cut_short
+               ? kExitPartial
+               : kExitOk;
 }
 
 }  // namespace arbiter::cli

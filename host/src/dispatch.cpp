@@ -61,7 +61,8 @@ void check_bundled_plugin_exists(const PluginSettings& settings) {
     std::string listed;
     for (const auto& name : names) listed += (listed.empty() ? "" : ", ") + name;
     throw PluginError(fmt::format(
-        "plugin '{}': no bundled plugin '{}' in {}{}{}", settings.name, wanted, dir.string(),
+        "{}: plugin '{}': no bundled plugin '{}' in {}{}{}", settings.position.str(), settings.name, wanted,
+        dir.string(),
         names.empty() ? std::string(" (the folder holds none: is Arbiter installed whole?)")
                       : " (bundled: " + listed + ")",
         did_you_mean(wanted, names)));

@@ -442,9 +442,19 @@ struct Server::Impl {
     void close_silent_connections() {
         const auto deadline = std::chrono::milliseconds(settings.hello_timeout_ms);
         for (auto& [id, connection] : connections) {
+            const auto waited = Clock::now() - connection.since;
+            // A control client or a scrape that has not finished its one request in the
+            // same time is let go too: neither may hold a descriptor for ever.
+            if (connection.control && !connection.dead && !connection.stop_reading && waited >= deadline) {
+                if (connection.http) {
+                    answer_http(connection, 408, "the request did not arrive in time\n");
+                } else {
+                    answer_control_error(connection, "the command did not arrive in time");
+                }
+                continue;
+            }
             if (connection.greeted || connection.control || connection.turned_away || connection.dead)
                 continue;
-            const auto waited = Clock::now() - connection.since;
             if (waited < deadline) continue;
             if (!connection.stop_reading) {
                 send_error(connection,
@@ -666,6 +676,8 @@ struct Server::Impl {
             return;
         }
         connection.stop_reading = true;  // one request per connection
+        if (end + 4 > serve_protocol::kMaxHttpRequestHead)
+            return answer_http(connection, 431, "the request head is larger than 8 KiB\n");
         const auto request =
             serve_protocol::parse_http_request(std::string_view(connection.control_line).substr(0, end + 2));
         if (!request.ok) return answer_http(connection, request.status, request.problem + "\n");

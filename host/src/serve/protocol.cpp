@@ -158,6 +158,7 @@ std::string http_response(int status, std::string_view content_type, std::string
                          : status == 400 ? "Bad Request"
                          : status == 404 ? "Not Found"
                          : status == 405 ? "Method Not Allowed"
+                         : status == 408 ? "Request Timeout"
                          : status == 431 ? "Request Header Fields Too Large"
                          : status == 505 ? "HTTP Version Not Supported"
                                          : "Error";
