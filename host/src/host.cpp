@@ -206,7 +206,9 @@ bool Host::close() {
         }
     };
     while (!open_matches_.empty()) {
-        auto [relay, match] = open_matches_.begin()->first;
+        // Copies, not structured bindings: clang 14 (the fuzz preset's) cannot capture those.
+        const std::string relay = open_matches_.begin()->first.first;
+        const uint64_t match = open_matches_.begin()->first.second;
         attempt(fmt::format("ending match {}/{}", escape_for_message(relay, 80), match),
                 [&] { finish_match(relay, match, false); });
         open_matches_.erase({relay, match});  // finish_match erases it first; this is for a throw before
