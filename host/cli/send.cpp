@@ -85,8 +85,9 @@ std::optional<std::string> read_token(const SendOptions& options) {
         const size_t end = head.find('\n');
         if (!in.good() && !in.eof()) head.clear();
         if (head.empty() || end == 0 || (end == std::string::npos && head.size() == 4096)) {
-            std::fprintf(stderr, "arbiter send: cannot read a token from %s (its first line, up to 4 KiB)\n",
-                         options.token_file->c_str());
+            std::fprintf(
+                stderr, "arbiter send: cannot read a token from %s (its first line, up to 4 KiB)\n",
+                options.token_file->c_str());
             return std::nullopt;
         }
         head.resize(std::min(end, head.size()));
@@ -127,9 +128,10 @@ void print_errors(const std::vector<host::wire::Frame>& frames, Tally& tally) {
         if (frame.kind != host::wire::FrameKind::error) continue;
         if (++tally.refused > kRefusalsShown) continue;
         const json error = json::parse(frame.payload, nullptr, false);
-        const std::string text = error.is_object() && error.contains("error") && error["error"].is_string()
-                                     ? error["error"].get<std::string>()
-                                     : std::string("(an unreadable error frame)");
+        const std::string text =
+            error.is_object() && error.contains("error") && error["error"].is_string()
+                ? error["error"].get<std::string>()
+                : std::string("(an unreadable error frame)");
         std::fprintf(stderr, "arbiter send: the server refused: %s\n",
                      host::escape_for_message(text, 400).c_str());
     }
@@ -147,7 +149,8 @@ int run_send(const std::vector<std::string>& args) {
     if (!token) return kExitInput;
     const bool unix_socket = options->target.find('/') != std::string::npos;
     if (!unix_socket && options->target.rfind(':') == std::string::npos) {
-        std::fprintf(stderr, "arbiter send: '%s' is neither a socket path (with a '/') nor ADDRESS:PORT\n",
+        std::fprintf(stderr,
+                     "arbiter send: '%s' is neither a socket path (with a '/') nor ADDRESS:PORT\n",
                      options->target.c_str());
         return kExitUsage;
     }
@@ -187,7 +190,8 @@ int run_send(const std::vector<std::string>& args) {
                     ++tally.damaged;
                     progress->clear_line();
                     std::fprintf(stderr, "%s: offset %llu: %s; not sent\n", file.c_str(),
-                                 static_cast<unsigned long long>(item->offset), item->problem.c_str());
+                                 static_cast<unsigned long long>(item->offset),
+                                 item->problem.c_str());
                     continue;
                 }
                 relay->send_batch(item->payload);
@@ -203,7 +207,9 @@ int run_send(const std::vector<std::string>& args) {
     }
     heard = relay->take_received();
     if (synced && synced->is_object())
-        std::fprintf(stderr, "arbiter send: %llu batches sent; the server processed %llu (%llu events), refused %llu\n",
+        std::fprintf(stderr,
+                     "arbiter send: %llu batches sent; the server processed %llu (%llu events), "
+                     "refused %llu\n",
                      static_cast<unsigned long long>(tally.sent),
                      static_cast<unsigned long long>(synced->value("batches", uint64_t{0})),
                      static_cast<unsigned long long>(synced->value("events", uint64_t{0})),
@@ -223,8 +229,9 @@ int run_send(const std::vector<std::string>& args) {
         if (frame.kind != host::wire::FrameKind::assessment) continue;
         try {
             const json a = json::parse(frame.payload);
-            auto key = std::make_tuple(a.at("relay_id").get<std::string>(), a.at("match_id").get<uint64_t>(),
-                                       a.at("player").get<uint32_t>());
+            auto key =
+                std::make_tuple(a.at("relay_id").get<std::string>(),
+                                a.at("match_id").get<uint64_t>(), a.at("player").get<uint32_t>());
             last[std::move(key)] = Row{a.value("account_id", ""), a.at("action").get<std::string>(),
                                        a.dump(-1, ' ', false, json::error_handler_t::replace),
                                        a.at("combined_score").get<double>()};
@@ -233,17 +240,20 @@ int run_send(const std::vector<std::string>& args) {
         }
     }
     if (unreadable_assessments)
-        std::fprintf(stderr, "arbiter send: %llu assessment frame(s) from the server could not be read\n",
+        std::fprintf(stderr,
+                     "arbiter send: %llu assessment frame(s) from the server could not be read\n",
                      static_cast<unsigned long long>(unreadable_assessments));
     if (options->json) {
-        for (const auto& [key, row] : last) std::cout << row.text << '\n';
+        for (const auto& [key, row] : last)
+            std::cout << row.text << '\n';
     } else {
         std::cout << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5}\n", "relay", "match",
                                  "player", "account", "action", "score");
         for (const auto& [key, row] : last)
             std::cout << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5.2f}\n",
-                                     host::escape_for_message(std::get<0>(key), 40), std::get<1>(key),
-                                     std::get<2>(key), host::escape_for_message(row.account, 40),
+                                     host::escape_for_message(std::get<0>(key), 40),
+                                     std::get<1>(key), std::get<2>(key),
+                                     host::escape_for_message(row.account, 40),
                                      host::escape_for_message(row.action, 20), row.score);
     }
     std::cout.flush();

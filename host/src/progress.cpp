@@ -34,16 +34,20 @@ std::string amount(double value, ProgressUnit unit) {
 std::string duration(double seconds) {
     if (!std::isfinite(seconds) || seconds < 0) return "?";
     const auto whole = static_cast<uint64_t>(seconds + 0.5);
-    if (whole >= 3600) return fmt::format("{}:{:02}:{:02}", whole / 3600, whole / 60 % 60, whole % 60);
+    if (whole >= 3600)
+        return fmt::format("{}:{:02}:{:02}", whole / 3600, whole / 60 % 60, whole % 60);
     if (whole >= 60) return fmt::format("{}:{:02}", whole / 60, whole % 60);
     return fmt::format("{} s", whole);
 }
 
 }  // namespace
 
-TerminalProgress::TerminalProgress(std::FILE* out, Clock clock) : out_(out), clock_(std::move(clock)) {}
+TerminalProgress::TerminalProgress(std::FILE* out, Clock clock)
+    : out_(out), clock_(std::move(clock)) {}
 
-TerminalProgress::~TerminalProgress() { finish(); }
+TerminalProgress::~TerminalProgress() {
+    finish();
+}
 
 void TerminalProgress::start(std::string_view what, uint64_t total, ProgressUnit unit) {
     finish();
@@ -85,7 +89,8 @@ std::string TerminalProgress::line(uint64_t done) const {
     const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0.0;
     std::string text = fmt::format("{:<9} ", what_);
     if (total_ > 0) {
-        const double fraction = std::min(1.0, static_cast<double>(done) / static_cast<double>(total_));
+        const double fraction =
+            std::min(1.0, static_cast<double>(done) / static_cast<double>(total_));
         const int filled = static_cast<int>(fraction * kBarWidth);
         text += fmt::format("[{:#<{}}{:.<{}}]", "", filled, "", kBarWidth - filled);
         if (unit_ == ProgressUnit::seconds_of_play)
@@ -102,7 +107,8 @@ std::string TerminalProgress::line(uint64_t done) const {
         // Seconds of play per second of work is a speed-up over real time.
         text += unit_ == ProgressUnit::seconds_of_play ? fmt::format("  {:.0f}x real time", rate)
                                                        : fmt::format("  {}/s", amount(rate, unit_));
-        if (total_ > done) text += "  " + duration(static_cast<double>(total_ - done) / rate) + " left";
+        if (total_ > done)
+            text += "  " + duration(static_cast<double>(total_ - done) / rate) + " left";
     }
     return text;
 }

@@ -11,12 +11,14 @@ namespace {
 size_t edit_distance(std::string_view a, std::string_view b) {
     const size_t columns = b.size() + 1;
     std::vector<size_t> two_back(columns), previous(columns), current(columns);
-    for (size_t j = 0; j < columns; ++j) previous[j] = j;
+    for (size_t j = 0; j < columns; ++j)
+        previous[j] = j;
     for (size_t i = 1; i <= a.size(); ++i) {
         current[0] = i;
         for (size_t j = 1; j < columns; ++j) {
             const size_t substitution = a[i - 1] == b[j - 1] ? 0 : 1;
-            current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + substitution});
+            current[j] =
+                std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + substitution});
             if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
                 current[j] = std::min(current[j], two_back[j - 2] + 1);
         }

@@ -37,7 +37,8 @@ class FileTrust : public ::testing::Test {
         return path;
     }
     std::string counter_config(const fs::path& library) const {
-        return "[plugins.counter]\nlibrary = \"" + library.string() + "\"\n[plugins.counter.config]\nreport_at = 3\n";
+        return "[plugins.counter]\nlibrary = \"" + library.string() +
+               "\"\n[plugins.counter.config]\nreport_at = 3\n";
     }
 
     fs::path dir_;
@@ -112,12 +113,14 @@ TEST_F(FileTrust, AWorkFolderThatIsALinkIsRefused) {
     EXPECT_TRUE(untrusted_own_folder(dir_ / "link"));
     EXPECT_EQ(untrusted_own_folder(dir_ / "real"), std::nullopt);
     EXPECT_EQ(untrusted_own_folder(dir_ / "absent"), std::nullopt);
-    const std::string text = "[host]\nwork_dir = \"" + (dir_ / "link").string() + "\"\n" + counter_config(COUNTER_V1);
+    const std::string text =
+        "[host]\nwork_dir = \"" + (dir_ / "link").string() + "\"\n" + counter_config(COUNTER_V1);
     try {
         Host host(parse_config(text, "server_config.toml", dir_));
         FAIL() << "a linked work folder was accepted";
     } catch (const PluginError& error) {
-        EXPECT_NE(std::string(error.what()).find("host.work_dir: "), std::string::npos) << error.what();
+        EXPECT_NE(std::string(error.what()).find("host.work_dir: "), std::string::npos)
+            << error.what();
         EXPECT_NE(std::string(error.what()).find("symbolic link"), std::string::npos);
     }
 }

@@ -54,10 +54,13 @@ TEST(Exposition, FamiliesLabelsAndPluginMetrics) {
     view.relay_connections = 2;
     view.reloads_ok = 3;
     view.plugins = {{"reference", true, 1201, 0, 2'500'000'000}, {"broken", false, 0, 0, 0}};
-    view.plugin_metrics = {{"kaladin", "signals.rate", 4, true}, {"kaladin", "tracked_matches", 1, false}};
+    view.plugin_metrics = {{"kaladin", "signals.rate", 4, true},
+                           {"kaladin", "tracked_matches", 1, false}};
     const std::string text = serve::render_prometheus(view);
 
-    auto has = [&](const std::string& line) { return text.find("\n" + line + "\n") != std::string::npos; };
+    auto has = [&](const std::string& line) {
+        return text.find("\n" + line + "\n") != std::string::npos;
+    };
     EXPECT_TRUE(has("arbiter_info{server_id=\"eu \\\"1\\\"\\\\\\n\"} 1")) << text;
     EXPECT_TRUE(has("# TYPE arbiter_batches_total counter"));
     EXPECT_TRUE(has("arbiter_batches_total 1201"));
@@ -71,7 +74,8 @@ TEST(Exposition, FamiliesLabelsAndPluginMetrics) {
     EXPECT_TRUE(has("# TYPE arbiter_plugin_metric gauge"));
     EXPECT_TRUE(has("arbiter_plugin_metric{plugin=\"kaladin\",name=\"tracked_matches\"} 1"));
     // Every family is declared once, before its samples, and the text ends a line.
-    EXPECT_EQ(text.find("# TYPE arbiter_batches_total"), text.rfind("# TYPE arbiter_batches_total"));
+    EXPECT_EQ(text.find("# TYPE arbiter_batches_total"),
+              text.rfind("# TYPE arbiter_batches_total"));
     EXPECT_TRUE(text.ends_with("\n"));
 }
 

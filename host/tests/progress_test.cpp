@@ -59,8 +59,9 @@ TEST(Progress, UnitsAndAnUnknownTotal) {
     TerminalProgress progress(out.file, clock.function());
     progress.start("simulate", 600, ProgressUnit::seconds_of_play);
     clock.now += 10s;
-    EXPECT_EQ(progress.line(300),
-              "simulate  [##########..........]  50%  300 s of 600 s of play  30x real time  10 s left");
+    EXPECT_EQ(
+        progress.line(300),
+        "simulate  [##########..........]  50%  300 s of 600 s of play  30x real time  10 s left");
     progress.start("import", 0, ProgressUnit::events);
     clock.now += 2s;
     EXPECT_EQ(progress.line(3'000'000), "import    3.00 M events  1.50 M events/s");
@@ -74,7 +75,8 @@ TEST(Progress, ShortWorkLeavesNothingAndLongWorkRedrawsAtMostTenTimesASecond) {
     Captured out;
     TerminalProgress progress(out.file, clock.function());
     progress.start("replay", 100, ProgressUnit::bytes);
-    for (int i = 0; i < 50; ++i) progress.update(static_cast<uint64_t>(i));  // no time passes
+    for (int i = 0; i < 50; ++i)
+        progress.update(static_cast<uint64_t>(i));  // no time passes
     progress.finish();
     // One draw, erased: the terminal is as it was.
     EXPECT_EQ(out.text(), "\r" + progress.line(0) + "\x1b[K\r\x1b[K");
@@ -90,7 +92,8 @@ TEST(Progress, ShortWorkLeavesNothingAndLongWorkRedrawsAtMostTenTimesASecond) {
     }
     const std::string text = long_out.text();
     size_t draws = 0;
-    for (char c : text) draws += c == '\r';
+    for (char c : text)
+        draws += c == '\r';
     EXPECT_EQ(updates, 1000);
     EXPECT_EQ(draws, 10u) << text;  // at 1 ms, then 101, 201, ... 901
     // Each draw erases what the last one left behind it.
@@ -126,14 +129,16 @@ TEST(Progress, FilesReadOneAfterAnotherAreOneStretch) {
     for (auto [name, size] : {std::pair{"a", 1000}, std::pair{"b", 3000}}) {
         std::FILE* file = std::fopen((dir / name).c_str(), "wb");
         ASSERT_NE(file, nullptr);
-        std::fwrite(std::string(static_cast<size_t>(size), 'x').data(), 1, static_cast<size_t>(size), file);
+        std::fwrite(std::string(static_cast<size_t>(size), 'x').data(), 1,
+                    static_cast<size_t>(size), file);
         std::fclose(file);
     }
     TerminalProgress progress(out.file, clock.function());
     {
         FileSetProgress files(progress, "replay", {dir / "a", dir / "missing", dir / "b"});
         clock.now += 1s;
-        EXPECT_EQ(progress.line(0).substr(0, 50), "replay    [....................]   0%  0 B of 4.0 ");
+        EXPECT_EQ(progress.line(0).substr(0, 50),
+                  "replay    [....................]   0%  0 B of 4.0 ");
         files.at(2, 1000);  // 1000 bytes into b: 2000 of 4000
         const std::string drawn = out.text();
         EXPECT_NE(drawn.find(" 50%  2.0 kB of 4.0 kB"), std::string::npos) << drawn;

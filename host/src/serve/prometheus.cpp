@@ -77,10 +77,13 @@ std::string render_prometheus(const MetricsView& view) {
     Exposition out;
     out.family("arbiter_info", "gauge", "The server, by its [host] server_id.");
     out.sample("arbiter_info", fmt::format("server_id=\"{}\"", label(view.server_id)), 1);
-    out.single("arbiter_uptime_seconds", "gauge", "Seconds since the server started.", view.uptime_s);
+    out.single("arbiter_uptime_seconds", "gauge", "Seconds since the server started.",
+               view.uptime_s);
     const HostCounters& c = view.counters;
-    out.single("arbiter_batches_total", "counter", "Batches accepted.", static_cast<double>(c.batches));
-    out.single("arbiter_events_total", "counter", "Events in accepted batches.", static_cast<double>(c.events));
+    out.single("arbiter_batches_total", "counter", "Batches accepted.",
+               static_cast<double>(c.batches));
+    out.single("arbiter_events_total", "counter", "Events in accepted batches.",
+               static_cast<double>(c.events));
     out.single("arbiter_refused_batches_total", "counter",
                "Batches refused: failed ingest, duplicates, relay time going back.",
                static_cast<double>(c.refused_batches));
@@ -103,7 +106,8 @@ std::string render_prometheus(const MetricsView& view) {
                static_cast<double>(view.relay_connections));
     out.family("arbiter_reloads_total", "counter", "Plugin reloads, by result.");
     out.sample("arbiter_reloads_total", "result=\"ok\"", static_cast<double>(view.reloads_ok));
-    out.sample("arbiter_reloads_total", "result=\"failed\"", static_cast<double>(view.reloads_failed));
+    out.sample("arbiter_reloads_total", "result=\"failed\"",
+               static_cast<double>(view.reloads_failed));
 
     auto per_plugin = [&](std::string_view name, std::string_view type, std::string_view help,
                           auto value_of) {
@@ -129,11 +133,14 @@ std::string render_prometheus(const MetricsView& view) {
         for (const auto& metric : view.plugin_metrics) {
             if (metric.counter != counter) continue;
             if (!any)
-                out.family(name, counter ? "counter" : "gauge",
-                           counter ? "What plugins count (count())." : "What plugins gauge (gauge()).");
+                out.family(
+                    name, counter ? "counter" : "gauge",
+                    counter ? "What plugins count (count())." : "What plugins gauge (gauge()).");
             any = true;
-            out.sample(name, fmt::format("plugin=\"{}\",name=\"{}\"", label(metric.plugin), label(metric.name)),
-                       metric.value);
+            out.sample(
+                name,
+                fmt::format("plugin=\"{}\",name=\"{}\"", label(metric.plugin), label(metric.name)),
+                metric.value);
         }
     }
     return out.take();

@@ -15,9 +15,9 @@
 namespace arbiter::host {
 
 struct FileRules {
-    const char* what;           // "plugin library", "token file", ... for the message
-    uint64_t max_bytes;         // larger is refused unread
-    bool secret = false;        // also refused when others may read it
+    const char* what;     // "plugin library", "token file", ... for the message
+    uint64_t max_bytes;   // larger is refused unread
+    bool secret = false;  // also refused when others may read it
 };
 
 inline constexpr FileRules kPluginLibraryRules{"plugin library", 1024ull << 20};
@@ -27,7 +27,8 @@ inline constexpr FileRules kTokenRules{"token file", 4096, true};
 // Why `path` may not be trusted under `rules`, or nothing when it may. Follows a final
 // symbolic link (a deploy tool's "current" link is common), then checks the file and
 // the folder it is in: regular file, owner, write bits, size.
-std::optional<std::string> untrusted_file(const std::filesystem::path& path, const FileRules& rules);
+std::optional<std::string> untrusted_file(const std::filesystem::path& path,
+                                          const FileRules& rules);
 
 // The whole file, after the checks above; throws std::runtime_error saying why not.
 std::vector<uint8_t> read_trusted_file(const std::filesystem::path& path, const FileRules& rules);
