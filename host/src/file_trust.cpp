@@ -32,14 +32,9 @@ bool others_may_write(const struct stat& info) {
     return (info.st_mode & S_IWGRP) && info.st_gid != ::getegid();
 }
 
-}  // namespace
-
-std::optional<std::string> untrusted_file(const std::filesystem::path& path,
-                                          const FileRules& rules) {
-    struct stat info {};
-    if (::stat(path.c_str(), &info) != 0)
-        return fmt::format("{} {}: cannot read it: {}", rules.what, path.string(),
-                           std::strerror(errno));
+// The checks on the file itself and its folder, given what stat (or fstat) said of it.
+std::optional<std::string> untrusted_file_info(const std::filesystem::path& path,
+                                               const struct stat& info, const FileRules& rules) {
     if (!S_ISREG(info.st_mode))
         return fmt::format("{} {}: not a regular file", rules.what, path.string());
     if (!owner_is_trusted(info.st_uid))
@@ -77,12 +72,34 @@ std::optional<std::string> untrusted_file(const std::filesystem::path& path,
     return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<std::string> untrusted_file(const std::filesystem::path& path,
+                                          const FileRules& rules) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0)
+        return fmt::format("{} {}: cannot read it: {}", rules.what, path.string(),
+                           std::strerror(errno));
+    return untrusted_file_info(path, info, rules);
+}
+
 std::vector<uint8_t> read_trusted_file(const std::filesystem::path& path, const FileRules& rules) {
-    if (auto problem = untrusted_file(path, rules)) throw std::runtime_error(*problem);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // Opened first, then checked through the descriptor: the file read is the file checked,
+    // whatever is renamed over the path meanwhile.
+    // O_NONBLOCK: a FIFO put in its place must not hang the open (it is refused below).
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
-        throw std::runtime_error(fmt::format("{} {}: cannot open it: {}", rules.what, path.string(),
+        throw std::runtime_error(fmt::format("{} {}: cannot read it: {}", rules.what, path.string(),
                                              std::strerror(errno)));
+    struct stat info {};
+    std::optional<std::string> problem = ::fstat(fd, &info) == 0
+                                             ? untrusted_file_info(path, info, rules)
+                                             : fmt::format("{} {}: cannot read it: {}", rules.what,
+                                                           path.string(), std::strerror(errno));
+    if (problem) {
+        ::close(fd);
+        throw std::runtime_error(*problem);
+    }
     // Read to the cap and one byte past it: a file that grew since the check is refused too.
     std::vector<uint8_t> bytes;
     uint8_t chunk[65536];

@@ -125,6 +125,8 @@ void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
 }
 
 void Host::aggregate(const std::vector<SignalRecord>& signals) {
+    // Most batches bring no signal: nothing to copy or call on the hot path.
+    if (signals.empty()) return;
     // A sink may add or remove sinks from inside its call (an embedding program changing
     // its callback from the callback): each call goes over a copy, which also keeps the
     // sink being called alive.

@@ -94,6 +94,17 @@ TEST_F(FileTrust, SizesAreCappedBeforeAndWhileReading) {
     EXPECT_THROW(read_trusted_file(file("large", 0644, "123456789"), tiny), std::runtime_error);
 }
 
+TEST_F(FileTrust, AFifoInAFilesPlaceIsRefusedWithoutWaitingForAWriter) {
+    ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0600), 0);
+    try {
+        read_trusted_file(dir_ / "pipe", kTokenRules);
+        FAIL() << "a FIFO was read as a token file";
+    } catch (const std::runtime_error& error) {
+        EXPECT_NE(std::string(error.what()).find("not a regular file"), std::string::npos)
+            << error.what();
+    }
+}
+
 TEST_F(FileTrust, ALibraryOthersMayWriteIsRefusedAndTheRestRun) {
     const fs::path open = dir_ / "arbiter-counter.so";
     fs::copy_file(COUNTER_V1, open);
