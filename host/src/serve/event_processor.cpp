@@ -225,8 +225,7 @@ void EventProcessor::on_metrics(const Work& work) {
     view.uptime_s = std::chrono::duration<double>(Clock::now() - started_).count();
     view.queue_bytes = queue_.queued_bytes();
     view.queue_capacity_bytes = queue_.capacity();
-    const json connections = json::parse(work.text, nullptr, false);
-    view.relay_connections = connections.is_array() ? connections.size() : 0;
+    view.relay_connections = work.offset;
     view.reloads_ok = reloads_ok_;
     view.reloads_failed = reloads_failed_;
     const bool head = std::string_view(reinterpret_cast<const char*>(work.payload.data()),

@@ -24,7 +24,7 @@ struct Work {
         sync,            // a relay asks to hear back once everything before is processed
         closed,          // a relay's connection ended
         control,         // an `arbiter ctl` command
-        metrics,         // a scrape of /metrics (text: the connections; payload "HEAD" or "GET")
+        metrics,         // a scrape of /metrics (offset: relays connected; payload "HEAD" or "GET")
         reload,          // reload a plugin (its file changed, or ctl asked)
         config_changed,  // server_config.toml changed (or ctl asked)
         installed,       // a new plugin generation is ready to be swapped in
@@ -33,7 +33,7 @@ struct Work {
     Kind kind = Kind::batch;
     uint64_t connection = 0;               // who asked, and who hears the reply; 0 = nobody
     std::vector<uint8_t> payload;          // batch bytes, sync payload
-    uint64_t offset = 0;                   // of the frame in its stream
+    uint64_t offset = 0;                   // of the frame in its stream; metrics: relays connected
     std::string text;                      // control command, plugin name, connections (JSON)
     std::shared_ptr<PluginSlot> prepared;  // installed
 };
