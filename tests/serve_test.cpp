@@ -524,49 +524,57 @@ TEST_F(Serve, AClientThatLeavesMidMessageLosesOnlyThatMessage) {
     EXPECT_EQ(counters.value("refused_batches", 1u), 0u);
 }
 
-TEST_F(Serve, PushesBackOnASenderFasterThanTheHostAndLosesNothing) {
-    // 1 MiB of queue, and a plugin that takes 1 ms a batch: the relay can send far faster.
+TEST_F(Serve, PushesBackOnSendersFasterThanTheHostAndLosesNothing) {
+    // 1 MiB of queue, a plugin that takes 1 ms a batch, and three relays that can each send
+    // far faster. Each read takes up to 256 KiB of frames: were the queue's bound checked
+    // once per read rather than per frame, three relays would pass it by 768 KiB.
     write_config(config_text(test_plugin("slow", "arbiter-test-slow.so", "delay_us = 1000") +
                                  test_plugin("echo", "arbiter-test-echo.so"),
                              "max_queued_bytes = 1048576\n"));
     ServerProcess server(config_path(), dir_.path());
-    arbiter::BatchBuilder builder("relay", 1);
-    std::vector<std::vector<uint8_t>> batches;
-    for (int i = 0; i < 2500; ++i) {
-        for (uint32_t player = 1; player <= 20; ++player)
-            builder.add(i * 50'000 + player, static_cast<uint64_t>(i), player,
-                        arbiter::build::Position{.position = {float(i) * 0.1f, 0, 0}});
-        batches.push_back(builder.finish());
+    constexpr int kRelays = 3;
+    constexpr int kBatches = 1000;
+    std::vector<std::vector<std::vector<uint8_t>>> streams(kRelays);
+    size_t bytes = 0, largest = 0;
+    for (int relay = 0; relay < kRelays; ++relay) {
+        arbiter::BatchBuilder builder("relay", static_cast<uint64_t>(relay + 1));
+        for (int i = 0; i < kBatches; ++i) {
+            for (uint32_t player = 1; player <= 20; ++player)
+                builder.add(i * 50'000 + player, static_cast<uint64_t>(i), player,
+                            arbiter::build::Position{.position = {float(i) * 0.1f, 0, 0}});
+            streams[relay].push_back(builder.finish());
+            bytes += streams[relay].back().size() + 16;
+            largest = std::max(largest, streams[relay].back().size());
+        }
     }
-    size_t bytes = 0;
-    for (const auto& batch : batches)
-        bytes += batch.size() + 16;
     ASSERT_GT(bytes, 2u * 1048576u) << "the stream must be larger than the queue";
 
-    std::atomic<bool> sending{true};
-    uint64_t most_queued = 0;
-    std::jthread watcher([&] {
-        while (sending) {
-            json now = status();
-            if (now.is_object())
-                most_queued = std::max<uint64_t>(most_queued, now["queue"].value("bytes", 0u));
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-    });
-    RelayClient relay = RelayClient::connect_unix(relay_socket());
-    for (const auto& batch : batches)
-        relay.send_batch(batch);
-    json synced = json::parse(relay.sync(1));
-    sending = false;
-    watcher.join();
-
-    EXPECT_EQ(synced.value("batches", 0u), batches.size());
-    EXPECT_EQ(synced.value("events", 0u), batches.size() * 20);
-    // The queue never held more than its capacity plus one read's worth.
-    EXPECT_LE(most_queued, 1048576u + 256u * 1024u + batches.front().size() + 16);
-    json connections = status()["connections"];
-    ASSERT_EQ(connections.size(), 1u);
-    EXPECT_GT(connections[0].value("held_back", 0u), 0u) << "the host never had to push back";
+    std::vector<json> synced(kRelays);
+    std::vector<RelayClient> clients;
+    for (int relay = 0; relay < kRelays; ++relay)
+        clients.push_back(RelayClient::connect_unix(relay_socket()));
+    {
+        std::vector<std::jthread> senders;
+        for (int relay = 0; relay < kRelays; ++relay)
+            senders.emplace_back([&, relay] {
+                for (const auto& batch : streams[relay])
+                    clients[relay].send_batch(batch);
+                synced[relay] = json::parse(clients[relay].sync(1));
+            });
+    }
+    json now = status();  // while the relays are still connected
+    for (int relay = 0; relay < kRelays; ++relay) {
+        EXPECT_EQ(synced[relay].value("batches", 0u), size_t(kBatches));
+        EXPECT_EQ(synced[relay].value("events", 0u), size_t(kBatches) * 20);
+    }
+    EXPECT_EQ(now["counters"].value("events", 0u), size_t(kRelays * kBatches * 20));
+    // The queue never held more than its capacity and one batch.
+    EXPECT_GT(now["queue"].value("peak_bytes", 0u), 1048576u * 3 / 4) << "the queue never filled";
+    EXPECT_LE(now["queue"].value("peak_bytes", 0u), 1048576u + largest);
+    uint64_t held_back = 0;
+    for (const auto& connection : now["connections"])
+        held_back += connection.value("held_back", 0u);
+    EXPECT_GT(held_back, 0u) << "the host never had to push back";
 }
 
 TEST_F(Serve, SigtermDrainsEverythingReceivedFlushesTheSinksAndExits) {
@@ -834,9 +842,8 @@ TEST_F(Serve, RefusesToStartOnAnAddressItMustNotOrCannotUse) {
 
 namespace {
 
-// One HTTP exchange with the metrics listener: the request's bytes as given, then every
-// byte until the server closes.
-std::string http_exchange(const std::string& address, const std::string& request) {
+// A TCP connection to 127.0.0.1 at the port of `address` ("host:port").
+int connect_loopback(const std::string& address) {
     const auto colon = address.rfind(':');
     sockaddr_in to{};
     to.sin_family = AF_INET;
@@ -845,6 +852,13 @@ std::string http_exchange(const std::string& address, const std::string& request
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0)
         throw std::runtime_error("cannot connect to " + address);
+    return fd;
+}
+
+// One HTTP exchange with the metrics listener: the request's bytes as given, then every
+// byte until the server closes.
+std::string http_exchange(const std::string& address, const std::string& request) {
+    const int fd = connect_loopback(address);
     timeval timeout{.tv_sec = 20, .tv_usec = 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     for (size_t sent = 0; sent < request.size();) {
@@ -929,6 +943,41 @@ TEST_F(Serve, ExposesItsMetricsToAPrometheusScrape) {
     // The relay was never disturbed.
     json synced = json::parse(relay.sync(2));
     EXPECT_EQ(synced.value("batches", 0u), records.size());
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
+// Scrapes and control commands are capped like relays: sixteen scrapers that connect and
+// say nothing hold their slots only until serve.hello_timeout_ms, the seventeenth is told
+// 503 at once, and relays are never kept out by them.
+TEST_F(Serve, IdleScrapersAreCappedAndLetGo) {
+    write_config(config_text(bundled("reference"),
+                             "metrics_listen = \"127.0.0.1:0\"\nhello_timeout_ms = 1500\n"));
+    ServerProcess server(config_path(), dir_.path());
+    std::vector<int> idle;
+    for (int i = 0; i < 16; ++i)
+        idle.push_back(connect_loopback(server.metrics_address()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // all accepted
+    const std::string refused =
+        http_exchange(server.metrics_address(), "GET /metrics HTTP/1.1\r\n\r\n");
+    EXPECT_TRUE(refused.starts_with("HTTP/1.1 503 Service Unavailable\r\n")) << refused;
+    EXPECT_NE(refused.find("at most 16 scrapes at once"), std::string::npos) << refused;
+
+    RelayClient relay = RelayClient::connect_unix(relay_socket().string());
+    EXPECT_NO_THROW(relay.hello("sample-relay", ""));
+    EXPECT_NO_THROW((void)relay.sync(1));
+
+    // Past the deadline the idle ones have been answered 408 and closed; a scrape gets in.
+    for (int fd : idle) {
+        timeval timeout{.tv_sec = 20, .tv_usec = 0};
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+        char buffer[512];
+        const ssize_t got = ::recv(fd, buffer, sizeof buffer, 0);
+        EXPECT_TRUE(got > 0 && std::string(buffer, static_cast<size_t>(got)).starts_with("HTTP/1.1 408"));
+        ::close(fd);
+    }
+    EXPECT_TRUE(http_exchange(server.metrics_address(), "GET /metrics HTTP/1.1\r\n\r\n")
+                    .starts_with("HTTP/1.1 200 OK\r\n"));
+    EXPECT_NE(server.log().find("turned away: the host answers at most 16 scrapes"), std::string::npos);
     EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 

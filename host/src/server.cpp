@@ -48,6 +48,9 @@ constexpr size_t kReadChunk = 256 * 1024;
 constexpr size_t kMaxTurnedAway = 64;
 // How long a turned-away relay may take to hang up before we do.
 constexpr auto kTurnedAwayGrace = std::chrono::seconds(2);
+// `arbiter ctl` clients, and scrapes, at once (each kind): each holds one request, so
+// this also bounds the commands waiting for the event thread.
+constexpr size_t kMaxControlConnections = 16;
 
 // Compares without stopping at the first difference, so the time taken does not tell
 // a guesser how much of the token was right.
@@ -107,6 +110,9 @@ struct Server::Impl {
         uint64_t frames = 0;
         uint64_t problems = 0;
         uint64_t held_back = 0;  // turns of the loop it was not read from, to push back
+        // It has frames read but not yet taken: the queue was full. Nothing more is read
+        // from it until they are (the relay is held back), so what waits is one read.
+        bool backlogged = false;
         Clock::time_point since = Clock::now();
 
         Connection(uint32_t max_payload) : decoder(max_payload) {}
@@ -144,8 +150,9 @@ struct Server::Impl {
         credentials.shared =
             !settings.token_file.empty() ? read_token_file(settings.token_file) : settings.token;
         for (const auto& [name, credential] : settings.relays)
-            credentials.relays[name] =
-                !credential.token_file.empty() ? read_token_file(credential.token_file) : credential.token;
+            credentials.relays[name] = !credential.token_file.empty()
+                                           ? read_token_file(credential.token_file)
+                                           : credential.token;
         server_id = config.host.server_id;
         max_message_bytes = config.host.max_batch_bytes;
         if (options.handle_signals) {
@@ -269,11 +276,13 @@ struct Server::Impl {
             // Past max_reply_bytes the host stops reading the relay; a relay that still does
             // not read what it is sent (its matches end, its assessments pile up) is let go
             // at four times that, with the reason logged, rather than grow memory.
-            if (!connection.control && connection.unsent() + reply.bytes.size() > 4 * settings.max_reply_bytes) {
-                spdlog::warn("serve: connection {} ({}) reads nothing of what it is sent: {} bytes "
-                             "unsent, past 4 x serve.max_reply_bytes; closing it",
-                             connection.id, connection.relay.empty() ? connection.peer : connection.relay,
-                             connection.unsent());
+            if (!connection.control &&
+                connection.unsent() + reply.bytes.size() > 4 * settings.max_reply_bytes) {
+                spdlog::warn(
+                    "serve: connection {} ({}) reads nothing of what it is sent: {} bytes "
+                    "unsent, past 4 x serve.max_reply_bytes; closing it",
+                    connection.id, connection.relay.empty() ? connection.peer : connection.relay,
+                    connection.unsent());
                 disconnect(connection, "a reader too slow for its replies");
                 continue;
             }
@@ -299,6 +308,7 @@ struct Server::Impl {
         if (watcher) add(watcher->fd(), POLLIN, 0);
         for (const auto& listener : listeners)
             add(listener.fd, POLLIN, 0);
+        take_backlogs();
         const bool room = queue.has_room();
         bool held_back = false;
         for (auto& [id, connection] : connections) {
@@ -306,7 +316,8 @@ struct Server::Impl {
             short events = 0;
             const bool may_read = !connection.stop_reading && !draining &&
                                   (connection.control || connection.turned_away ||
-                                   (room && connection.unsent() < settings.max_reply_bytes));
+                                   (room && !connection.backlogged &&
+                                    connection.unsent() < settings.max_reply_bytes));
             if (may_read) {
                 events |= POLLIN;
             } else if (!connection.stop_reading && !draining && !connection.control) {
@@ -314,7 +325,9 @@ struct Server::Impl {
                 ++connection.held_back;
             }
             if (connection.unsent() > 0) events |= POLLOUT;
-            add(connection.fd, events, id);
+            // A backlogged relay that hung up would wake the poll for ever with POLLHUP: it
+            // is left out until its frames are taken (its hang-up is seen after them).
+            add(connection.backlogged && events == 0 ? -1 : connection.fd, events, id);
         }
         // While a relay is held back, look again soon: the queue empties without a wake-up.
         int timeout = held_back ? 5 : 1000;
@@ -390,8 +403,10 @@ struct Server::Impl {
             // Before its hello a connection counts against the small pending cap, not the
             // relays' slots: only an authenticated relay takes one of those.
             const bool over_limit =
-                !control && (token_required ? pending_connections() >= settings.max_pending_connections
-                                            : relay_connections() >= settings.max_connections);
+                control
+                    ? control_connections(listener.role) >= kMaxControlConnections
+                    : (token_required ? pending_connections() >= settings.max_pending_connections
+                                      : relay_connections() >= settings.max_connections);
             if (over_limit && turned_away_connections() >= kMaxTurnedAway) {
                 ::close(fd);  // a flood: not even a reason
                 continue;
@@ -412,8 +427,10 @@ struct Server::Impl {
             if (token_required)
                 connection.decoder.set_max_payload(static_cast<uint32_t>(
                     std::min<uint64_t>(max_message_bytes, serve_protocol::kMaxHelloBytes)));
-            if (over_limit) {
-                turn_away(connection, token_required && !control);
+            if (over_limit && control) {
+                turn_away_control(connection);
+            } else if (over_limit) {
+                turn_away(connection, token_required);
             } else if (!connection.control) {
                 connection.out = wire::stream_header();
                 spdlog::info("serve: connection {} from {} over {}", id, connection.peer,
@@ -445,7 +462,8 @@ struct Server::Impl {
             const auto waited = Clock::now() - connection.since;
             // A control client or a scrape that has not finished its one request in the
             // same time is let go too: neither may hold a descriptor for ever.
-            if (connection.control && !connection.dead && !connection.stop_reading && waited >= deadline) {
+            if (connection.control && !connection.dead && !connection.stop_reading &&
+                waited >= deadline) {
                 if (connection.http) {
                     answer_http(connection, 408, "the request did not arrive in time\n");
                 } else {
@@ -453,7 +471,8 @@ struct Server::Impl {
                 }
                 continue;
             }
-            if (connection.greeted || connection.control || connection.turned_away || connection.dead)
+            if (connection.greeted || connection.control || connection.turned_away ||
+                connection.dead)
                 continue;
             if (waited < deadline) continue;
             if (!connection.stop_reading) {
@@ -462,9 +481,19 @@ struct Server::Impl {
                                        settings.hello_timeout_ms),
                            connection.decoder.bytes_fed(), true);
             } else if (waited > deadline + kTurnedAwayGrace) {
-                disconnect(connection, "no hello in time, and the reason was not taken");  // a peer that reads nothing
+                disconnect(
+                    connection,
+                    "no hello in time, and the reason was not taken");  // a peer that reads nothing
             }
         }
+    }
+    size_t control_connections(Listener::Role role) const {
+        const bool http = role == Listener::Role::metrics;
+        size_t count = 0;
+        for (const auto& [id, connection] : connections)
+            count += connection.control && connection.http == http && !connection.dead &&
+                     !connection.turned_away;
+        return count;
     }
     size_t turned_away_connections() const {
         size_t count = 0;
@@ -480,14 +509,57 @@ struct Server::Impl {
         connection.turned_away = true;
         connection.out = wire::stream_header();
         const std::string problem =
-            pending ? fmt::format("the host holds at most {} connections waiting for their hello "
-                                  "(serve.max_pending_connections); try again later",
-                                  settings.max_pending_connections)
-                    : fmt::format("the host serves at most {} relay connections at once "
-                                  "(serve.max_connections); try again later",
-                                  settings.max_connections);
+            pending ? fmt::format(
+                          "the host holds at most {} connections waiting for their hello "
+                          "(serve.max_pending_connections); try again later",
+                          settings.max_pending_connections)
+                    : fmt::format(
+                          "the host serves at most {} relay connections at once "
+                          "(serve.max_connections); try again later",
+                          settings.max_connections);
         wire::append_frame(connection.out, wire::FrameKind::error,
                            serve_protocol::error_json(problem, 0, true));
+        spdlog::warn("serve: connection {} from {} turned away: {}", connection.id, connection.peer,
+                     problem);
+        write_to(connection);
+    }
+
+    // Frames a relay sent before the queue filled are taken, in order, as room comes back,
+    // before anything more is read from anyone.
+    void take_backlogs() {
+        for (auto& [id, connection] : connections) {
+            if (!connection.backlogged || connection.dead) continue;
+            if (!queue.has_room()) return;
+            connection.backlogged = false;
+            guarded(connection, [&] { take_relay_bytes(connection, {}); });
+        }
+    }
+
+    // Nothing a peer sends may end the process. Every message is checked where it is
+    // read; this is the backstop should one check be missing: that connection alone ends.
+    template <typename Step>
+    void guarded(Connection& connection, Step step) {
+        try {
+            step();
+        } catch (const std::exception& error) {
+            spdlog::error("serve: connection {} from {}: {}; closing it", connection.id,
+                          connection.peer, error.what());
+            disconnect(connection, error.what());
+        }
+    }
+
+    // Past kMaxControlConnections of one kind: answered at once (503 for a scrape), the
+    // request read and thrown away, and closed like a turned-away relay.
+    void turn_away_control(Connection& connection) {
+        connection.turned_away = true;
+        const std::string problem =
+            fmt::format("the host answers at most {} {} at once; try again later",
+                        kMaxControlConnections, connection.http ? "scrapes" : "control commands");
+        const std::string text =
+            connection.http
+                ? serve_protocol::http_response(503, "text/plain; charset=utf-8", problem + "\n")
+                : dump_json({{"ok", false}, {"error", problem}}, 2) + "\n";
+        connection.out.assign(text.begin(), text.end());
         spdlog::warn("serve: connection {} from {} turned away: {}", connection.id, connection.peer,
                      problem);
         write_to(connection);
@@ -497,18 +569,13 @@ struct Server::Impl {
         auto it = connections.find(id);
         if (it == connections.end()) return;
         Connection& connection = it->second;
-        // Nothing a peer sends may end the process. Every message is checked where it is
-        // read; this is the backstop should one check be missing: that connection alone ends.
-        try {
+        guarded(connection, [&] {
             // Read first: a relay that sent its last batches and hung up has them waiting
-            // here even though writing to it now fails.
-            if (revents & (POLLIN | POLLHUP | POLLERR)) read_from(connection);
+            // here even though writing to it now fails. A backlogged one is not read.
+            if ((revents & (POLLIN | POLLHUP | POLLERR)) && !connection.backlogged)
+                read_from(connection);
             if (!connection.dead && (revents & POLLOUT)) write_to(connection);
-        } catch (const std::exception& error) {
-            spdlog::error("serve: connection {} from {}: {}; closing it", connection.id,
-                          connection.peer, error.what());
-            disconnect(connection, error.what());
-        }
+        });
     }
 
     // One read per wake-up (all of it when draining), so that every relay gets its turn.
@@ -530,7 +597,7 @@ struct Server::Impl {
                     take_control_bytes(connection, bytes);
                 else
                     take_relay_bytes(connection, bytes);
-                if (connection.dead || connection.stop_reading) return;
+                if (connection.dead || connection.stop_reading || connection.backlogged) return;
                 continue;
             }
             if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
@@ -542,6 +609,12 @@ struct Server::Impl {
     void take_relay_bytes(Connection& connection, std::span<const uint8_t> bytes) {
         connection.decoder.feed(bytes);
         while (!connection.dead && !connection.stop_reading) {
+            // The queue's bound is checked before each frame is taken, not once per read.
+            // A drain takes everything: it is what the relay sent before SIGTERM.
+            if (!draining && !queue.has_room()) {
+                connection.backlogged = connection.decoder.pending_bytes() > 0;
+                return;
+            }
             auto decoded = connection.decoder.next();
             if (!decoded) return;
             if (!decoded->frame) {
@@ -614,8 +687,8 @@ struct Server::Impl {
                 "the host serves at most {} relay connections at once (serve.max_connections); "
                 "try again later",
                 settings.max_connections);
-            spdlog::warn("serve: connection {} from {} turned away after its hello: {}", connection.id,
-                         connection.peer, problem);
+            spdlog::warn("serve: connection {} from {} turned away after its hello: {}",
+                         connection.id, connection.peer, problem);
             send_error(connection, problem, frame.offset, true);
             return false;
         }
@@ -678,8 +751,8 @@ struct Server::Impl {
         connection.stop_reading = true;  // one request per connection
         if (end + 4 > serve_protocol::kMaxHttpRequestHead)
             return answer_http(connection, 431, "the request head is larger than 8 KiB\n");
-        const auto request =
-            serve_protocol::parse_http_request(std::string_view(connection.control_line).substr(0, end + 2));
+        const auto request = serve_protocol::parse_http_request(
+            std::string_view(connection.control_line).substr(0, end + 2));
         if (!request.ok) return answer_http(connection, request.status, request.problem + "\n");
         Work work;
         work.kind = Work::Kind::metrics;
@@ -804,9 +877,10 @@ struct Server::Impl {
     // inside a plugin, so nothing of the host is touched; the security log writes each
     // record through as it goes, so it keeps all it was given.
     [[noreturn]] void exit_now(int signal) {
-        spdlog::warn("serve: {} again during the drain: exiting now; {} bytes of received "
-                     "batches were not processed, and the open matches were not ended",
-                     ::strsignal(signal), queue.queued_bytes());
+        spdlog::warn(
+            "serve: {} again during the drain: exiting now; {} bytes of received "
+            "batches were not processed, and the open matches were not ended",
+            ::strsignal(signal), queue.queued_bytes());
         spdlog::default_logger()->flush();
         std::_Exit(128 + signal);
     }
@@ -815,10 +889,13 @@ struct Server::Impl {
         if (draining) return;
         draining = true;
         close_listeners();
-        for (auto& [id, connection] : connections)
-            if (!connection.control && !connection.stop_reading && !connection.dead &&
-                !connection.turned_away)
-                read_from(connection);
+        for (auto& [id, connection] : connections) {
+            if (connection.control || connection.stop_reading || connection.dead ||
+                connection.turned_away)
+                continue;
+            connection.backlogged = false;  // a drain takes it all
+            guarded(connection, [&] { read_from(connection); });
+        }
         sweep();
         Work drain;
         drain.kind = Work::Kind::drain;

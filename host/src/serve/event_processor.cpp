@@ -225,6 +225,7 @@ void EventProcessor::on_metrics(const Work& work) {
     view.uptime_s = std::chrono::duration<double>(Clock::now() - started_).count();
     view.queue_bytes = queue_.queued_bytes();
     view.queue_capacity_bytes = queue_.capacity();
+    view.queue_peak_bytes = queue_.peak_bytes();
     view.relay_connections = work.offset;
     view.reloads_ok = reloads_ok_;
     view.reloads_failed = reloads_failed_;
@@ -392,7 +393,10 @@ json EventProcessor::status_json(const std::string& connections_json) const {
     return {{"server_id", host_.config().host.server_id},
             {"uptime_s", std::chrono::duration<double>(Clock::now() - started_).count()},
             {"events_per_second", events_per_second},
-            {"queue", {{"bytes", queue_.queued_bytes()}, {"capacity", queue_.capacity()}}},
+            {"queue",
+             {{"bytes", queue_.queued_bytes()},
+              {"capacity", queue_.capacity()},
+              {"peak_bytes", queue_.peak_bytes()}}},
             {"counters",
              {{"batches", counters.batches},
               {"events", counters.events},

@@ -102,6 +102,9 @@ std::string render_prometheus(const MetricsView& view) {
                static_cast<double>(view.queue_bytes));
     out.single("arbiter_queue_capacity_bytes", "gauge", "serve.max_queued_bytes.",
                static_cast<double>(view.queue_capacity_bytes));
+    out.single("arbiter_queue_peak_bytes", "gauge",
+               "The most bytes ever waiting (at most the capacity and one batch).",
+               static_cast<double>(view.queue_peak_bytes));
     out.single("arbiter_relay_connections", "gauge", "Relays connected now.",
                static_cast<double>(view.relay_connections));
     out.family("arbiter_reloads_total", "counter", "Plugin reloads, by result.");

@@ -18,7 +18,7 @@ struct MetricsView {
     HostCounters counters;
     uint64_t open_matches = 0;
     uint64_t tracked_players = 0;
-    uint64_t queue_bytes = 0, queue_capacity_bytes = 0;
+    uint64_t queue_bytes = 0, queue_capacity_bytes = 0, queue_peak_bytes = 0;
     uint64_t relay_connections = 0;
     uint64_t reloads_ok = 0, reloads_failed = 0;
     struct Plugin {

@@ -160,6 +160,7 @@ std::string http_response(int status, std::string_view content_type, std::string
                          : status == 405 ? "Method Not Allowed"
                          : status == 408 ? "Request Timeout"
                          : status == 431 ? "Request Header Fields Too Large"
+                         : status == 503 ? "Service Unavailable"
                          : status == 505 ? "HTTP Version Not Supported"
                                          : "Error";
     std::string response = fmt::format(

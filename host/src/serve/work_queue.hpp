@@ -1,9 +1,19 @@
 // What the network thread hands the event thread, in arrival order, with a bound on
-// the bytes waiting: when the queue is full the network thread stops reading, so the
-// kernel's socket buffers fill and TCP or the Unix socket pushes back on the relay.
-// Nothing received is ever dropped for want of room.
+// the bytes waiting: when the queue is full the network thread takes no further frame
+// from any relay (what it has read waits in that connection's decoder, and it reads no
+// more), so the kernel's socket buffers fill and TCP or the Unix socket pushes back on
+// the relay. Nothing received is ever dropped for want of room. The bound: the network
+// thread pushes a frame only while the queue holds less than its capacity, so the bytes
+// waiting never pass capacity + one frame (serve.max_queued_bytes + host.max_batch_bytes);
+// the one exception is a drain, which takes what the kernel already held for each relay.
+//
+// The urgent side holds commands and reload steps. It is bounded by what may ask: one
+// item per control or scrape connection (their number is capped), one reload per
+// configured plugin and one config change (a request equal to one still waiting is the
+// same request, and is not queued twice), and one `installed` per load in flight.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -46,6 +56,7 @@ class WorkQueue {
     void push(Work work) {
         std::lock_guard lock(mutex_);
         bytes_ += work.payload.size();
+        peak_bytes_ = std::max(peak_bytes_, bytes_);
         items_.push_back(std::move(work));
         ready_.notify_one();
     }
@@ -53,6 +64,13 @@ class WorkQueue {
     // that `arbiter ctl` answers and a swap happens between two batches even under load.
     void push_urgent(Work work) {
         std::lock_guard lock(mutex_);
+        if (work.connection == 0 &&
+            (work.kind == Work::Kind::reload || work.kind == Work::Kind::config_changed)) {
+            for (const Work& waiting : urgent_)
+                if (waiting.connection == 0 && waiting.kind == work.kind &&
+                    waiting.text == work.text)
+                    return;  // the file changed again before the first request was taken
+        }
         urgent_.push_back(std::move(work));
         ready_.notify_one();
     }
@@ -63,6 +81,15 @@ class WorkQueue {
     uint64_t queued_bytes() const {
         std::lock_guard lock(mutex_);
         return bytes_;
+    }
+    // The most that was ever waiting: what the bound above promises, seen from outside.
+    uint64_t peak_bytes() const {
+        std::lock_guard lock(mutex_);
+        return peak_bytes_;
+    }
+    size_t urgent_items() const {
+        std::lock_guard lock(mutex_);
+        return urgent_.size();
     }
     uint64_t capacity() const { return capacity_; }
 
@@ -84,6 +111,7 @@ class WorkQueue {
     std::deque<Work> items_;
     std::deque<Work> urgent_;
     uint64_t bytes_ = 0;
+    uint64_t peak_bytes_ = 0;
 };
 
 }  // namespace arbiter::host::serve
