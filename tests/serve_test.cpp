@@ -776,6 +776,80 @@ TEST_F(Serve, AnInvalidConfigIsRefusedWithItsPositionAndTheOldOneStays) {
     EXPECT_TRUE(json::parse(applied).value("ok", false)) << applied;
 }
 
+// A config change that adds a plugin whose creation takes seconds (a large model, say):
+// the plugin is made on the loader thread while the relay's batches flow, and the change
+// is applied in one short step between two batches.
+TEST_F(Serve, AConfigChangeLoadsItsPluginsWhileBatchesFlow) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
+    ServerProcess server(config_path(), dir_.path());
+    RelayClient relay = RelayClient::connect_unix(relay_socket().string());
+    arbiter::BatchBuilder builder("relay", 1);
+    builder.add(0, 0, 1, arbiter::build::Position{.position = {0, 0, 0}});
+    relay.send_batch(builder.finish());
+
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so") +
+                             test_plugin("model", "arbiter-test-slow.so",
+                                         "delay_us = 0\ncreate_delay_ms = 5000")));
+    ASSERT_TRUE(server.wait_for_log("reading it and loading what it adds or changes")) << server.log();
+    for (int i = 1; i <= 50; ++i) {
+        builder.add(i * 50'000, static_cast<uint64_t>(i), 1, arbiter::build::Position{.position = {0, 0, 0}});
+        relay.send_batch(builder.finish());
+    }
+    json synced = json::parse(relay.sync(1));
+    EXPECT_EQ(synced.value("batches", 0u), 51u);
+    EXPECT_EQ(server.log().find("plugin 'model': added"), std::string::npos)
+        << "the stream waited for the new plugin's creation";
+
+    ASSERT_TRUE(server.wait_for_log("plugin 'model': added")) << server.log();
+    builder.add(60 * 50'000, 60, 1, arbiter::build::Position{.position = {0, 0, 0}});
+    relay.send_batch(builder.finish());
+    (void)relay.sync(2);
+    const json now = status();  // held: a range-for over status()["plugins"] would dangle
+    bool model_called = false;
+    for (const auto& plugin : now["plugins"])
+        if (plugin.value("name", "") == "model")
+            model_called = plugin.value("active", false) && plugin.value("calls", 0u) >= 1;
+    EXPECT_TRUE(model_called) << now.dump(2);
+}
+
+// A plugin file rewritten five times while its reload loads is loaded twice, not five
+// times: one reload per plugin runs at a time, and what came meanwhile is one more.
+TEST_F(Serve, ChangesDuringAReloadAreFoldedIntoOneMore) {
+    const fs::path deployed = dir_ / "arbiter-model.so";
+    fs::copy_file(fs::path(TEST_PLUGIN_DIR) / "arbiter-test-slow.so", deployed);
+    write_config(config_text("[plugins.model]\nlibrary = \"" + deployed.string() +
+                             "\"\n[plugins.model.config]\ndelay_us = 0\ncreate_delay_ms = 3000\n"));
+    ServerProcess server(config_path(), dir_.path());
+    auto redeploy = [&] {
+        fs::copy_file(fs::path(TEST_PLUGIN_DIR) / "arbiter-test-slow.so", dir_ / "incoming.so",
+                      fs::copy_options::overwrite_existing);
+        fs::rename(dir_ / "incoming.so", deployed);
+    };
+    redeploy();
+    ASSERT_TRUE(server.wait_for_log("loading " + deployed.string() + " for a reload")) << server.log();
+    for (int i = 0; i < 5; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));  // past watch_settle_ms
+        redeploy();
+    }
+    ASSERT_TRUE(server.wait_for_log("plugin 'model': reloaded")) << server.log();
+    // The second, for everything that changed during the first.
+    for (int i = 0; i < 400; ++i) {
+        const std::string log = server.log();
+        size_t reloads = 0;
+        for (auto at = log.find("plugin 'model': reloaded"); at != std::string::npos;
+             at = log.find("plugin 'model': reloaded", at + 1))
+            ++reloads;
+        if (reloads >= 2) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    const std::string log = server.log();
+    size_t loads = 0;
+    for (auto at = log.find("for a reload, off the event path"); at != std::string::npos;
+         at = log.find("for a reload, off the event path", at + 1))
+        ++loads;
+    EXPECT_EQ(loads, 2u) << log;
+}
+
 TEST_F(Serve, CtlWithoutARunningServerSaysSo) {
     auto result = arbiter::test::run_command(
         {ARBITER_EXE, "ctl", control_socket().string(), "status"}, dir_.path());

@@ -17,16 +17,21 @@ namespace arbiter::host {
 
 std::string ReloadReport::describe() const {
     if (!ok)
-        return fmt::format("plugin '{}': {} refused, the running generation stays: {}", plugin, change, error);
+        return fmt::format("plugin '{}': {} refused, the running generation stays: {}", plugin,
+                           change, error);
     if (change == "reload")
-        return fmt::format("plugin '{}': reloaded {} -> {}; state {}; stream paused {:.0f} us{}", plugin,
-                           from_version.empty() ? "(none)" : from_version, to_version, state, pause_us,
+        return fmt::format("plugin '{}': reloaded {} -> {}; state {}; stream paused {:.0f} us{}",
+                           plugin, from_version.empty() ? "(none)" : from_version, to_version,
+                           state, pause_us,
                            old_library_left ? "" : "; WARNING: the old library is still in memory");
     if (change == "added") return fmt::format("plugin '{}': added, version {}", plugin, to_version);
-    if (change == "removed") return fmt::format("plugin '{}': removed (was version {})", plugin, from_version);
+    if (change == "removed")
+        return fmt::format("plugin '{}': removed (was version {})", plugin, from_version);
     if (change == "reconfigured")
-        return fmt::format("plugin '{}': took its new config without a reload (version {})", plugin, to_version);
-    if (plugin == "(sinks)") return "sinks: the security-event log now follows the new [sinks] settings";
+        return fmt::format("plugin '{}': took its new config without a reload (version {})", plugin,
+                           to_version);
+    if (plugin == "(sinks)")
+        return "sinks: the security-event log now follows the new [sinks] settings";
     return fmt::format("plugin '{}': new weight, class or trip-wire setting applied", plugin);
 }
 
@@ -53,16 +58,19 @@ ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* ret
         if (auto blob = slot.instance->save_state(error)) {
             auto restored = fresh.instance->restore_state(*blob);
             report.state = restored.ok() ? fmt::format("carried ({} bytes)", blob->size())
-                                         : fmt::format("started fresh (the new version refused the old "
-                                                       "state with {}: {})",
-                                                       status_name(restored.status), restored.error);
+                                         : fmt::format(
+                                               "started fresh (the new version refused the old "
+                                               "state with {}: {})",
+                                               status_name(restored.status), restored.error);
         } else {
-            report.state = "started fresh (the old instance could not save its state: " + error + ")";
+            report.state =
+                "started fresh (the old instance could not save its state: " + error + ")";
         }
     }
     std::swap(slot, fresh);
     slot.stats = fresh.stats;  // the plugin's call counts go on across versions
-    report.pause_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    report.pause_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
 
     // Off the event path: the old generation goes, and must leave memory.
     if (retired) {
@@ -85,9 +93,10 @@ bool Host::release_retired(PluginSlot retired) {
     retired.library.reset();
     const bool left = !library_still_resident(copy);
     if (!left)
-        spdlog::warn("plugin '{}': the old version's library {} is still in memory after its release "
-                     "(a thread or a unique symbol of its own keeps it)",
-                     name, copy.filename().string());
+        spdlog::warn(
+            "plugin '{}': the old version's library {} is still in memory after its release "
+            "(a thread or a unique symbol of its own keeps it)",
+            name, copy.filename().string());
     return left;
 }
 
@@ -109,15 +118,17 @@ ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
         report.plugin = fresh.settings.name;
         report.change = "reload";
         report.stale = stale;
-        report.error = slot ? "the config changed the plugin's library, table or baseline while the new "
-                              "version loaded; it is loaded again with the config as it is now"
-                            : "no plugin '" + fresh.settings.name + "' is configured any more";
+        report.error =
+            slot ? "the config changed the plugin's library, table or baseline while the new "
+                   "version loaded; it is loaded again with the config as it is now"
+                 : "no plugin '" + fresh.settings.name + "' is configured any more";
         spdlog::warn("{}", report.describe());
         return report;
     }
     fresh.settings = slot->settings;
     if (fresh.active())
-        fresh.model_class = fresh.settings.model_class.value_or(fresh.library->identity().declared_class);
+        fresh.model_class =
+            fresh.settings.model_class.value_or(fresh.library->identity().declared_class);
     ReloadReport report = swap_in(*slot, std::move(fresh), retired);
     report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
     return report;
@@ -137,14 +148,86 @@ ReloadReport Host::reload_plugin(const std::string& name) {
     return report;
 }
 
-std::vector<ReloadReport> Host::apply_config(ServerConfig next) {
+namespace {
+
+// What a config change does to one enabled plugin.
+enum class ConfigStep {
+    load,         // load it afresh: it is new, or its library (or its table, without
+                  // the capability to take one live) changed, or it is not running
+    keep,         // the same library and table: at most new host-side settings
+    reconfigure,  // a new table or baseline, taken live through configure
+};
+
+ConfigStep step_for(const PluginSettings* running, bool active, bool can_reconfigure,
+                    const PluginSettings& wanted) {
+    if (!running || !active || running->library != wanted.library) return ConfigStep::load;
+    if (running->config == wanted.config && running->baseline == wanted.baseline)
+        return ConfigStep::keep;
+    return can_reconfigure ? ConfigStep::reconfigure : ConfigStep::load;
+}
+
+// Whether `slot` was made from what `settings` name: the same library, table and baseline.
+bool made_from(const PluginSlot& slot, const PluginSettings& settings) {
+    return slot.settings.name == settings.name && slot.settings.library == settings.library &&
+           slot.settings.config == settings.config && slot.settings.baseline == settings.baseline;
+}
+
+}  // namespace
+
+std::vector<Host::RunningPlugin> Host::running_plugins() const {
+    std::vector<RunningPlugin> running;
+    for (const auto& slot : dispatcher_.slots())
+        running.push_back(
+            {.settings = slot.settings,
+             .active = slot.active(),
+             .can_reconfigure = slot.active() && slot.library->has(ARB_CAP_RECONFIGURE)});
+    return running;
+}
+
+std::vector<PluginSettings> Host::plugins_to_load(const std::vector<RunningPlugin>& running,
+                                                  const ServerConfig& next) {
+    std::vector<PluginSettings> loads;
+    for (const PluginSettings& wanted : next.plugins) {
+        if (!wanted.enabled) continue;
+        auto it = std::find_if(running.begin(), running.end(), [&](const RunningPlugin& r) {
+            return r.settings.name == wanted.name;
+        });
+        const bool found = it != running.end();
+        if (step_for(found ? &it->settings : nullptr, found && it->active,
+                     found && it->can_reconfigure, wanted) == ConfigStep::load)
+            loads.push_back(wanted);
+    }
+    return loads;
+}
+
+std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<PluginSlot>* prepared,
+                                             std::vector<PluginSlot>* retired) {
     std::vector<ReloadReport> reports;
+    // A fresh generation of a plugin: the one prepared off the event path, else loaded now.
+    auto fresh_slot = [&](const PluginSettings& settings) {
+        if (prepared) {
+            auto it = std::find_if(prepared->begin(), prepared->end(), [&](const PluginSlot& slot) {
+                return made_from(slot, settings);
+            });
+            if (it != prepared->end()) {
+                PluginSlot slot = std::move(*it);
+                prepared->erase(it);
+                slot.settings = settings;
+                if (slot.active())
+                    slot.model_class =
+                        settings.model_class.value_or(slot.library->identity().declared_class);
+                return slot;
+            }
+        }
+        return load_plugin_slot(settings, store_, metrics_);
+    };
     aggregator_.set_settings(next.aggregation);
 
-    const bool sinks_changed = next.sinks.security_log != config_.sinks.security_log ||
-                               next.sinks.report_threshold != config_.sinks.report_threshold ||
-                               next.host.server_id != config_.host.server_id ||
-                               next.aggregation.review_threshold != config_.aggregation.review_threshold;
+    const bool sinks_changed =
+        next.sinks.security_log != config_.sinks.security_log ||
+        next.sinks.report_threshold != config_.sinks.report_threshold ||
+        next.host.server_id != config_.host.server_id ||
+        next.aggregation.review_threshold != config_.aggregation.review_threshold;
     if (next.host.work_dir != config_.host.work_dir)
         spdlog::warn("host.work_dir changed: it takes effect at the next start, not on a reload");
     next.host.work_dir = config_.host.work_dir;
@@ -169,7 +252,7 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next) {
             continue;
         }
         if (!old) {
-            PluginSlot fresh = load_plugin_slot(settings, store_, metrics_);
+            PluginSlot fresh = fresh_slot(settings);
             report.change = "added";
             report.ok = fresh.active();
             report.error = fresh.error;
@@ -179,20 +262,22 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next) {
             continue;
         }
         PluginSlot slot = std::move(*old);
-        const bool same_library = slot.settings.library == settings.library;
-        const bool same_table = slot.settings.config == settings.config && slot.settings.baseline == settings.baseline;
-        if (slot.active() && same_library && same_table) {
+        const ConfigStep step =
+            step_for(&slot.settings, slot.active(),
+                     slot.active() && slot.library->has(ARB_CAP_RECONFIGURE), settings);
+        if (step == ConfigStep::keep) {
             const bool changed = slot.settings.weight != settings.weight ||
                                  slot.settings.model_class != settings.model_class ||
                                  slot.settings.tripwires != settings.tripwires;
             slot.settings = settings;
-            slot.model_class = settings.model_class.value_or(slot.library->identity().declared_class);
+            slot.model_class =
+                settings.model_class.value_or(slot.library->identity().declared_class);
             if (changed) {
                 report.change = "settings";
                 report.ok = true;
                 reports.push_back(report);
             }
-        } else if (slot.active() && same_library && slot.library->has(ARB_CAP_RECONFIGURE)) {
+        } else if (step == ConfigStep::reconfigure) {
             report.change = "reconfigured";
             report.to_version = slot.library->identity().version;
             try {
@@ -202,18 +287,21 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next) {
                     report.error = describe_config_refusal(settings, result.error);
                 else if (!result.ok())
                     report.error = fmt::format("{}: plugin '{}': configure failed with {}: {}",
-                                               settings.position.str(), settings.name, status_name(result.status),
-                                               result.error);
+                                               settings.position.str(), settings.name,
+                                               status_name(result.status), result.error);
             } catch (const PluginError& error) {
                 report.error = error.what();
             }
             if (report.ok) {
                 slot.settings = settings;
-                slot.model_class = settings.model_class.value_or(slot.library->identity().declared_class);
+                slot.model_class =
+                    settings.model_class.value_or(slot.library->identity().declared_class);
             }
             reports.push_back(report);
         } else {
-            report = swap_in(slot, load_plugin_slot(settings, store_, metrics_));
+            PluginSlot replaced;
+            report = swap_in(slot, fresh_slot(settings), retired ? &replaced : nullptr);
+            if (retired && replaced.library) retired->push_back(std::move(replaced));
             reports.push_back(report);
         }
         slots.push_back(std::move(slot));
@@ -226,7 +314,12 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next) {
         if (gone.active()) report.from_version = gone.library->identity().version;
         reports.push_back(report);
     }
-    old_slots.clear();  // destroys the removed plugins' instances and releases their libraries
+    // The removed plugins' instances are destroyed and their libraries released: off the
+    // event path when the caller asked, else now.
+    if (retired)
+        for (PluginSlot& gone : old_slots)
+            retired->push_back(std::move(gone));
+    old_slots.clear();
     dispatcher_.set_slots(std::move(slots));
 
     if (sinks_changed) {
@@ -239,9 +332,9 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next) {
         report.ok = true;
         try {
             if (!next.sinks.security_log.empty())
-                replacement = std::make_shared<SecurityEventLog>(next.sinks.security_log, next.host.server_id,
-                                                                 next.sinks.report_threshold,
-                                                                 next.aggregation.review_threshold);
+                replacement = std::make_shared<SecurityEventLog>(
+                    next.sinks.security_log, next.host.server_id, next.sinks.report_threshold,
+                    next.aggregation.review_threshold);
         } catch (const std::exception& error) {
             report.ok = false;
             report.error = error.what();
@@ -250,7 +343,8 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next) {
         if (report.ok) {
             if (security_log_) {
                 security_log_->flush();
-                sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), security_log_), sinks_.end());
+                sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), security_log_),
+                             sinks_.end());
             }
             security_log_ = replacement;
             if (security_log_) add_sink(security_log_);

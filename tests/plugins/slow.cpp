@@ -1,6 +1,8 @@
 // A plugin slower than any relay: it sleeps `delay_us` (default 1000) on every batch and
 // reports nothing. The serve tests use it to make the host fall behind a fast sender,
 // so that push-back, a SIGTERM with events queued and a swap under load really happen.
+// `create_delay_ms` (default 0) makes its creation slow too, as a plugin that loads a
+// large model is: a load of it must not hold the stream.
 #include <chrono>
 #include <thread>
 
@@ -19,7 +21,10 @@ class Slow final : public arbiter::Analyzer {
     explicit Slow(const arbiter::Context& context)
         : Analyzer(context),
           delay_(context.config.integer("delay_us", 1000, arbiter::Range::between(0, 1'000'000))) {
+        const int64_t create_delay_ms =
+            context.config.integer("create_delay_ms", 0, arbiter::Range::between(0, 60'000));
         context.config.reject_unknown_keys();
+        std::this_thread::sleep_for(std::chrono::milliseconds(create_delay_ms));
     }
 
     void on_batch(const arbiter::Batch&, arbiter::Signals&) override {

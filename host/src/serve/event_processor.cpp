@@ -102,11 +102,13 @@ void EventProcessor::handle(Work& work) {
         case Work::Kind::metrics:
             return on_metrics(work);
         case Work::Kind::reload:
-            return start_reload(work.text, work.connection);
+            return request_reload(work.text, work.connection);
         case Work::Kind::config_changed:
-            return apply_config_file(work.connection);
+            return request_config(work.connection);
         case Work::Kind::installed:
             return on_installed(work);
+        case Work::Kind::config_loaded:
+            return on_config_loaded(work);
         case Work::Kind::drain:
             return drain();
     }
@@ -160,19 +162,60 @@ void EventProcessor::on_control(const Work& work) {
             return answer(list);
         }
         case ControlVerb::reload_config:
-            return apply_config_file(work.connection);
+            return request_config(work.connection);
         case ControlVerb::reload_plugin:
-            return start_reload(request.argument, work.connection);
+            return request_reload(request.argument, work.connection);
         case ControlVerb::unknown:
             return answer({{"ok", false}, {"error", request.problem}});
     }
 }
 
-void EventProcessor::start_reload(const std::string& plugin, uint64_t connection) {
-    const PluginSlot* slot = nullptr;
-    for (const auto& candidate : host_.plugins())
-        if (candidate.settings.name == plugin) slot = &candidate;
-    if (!slot) {
+bool EventProcessor::LoadInFlight::request(uint64_t connection) {
+    // Kept bounded: a client that asks and hangs up, over and over, is not remembered for
+    // ever (ctl clients are at most 16 at once; the oldest waiting ones are gone).
+    constexpr size_t kMaxWaiting = 64;
+    auto& list = busy ? answer_next : answer_to;
+    if (!busy) list.clear();
+    if (connection != 0) list.push_back(connection);
+    if (list.size() > kMaxWaiting) list.erase(list.begin());
+    if (busy) {
+        again = true;
+        return false;
+    }
+    busy = true;
+    return true;
+}
+
+std::vector<uint64_t> EventProcessor::LoadInFlight::finish(bool& start_again) {
+    std::vector<uint64_t> done = std::move(answer_to);
+    answer_to.clear();
+    start_again = again;
+    busy = again;
+    again = false;
+    if (start_again) answer_to = std::exchange(answer_next, {});
+    return done;
+}
+
+void EventProcessor::answer_all(const std::vector<uint64_t>& connections, const json& answer) {
+    for (uint64_t connection : connections)
+        answer_control(connection, answer);
+}
+
+void EventProcessor::release_off_the_event_path(std::vector<PluginSlot> retired) {
+    if (retired.empty()) return;
+    auto slots = std::make_shared<std::vector<PluginSlot>>(std::move(retired));
+    loader_.post([slots] {
+        for (PluginSlot& slot : *slots)
+            Host::release_retired(std::move(slot));
+    });
+}
+
+void EventProcessor::request_reload(const std::string& plugin, uint64_t connection) {
+    const bool configured =
+        std::any_of(host_.plugins().begin(), host_.plugins().end(),
+                    [&](const PluginSlot& slot) { return slot.settings.name == plugin; });
+    if (!configured && !reloads_[plugin].busy) {
+        reloads_.erase(plugin);
         ReloadReport report;
         report.plugin = plugin;
         report.change = "reload";
@@ -181,13 +224,29 @@ void EventProcessor::start_reload(const std::string& plugin, uint64_t connection
         answer_control(connection, {{"ok", false}, {"reports", {report_json(report)}}});
         return;
     }
+    if (reloads_[plugin].request(connection)) start_reload(plugin);
+}
+
+void EventProcessor::start_reload(const std::string& plugin) {
+    const PluginSlot* slot = nullptr;
+    for (const auto& candidate : host_.plugins())
+        if (candidate.settings.name == plugin) slot = &candidate;
+    if (!slot) {
+        // Removed by a config change while a reload of it waited.
+        bool again = false;
+        const auto waiting = reloads_[plugin].finish(again);
+        reloads_.erase(plugin);
+        answer_all(waiting,
+                   {{"ok", false}, {"error", "no plugin '" + plugin + "' is configured any more"}});
+        return;
+    }
     spdlog::info("plugin '{}': loading {} for a reload, off the event path", plugin,
                  slot->settings.library.string());
     // The slow half on the loader thread; the swap comes back here as `installed`.
-    loader_.post([this, settings = slot->settings, connection] {
+    loader_.post([this, settings = slot->settings] {
         Work done;
         done.kind = Work::Kind::installed;
-        done.connection = connection;
+        done.text = settings.name;
         try {
             done.prepared = std::make_shared<PluginSlot>(host_.prepare_plugin(settings));
         } catch (const std::exception& error) {
@@ -200,18 +259,26 @@ void EventProcessor::start_reload(const std::string& plugin, uint64_t connection
 }
 
 void EventProcessor::on_installed(Work& work) {
-    auto retired = std::make_shared<PluginSlot>();
-    const std::string plugin = work.prepared->settings.name;
-    ReloadReport report = host_.install_plugin(std::move(*work.prepared), retired.get());
+    const std::string plugin = work.text;
+    PluginSlot retired;
+    ReloadReport report = host_.install_plugin(std::move(*work.prepared), &retired);
     if (report.stale) {
         // Made from settings the config has since changed: load it again as they are now.
         // (Each retry is a config change that landed mid-load; edits are not endless.)
-        return start_reload(plugin, work.connection);
+        return start_reload(plugin);
     }
     note_reload(report);
     // The old generation is destroyed and its library released off the event path.
-    loader_.post([retired] { Host::release_retired(std::move(*retired)); });
-    answer_control(work.connection, {{"ok", report.ok}, {"reports", {report_json(report)}}});
+    std::vector<PluginSlot> old;
+    if (retired.library) old.push_back(std::move(retired));
+    release_off_the_event_path(std::move(old));
+    bool again = false;
+    answer_all(reloads_[plugin].finish(again),
+               {{"ok", report.ok}, {"reports", {report_json(report)}}});
+    if (again)
+        start_reload(plugin);  // the file changed (or was asked for) again during the load
+    else
+        reloads_.erase(plugin);
 }
 
 void EventProcessor::note_reload(const ReloadReport& report) {
@@ -231,18 +298,78 @@ void EventProcessor::on_metrics(const Work& work) {
     view.reloads_failed = reloads_failed_;
     const bool head = std::string_view(reinterpret_cast<const char*>(work.payload.data()),
                                        work.payload.size()) == "HEAD";
-    const std::string text = serve_protocol::http_response(200, kPrometheusContentType,
-                                                           render_prometheus(view), head);
-    outbox_.post(Reply{.connection = work.connection,
-                       .bytes = {text.begin(), text.end()},
-                       .close_after = true});
+    const std::string text =
+        serve_protocol::http_response(200, kPrometheusContentType, render_prometheus(view), head);
+    outbox_.post(Reply{
+        .connection = work.connection, .bytes = {text.begin(), text.end()}, .close_after = true});
 }
 
-void EventProcessor::apply_config_file(uint64_t connection) {
+void EventProcessor::request_config(uint64_t connection) {
+    if (config_load_.request(connection)) start_config_load();
+}
+
+// Reading the file and loading what it adds or changes are the slow part: they run on the
+// loader thread while batches flow, and come back as `config_loaded`.
+void EventProcessor::start_config_load() {
+    spdlog::info("{}: reading it and loading what it adds or changes, off the event path",
+                 host_.config().file.string());
+    loader_.post([this, file = host_.config().file, running = host_.running_plugins()] {
+        auto load = std::make_shared<ConfigLoad>();
+        try {
+            load->next = load_config(file, options_);
+            for (const PluginSettings& settings : Host::plugins_to_load(running, *load->next)) {
+                try {
+                    load->prepared.push_back(host_.prepare_plugin(settings));
+                } catch (const std::exception& error) {
+                    PluginSlot refused;
+                    refused.settings = settings;
+                    refused.error = fmt::format("plugin '{}': {}", settings.name, error.what());
+                    load->prepared.push_back(std::move(refused));
+                }
+            }
+        } catch (const ConfigError& error) {
+            load->next.reset();
+            load->problems = error.problems();
+        } catch (const std::exception& error) {
+            load->next.reset();
+            load->problems = {file.string() + ": " + error.what()};
+        }
+        Work done;
+        done.kind = Work::Kind::config_loaded;
+        done.config = std::move(load);
+        queue_.push_urgent(std::move(done));
+    });
+}
+
+void EventProcessor::on_config_loaded(Work& work) {
+    ConfigLoad& load = *work.config;
     const auto file = host_.config().file;
     json answer = {{"ok", false}, {"config", file.string()}};
-    try {
-        ServerConfig next = load_config(file, options_);
+    if (!load.next) {
+        // The old config stays, whole.
+        for (const auto& problem : load.problems)
+            spdlog::error("{} (the config was not applied; the old one stays)", problem);
+        answer["error"] = "the config has errors and was not applied; the old one stays";
+        answer["problems"] = load.problems;
+    } else {
+        ServerConfig next = std::move(*load.next);
+        // A plugin reload may have swapped a generation in while this loaded, so that the
+        // plugins to load are no longer those prepared: load again rather than load here.
+        for (const PluginSettings& needed : Host::plugins_to_load(host_.running_plugins(), next)) {
+            const bool have = std::any_of(load.prepared.begin(), load.prepared.end(),
+                                          [&](const PluginSlot& slot) {
+                                              return slot.settings.name == needed.name &&
+                                                     slot.settings.library == needed.library &&
+                                                     slot.settings.config == needed.config &&
+                                                     slot.settings.baseline == needed.baseline;
+                                          });
+            if (!have) {
+                spdlog::info("{}: plugin '{}' changed while the config loaded; loading it again",
+                             file.string(), needed.name);
+                release_off_the_event_path(std::move(load.prepared));
+                return start_config_load();
+            }
+        }
         if (next.serve.unix_socket != host_.config().serve.unix_socket ||
             next.serve.tcp_listen != host_.config().serve.tcp_listen ||
             next.serve.control_socket != host_.config().serve.control_socket ||
@@ -253,22 +380,22 @@ void EventProcessor::apply_config_file(uint64_t connection) {
         spdlog::info("{}: changed; applying it", file.string());
         json reports = json::array();
         bool all_ok = true;
-        for (const auto& report : host_.apply_config(std::move(next))) {
+        std::vector<PluginSlot> retired;
+        for (const auto& report : host_.apply_config(std::move(next), &load.prepared, &retired)) {
             reports.push_back(report_json(report));
             all_ok = all_ok && report.ok;
             note_reload(report);
         }
+        for (PluginSlot& unused : load.prepared)
+            if (unused.library) retired.push_back(std::move(unused));
+        release_off_the_event_path(std::move(retired));
         answer["ok"] = all_ok;
         answer["reports"] = reports;
         outbox_.post_watch(watched_files());
-    } catch (const ConfigError& error) {
-        // The old config stays, whole.
-        for (const auto& problem : error.problems())
-            spdlog::error("{} (the config was not applied; the old one stays)", problem);
-        answer["error"] = "the config has errors and was not applied; the old one stays";
-        answer["problems"] = error.problems();
     }
-    answer_control(connection, answer);
+    bool again = false;
+    answer_all(config_load_.finish(again), answer);
+    if (again) start_config_load();  // the file changed (or was asked for) again meanwhile
 }
 
 void EventProcessor::drain() {

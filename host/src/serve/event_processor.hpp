@@ -50,10 +50,30 @@ class EventProcessor {
     void on_sync(const Work& work);
     void on_control(const Work& work);
     void on_metrics(const Work& work);
+    // A load on the loader thread, and the requests that came while it ran. Those are
+    // answered by one more load once it is done: a file that changes ten times during a
+    // load is loaded twice, not ten times, so the loader holds at most one job per plugin
+    // and one for the config (and the releases of what they replaced).
+    struct LoadInFlight {
+        bool busy = false;
+        std::vector<uint64_t> answer_to;  // connections to answer when this load is done
+        bool again = false;
+        std::vector<uint64_t> answer_next;
+        // True when the caller is to start a load now.
+        bool request(uint64_t connection);
+        // This load is done: the connections to answer; `again` tells whether to start the next.
+        std::vector<uint64_t> finish(bool& again);
+    };
+
     void note_reload(const ReloadReport& report);
-    void start_reload(const std::string& plugin, uint64_t connection);
+    void request_reload(const std::string& plugin, uint64_t connection);
+    void start_reload(const std::string& plugin);
     void on_installed(Work& work);
-    void apply_config_file(uint64_t connection);
+    void request_config(uint64_t connection);
+    void start_config_load();
+    void on_config_loaded(Work& work);
+    void answer_all(const std::vector<uint64_t>& connections, const nlohmann::json& answer);
+    void release_off_the_event_path(std::vector<PluginSlot> retired);
     void drain();
 
     void reply(uint64_t connection, wire::FrameKind kind, const std::string& json);
@@ -79,6 +99,8 @@ class EventProcessor {
     std::chrono::steady_clock::time_point last_housekeeping_ = started_;
     std::vector<ReloadReport> recent_reloads_;
     uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
+    std::map<std::string, LoadInFlight> reloads_;  // by plugin
+    LoadInFlight config_load_;
     bool drained_ = false;
     bool drain_clean_ = true;
     BackgroundWorker loader_;  // last: its jobs may post back while it winds down

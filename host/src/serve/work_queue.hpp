@@ -10,7 +10,8 @@
 // The urgent side holds commands and reload steps. It is bounded by what may ask: one
 // item per control or scrape connection (their number is capped), one reload per
 // configured plugin and one config change (a request equal to one still waiting is the
-// same request, and is not queued twice), and one `installed` per load in flight.
+// same request, and is not queued twice), and one `installed` or `config_loaded` per load
+// in flight (EventProcessor runs one load per plugin and one for the config at a time).
 #pragma once
 
 #include <algorithm>
@@ -24,9 +25,18 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/host/config.hpp"
 #include "arbiter/host/dispatch.hpp"
 
 namespace arbiter::host::serve {
+
+// server_config.toml read, and the plugins its change must load made, on the loader
+// thread: what the event thread needs to apply it in one short step.
+struct ConfigLoad {
+    std::optional<ServerConfig> next;   // empty when the file was refused
+    std::vector<std::string> problems;  // why it was
+    std::vector<PluginSlot> prepared;   // Host::plugins_to_load, each made by prepare_plugin
+};
 
 struct Work {
     enum class Kind {
@@ -38,6 +48,7 @@ struct Work {
         reload,          // reload a plugin (its file changed, or ctl asked)
         config_changed,  // server_config.toml changed (or ctl asked)
         installed,       // a new plugin generation is ready to be swapped in
+        config_loaded,   // a changed config is read and its new plugins made
         drain,           // SIGTERM: everything before this is all there will be
     };
     Kind kind = Kind::batch;
@@ -46,6 +57,7 @@ struct Work {
     uint64_t offset = 0;                   // of the frame in its stream; metrics: relays connected
     std::string text;                      // control command, plugin name, connections (JSON)
     std::shared_ptr<PluginSlot> prepared;  // installed
+    std::shared_ptr<ConfigLoad> config;    // config_loaded
 };
 
 class WorkQueue {

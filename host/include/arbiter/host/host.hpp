@@ -99,7 +99,29 @@ class Host {
     // plugin added, removed, reweighted, reconfigured (through configure when it has the
     // capability, else by a reload with its state) or pointed at a new library. Plugins
     // whose change fails keep running as they were. One report per plugin touched.
-    std::vector<ReloadReport> apply_config(ServerConfig config);
+    //
+    // A server keeps the slow half off the event path, as for a reload: it asks
+    // plugins_to_load (from running_plugins(), taken on the event thread) which plugins
+    // the change must load afresh, makes them with prepare_plugin on another thread, and
+    // passes them here as `prepared`; a plugin that must be loaded and has no prepared slot
+    // made from its current library, table and baseline is loaded here. Prepared slots
+    // left unused stay in `prepared`. With `retired`, the generations replaced or removed
+    // go there, to be destroyed off the event path with release_retired; without, here.
+    std::vector<ReloadReport> apply_config(ServerConfig config,
+                                           std::vector<PluginSlot>* prepared = nullptr,
+                                           std::vector<PluginSlot>* retired = nullptr);
+    // A plugin as it runs, as much as deciding what a config change must load needs.
+    struct RunningPlugin {
+        PluginSettings settings;
+        bool active = false;
+        bool can_reconfigure = false;  // ARB_CAP_RECONFIGURE: a new table needs no reload
+    };
+    std::vector<RunningPlugin> running_plugins() const;
+    // The plugins apply_config(next) would load afresh, given the plugins as they run:
+    // those added, and those whose library changed or whose table or baseline changed
+    // without the capability to take it live (or that are not running). Pure: any thread.
+    static std::vector<PluginSettings> plugins_to_load(const std::vector<RunningPlugin>& running,
+                                                       const ServerConfig& next);
 
     std::vector<Assessment> assessments() const;
     std::optional<Assessment> assessment(const PlayerKey& player) const;
