@@ -18,6 +18,7 @@
 
 #include <toml++/toml.h>
 
+#include "arbiter/host/file_trust.hpp"
 #include "arbiter/host/suggest.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "toml_prescan.hpp"
@@ -77,8 +78,8 @@ std::filesystem::path default_bundled_plugin_dir() {
     // The library stands in <prefix>/lib, the executable in <prefix>/bin, and the plugins
     // in <prefix>/lib/arbiter/plugins, in the build tree as in an install.
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&default_bundled_plugin_dir), &info) != 0 && info.dli_fname &&
-        *info.dli_fname) {
+    if (dladdr(reinterpret_cast<void*>(&default_bundled_plugin_dir), &info) != 0 &&
+        info.dli_fname && *info.dli_fname) {
         std::error_code error;
         auto holder = std::filesystem::canonical(info.dli_fname, error);
         if (!error) {
@@ -377,8 +378,9 @@ void read_plugin(const std::string& name, const toml::table& table, const Source
                            ": a plugin's key is lower-case letters, digits, '_' and '-'");
     // The host's own metrics are named host.*, a plugin's <key>.*: the two must not meet.
     if (name == "host")
-        problems.push_back(position.str() + ": plugins.host: 'host' is reserved for the host's "
-                                            "own metrics; give the plugin another key");
+        problems.push_back(position.str() +
+                           ": plugins.host: 'host' is reserved for the host's "
+                           "own metrics; give the plugin another key");
 
     std::string library;
     if (!reader.string("library", library) || library.empty()) {
@@ -477,17 +479,17 @@ void read_serve(const toml::table& table, const std::string& file,
                 problems.push_back(credential.where(*table_of_relay).str() +
                                    ": serve.relays: a relay's name is 1 to 64 bytes");
             if (entry.token.empty() == entry.token_file.empty())
-                problems.push_back(credential.where(*table_of_relay).str() + ": serve.relays." + name +
-                                   ": give token or token_file (one of them)");
+                problems.push_back(credential.where(*table_of_relay).str() + ": serve.relays." +
+                                   name + ": give token or token_file (one of them)");
             credential.reject_unknown();
             serve.relays.emplace(name, std::move(entry));
         }
     }
-    if (!serve.tcp_listen.empty() && serve.token.empty() && serve.token_file.empty() && serve.relays.empty())
-        reader.problem(
-            *table.get("tcp_listen"), "tcp_listen",
-            "relays over TCP must give a token: set serve.token, serve.token_file or a "
-            "[serve.relays.NAME] table");
+    if (!serve.tcp_listen.empty() && serve.token.empty() && serve.token_file.empty() &&
+        serve.relays.empty())
+        reader.problem(*table.get("tcp_listen"), "tcp_listen",
+                       "relays over TCP must give a token: set serve.token, serve.token_file or a "
+                       "[serve.relays.NAME] table");
     reader.reject_unknown();
 }
 
@@ -601,23 +603,18 @@ ServerConfig parse_config(std::string_view text, const std::string& name,
 }
 
 ServerConfig load_config(const std::filesystem::path& file, const ConfigLoadOptions& options) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in)
-        throw ConfigError(
-            {file.string() + ": cannot open the config file: " + std::strerror(errno)});
-    // A config is a few kilobytes; one that is not (a link to /dev/zero, a log written over
-    // it) is refused after this much rather than read to the end.
-    constexpr size_t kMaxConfigBytes = 16 << 20;
-    std::string text;
-    char chunk[65536];
-    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-        text.append(chunk, static_cast<size_t>(in.gcount()));
-        if (text.size() > kMaxConfigBytes)
-            throw ConfigError({file.string() + ": larger than 16 MiB; not a config file"});
+    // Whoever can write the config names the libraries the host loads: it is held to the
+    // rules of a plugin library (owner, write bits, its folder's too), and a config is a
+    // few kilobytes, so one that is not (a link to /dev/zero, a log written over it) is
+    // refused rather than read to the end.
+    std::vector<uint8_t> bytes;
+    try {
+        bytes = read_trusted_file(file, kConfigRules);
+    } catch (const std::runtime_error& error) {
+        throw ConfigError({error.what()});
     }
-    if (in.bad()) throw ConfigError({file.string() + ": cannot read the config file"});
     auto base_dir = std::filesystem::absolute(file).parent_path();
-    return parse_config(text, file.string(), base_dir, options);
+    return parse_config(std::string(bytes.begin(), bytes.end()), file.string(), base_dir, options);
 }
 
 }  // namespace arbiter::host

@@ -1,5 +1,6 @@
 // server_config.toml: values, defaults, and an error with file:line:column for every
 // way a config can be wrong.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -203,14 +204,66 @@ TEST(Config, PluginProblems) {
     EXPECT_TRUE(mentions(problems_of("[host]\nlog_level = \"loud\"\n"), "expected one of trace"));
 }
 
+// A folder of this test's own (mode 0700), so that the trust checks see only what the
+// test sets.
+std::filesystem::path private_folder() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "arbiter-config-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    return pattern;
+}
+
 TEST(Config, AFileFarLargerThanAnyConfigIsRefusedUnread) {
     try {
         arbiter::host::load_config("/dev/zero");
         FAIL() << "/dev/zero was read as a config";
     } catch (const ConfigError& error) {
-        EXPECT_NE(std::string(error.what()).find("/dev/zero: larger than 16 MiB"), std::string::npos)
+        EXPECT_NE(std::string(error.what()).find("config file /dev/zero: not a regular file"),
+                  std::string::npos)
             << error.what();
     }
+    const auto dir = private_folder();
+    const auto big = dir / "server_config.toml";
+    std::ofstream(big) << "# " << std::string(17u << 20, 'x') << "\n";
+    try {
+        arbiter::host::load_config(big);
+        FAIL() << "a 17 MiB config was read";
+    } catch (const ConfigError& error) {
+        EXPECT_NE(std::string(error.what()).find("over the 16777216 bytes a config file may have"),
+                  std::string::npos)
+            << error.what();
+    }
+    std::filesystem::remove_all(dir);
+}
+
+// Whoever may write the config decides which libraries the host loads.
+TEST(Config, AConfigOthersMayWriteIsRefusedWithTheReason) {
+    const auto dir = private_folder();
+    const auto file = dir / "server_config.toml";
+    std::ofstream(file) << "[host]\nserver_id = \"a\"\n";
+    EXPECT_EQ(arbiter::host::load_config(file).host.server_id, "a");
+    std::filesystem::permissions(file, std::filesystem::perms::others_write,
+                                 std::filesystem::perm_options::add);
+    try {
+        arbiter::host::load_config(file);
+        FAIL() << "a world-writable config was read";
+    } catch (const ConfigError& error) {
+        EXPECT_NE(std::string(error.what()).find("others may write it (mode 0646)"),
+                  std::string::npos)
+            << error.what();
+    }
+    std::filesystem::permissions(file, std::filesystem::perms::others_write,
+                                 std::filesystem::perm_options::remove);
+    std::filesystem::permissions(dir, std::filesystem::perms::others_write,
+                                 std::filesystem::perm_options::add);
+    try {
+        arbiter::host::load_config(file);
+        FAIL() << "a config in a world-writable folder was read";
+    } catch (const ConfigError& error) {
+        EXPECT_NE(std::string(error.what()).find("others may write its folder"), std::string::npos)
+            << error.what();
+    }
+    std::filesystem::remove_all(dir);
 }
 
 TEST(Config, MissingFileIsAClearError) {
@@ -218,9 +271,10 @@ TEST(Config, MissingFileIsAClearError) {
         arbiter::host::load_config("/nonexistent/server_config.toml");
         FAIL();
     } catch (const ConfigError& error) {
-        EXPECT_NE(std::string(error.what())
-                      .find("/nonexistent/server_config.toml: cannot open the config file"),
-                  std::string::npos);
+        EXPECT_NE(
+            std::string(error.what())
+                .find("config file /nonexistent/server_config.toml: cannot read it: No such file"),
+            std::string::npos);
     }
 }
 
@@ -260,8 +314,7 @@ TEST(Config, ServeOverTcpNeedsAToken) {
     auto problems = problems_of("[serve]\ntcp_listen = \"127.0.0.1:7878\"\n");
     ASSERT_EQ(problems.size(), 1u);
     EXPECT_TRUE(mentions(
-        problems,
-        "server_config.toml:2:14: serve.tcp_listen: relays over TCP must give a token"))
+        problems, "server_config.toml:2:14: serve.tcp_listen: relays over TCP must give a token"))
         << problems[0];
 }
 
@@ -273,8 +326,10 @@ TEST(Config, ServeMistakesAreNamedByKey) {
     EXPECT_TRUE(mentions(problems, "serve.tcp_listen: expected \"address:port\""));
     EXPECT_TRUE(mentions(problems, "give token or token_file, not both"));
     EXPECT_TRUE(mentions(problems, "serve.max_queued_bytes"));
-    EXPECT_TRUE(mentions(problems, "unknown key 'serve.unix_sockett' (did you mean 'unix_socket'?)"));
-    EXPECT_TRUE(mentions(problems_of("[serve]\nunix_socket_mode = 0o1777\n"), "serve.unix_socket_mode"));
+    EXPECT_TRUE(
+        mentions(problems, "unknown key 'serve.unix_sockett' (did you mean 'unix_socket'?)"));
+    EXPECT_TRUE(
+        mentions(problems_of("[serve]\nunix_socket_mode = 0o1777\n"), "serve.unix_socket_mode"));
     EXPECT_TRUE(mentions(problems_of("[serve]\nmetrics_listen = \"9464\"\n"),
                          "serve.metrics_listen: expected \"address:port\""));
     EXPECT_TRUE(

@@ -23,6 +23,7 @@ struct FileRules {
 inline constexpr FileRules kPluginLibraryRules{"plugin library", 1024ull << 20};
 inline constexpr FileRules kBaselineRules{"baseline file", 256ull << 20};
 inline constexpr FileRules kTokenRules{"token file", 4096, true};
+inline constexpr FileRules kConfigRules{"config file", 16ull << 20};
 
 // Why `path` may not be trusted under `rules`, or nothing when it may. Follows a final
 // symbolic link (a deploy tool's "current" link is common), then checks the file and
