@@ -787,12 +787,14 @@ TEST_F(Serve, AConfigChangeLoadsItsPluginsWhileBatchesFlow) {
     builder.add(0, 0, 1, arbiter::build::Position{.position = {0, 0, 0}});
     relay.send_batch(builder.finish());
 
-    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so") +
-                             test_plugin("model", "arbiter-test-slow.so",
-                                         "delay_us = 0\ncreate_delay_ms = 5000")));
-    ASSERT_TRUE(server.wait_for_log("reading it and loading what it adds or changes")) << server.log();
+    write_config(config_text(
+        test_plugin("echo", "arbiter-test-echo.so") +
+        test_plugin("model", "arbiter-test-slow.so", "delay_us = 0\ncreate_delay_ms = 5000")));
+    ASSERT_TRUE(server.wait_for_log("reading it and loading what it adds or changes"))
+        << server.log();
     for (int i = 1; i <= 50; ++i) {
-        builder.add(i * 50'000, static_cast<uint64_t>(i), 1, arbiter::build::Position{.position = {0, 0, 0}});
+        builder.add(i * 50'000, static_cast<uint64_t>(i), 1,
+                    arbiter::build::Position{.position = {0, 0, 0}});
         relay.send_batch(builder.finish());
     }
     json synced = json::parse(relay.sync(1));
@@ -826,7 +828,8 @@ TEST_F(Serve, ChangesDuringAReloadAreFoldedIntoOneMore) {
         fs::rename(dir_ / "incoming.so", deployed);
     };
     redeploy();
-    ASSERT_TRUE(server.wait_for_log("loading " + deployed.string() + " for a reload")) << server.log();
+    ASSERT_TRUE(server.wait_for_log("loading " + deployed.string() + " for a reload"))
+        << server.log();
     for (int i = 0; i < 5; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(150));  // past watch_settle_ms
         redeploy();
@@ -890,8 +893,8 @@ TEST_F(Serve, RefusesToStartOnAnAddressItMustNotOrCannotUse) {
     write_config(text);
     auto no_token = serve({});
     EXPECT_EQ(no_token.exit_status, 2);
-    EXPECT_NE(no_token.err.find("serve.token_file: token file " + (dir_ / "no-such-token").string() +
-                                ": cannot read it"),
+    EXPECT_NE(no_token.err.find("serve.token_file: token file " +
+                                (dir_ / "no-such-token").string() + ": cannot read it"),
               std::string::npos)
         << no_token.err;
     EXPECT_FALSE(fs::exists(relay_socket()));
@@ -900,7 +903,7 @@ TEST_F(Serve, RefusesToStartOnAnAddressItMustNotOrCannotUse) {
     // once it is the owner's alone.
     arbiter::test::write_text(dir_ / "no-such-token", std::string(kToken) + "\n");
     fs::permissions(dir_ / "no-such-token", fs::perms::owner_read | fs::perms::owner_write |
-                                                 fs::perms::group_read | fs::perms::others_read);
+                                                fs::perms::group_read | fs::perms::others_read);
     auto readable = serve({});
     EXPECT_EQ(readable.exit_status, 2);
     EXPECT_NE(readable.err.find("others may read it (mode 0644); a secret is for its owner alone"),
@@ -943,7 +946,8 @@ std::string http_exchange(const std::string& address, const std::string& request
     std::string response;
     char buffer[4096];
     ssize_t got;
-    while ((got = ::recv(fd, buffer, sizeof buffer, 0)) > 0) response.append(buffer, static_cast<size_t>(got));
+    while ((got = ::recv(fd, buffer, sizeof buffer, 0)) > 0)
+        response.append(buffer, static_cast<size_t>(got));
     ::close(fd);
     return response;
 }
@@ -976,9 +980,12 @@ TEST_F(Serve, ExposesItsMetricsToAPrometheusScrape) {
     const std::string response =
         http_exchange(server.metrics_address(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
     ASSERT_TRUE(response.starts_with("HTTP/1.1 200 OK\r\n")) << response.substr(0, 200);
-    EXPECT_NE(response.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"), std::string::npos);
+    EXPECT_NE(response.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+              std::string::npos);
     const std::string body = response.substr(response.find("\r\n\r\n") + 4);
-    EXPECT_EQ(response.find("Content-Length: " + std::to_string(body.size()) + "\r\n") == std::string::npos, false);
+    EXPECT_EQ(response.find("Content-Length: " + std::to_string(body.size()) + "\r\n") ==
+                  std::string::npos,
+              false);
     EXPECT_EQ(sample(body, "arbiter_batches_total"), static_cast<double>(records.size()));
     EXPECT_EQ(sample(body, "arbiter_refused_batches_total"), 0.0);
     EXPECT_EQ(sample(body, "arbiter_relay_connections"), 1.0);
@@ -1003,8 +1010,8 @@ TEST_F(Serve, ExposesItsMetricsToAPrometheusScrape) {
                     .starts_with("HTTP/1.1 405 Method Not Allowed\r\n"));
     EXPECT_TRUE(http_exchange(server.metrics_address(), "\xff\xfe junk\r\n\r\n")
                     .starts_with("HTTP/1.1 400 Bad Request\r\n"));
-    EXPECT_TRUE(http_exchange(server.metrics_address(), "GET /metrics HTTP/1.1\r\nX: " +
-                                                            std::string(20000, 'a'))
+    EXPECT_TRUE(http_exchange(server.metrics_address(),
+                              "GET /metrics HTTP/1.1\r\nX: " + std::string(20000, 'a'))
                     .starts_with("HTTP/1.1 431 "));
     // A whole head over 8 KiB that arrives at once is refused too, not only one still coming.
     EXPECT_TRUE(http_exchange(server.metrics_address(),
@@ -1046,12 +1053,14 @@ TEST_F(Serve, IdleScrapersAreCappedAndLetGo) {
         ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
         char buffer[512];
         const ssize_t got = ::recv(fd, buffer, sizeof buffer, 0);
-        EXPECT_TRUE(got > 0 && std::string(buffer, static_cast<size_t>(got)).starts_with("HTTP/1.1 408"));
+        EXPECT_TRUE(got > 0 &&
+                    std::string(buffer, static_cast<size_t>(got)).starts_with("HTTP/1.1 408"));
         ::close(fd);
     }
     EXPECT_TRUE(http_exchange(server.metrics_address(), "GET /metrics HTTP/1.1\r\n\r\n")
                     .starts_with("HTTP/1.1 200 OK\r\n"));
-    EXPECT_NE(server.log().find("turned away: the host answers at most 16 scrapes"), std::string::npos);
+    EXPECT_NE(server.log().find("turned away: the host answers at most 16 scrapes"),
+              std::string::npos);
     EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 
@@ -1064,24 +1073,28 @@ TEST_F(Serve, SendStreamsARecordedMatchAndPrintsWhatTheServerAssessed) {
     const std::string sample = (fs::path(SAMPLES_DIR) / "sample-match.arbev").string();
     const std::string arbiter = ARBITER_EXE;
 
-    auto sent = arbiter::test::run_command({arbiter, "send", sample, relay_socket().string()}, dir_.path());
+    auto sent =
+        arbiter::test::run_command({arbiter, "send", sample, relay_socket().string()}, dir_.path());
     EXPECT_EQ(sent.exit_status, 0) << sent.err;
-    EXPECT_NE(sent.err.find("1201 batches sent; the server processed 1201 (8744 events), refused 0"),
-              std::string::npos)
+    EXPECT_NE(
+        sent.err.find("1201 batches sent; the server processed 1201 (8744 events), refused 0"),
+        std::string::npos)
         << sent.err;
     const auto lines = arbiter::test::lines_of(sent.out);
     ASSERT_EQ(lines.size(), 7u) << sent.out;
     for (const char* honest : {"alice", "bob", "carol", "dave"}) {
         bool clear = false;
-        for (const auto& line : lines) clear = clear || (line.find(honest) != std::string::npos &&
-                                                         line.find(" Clear ") != std::string::npos);
+        for (const auto& line : lines)
+            clear = clear || (line.find(honest) != std::string::npos &&
+                              line.find(" Clear ") != std::string::npos);
         EXPECT_TRUE(clear) << honest << "\n" << sent.out;
     }
     EXPECT_NE(sent.out.find("mallory      FlagForReview"), std::string::npos) << sent.out;
     EXPECT_NE(sent.out.find("trent        FlagForReview"), std::string::npos) << sent.out;
 
     // The same stream again: every batch is a duplicate, refused and counted, exit 3.
-    auto again = arbiter::test::run_command({arbiter, "send", sample, relay_socket().string()}, dir_.path());
+    auto again =
+        arbiter::test::run_command({arbiter, "send", sample, relay_socket().string()}, dir_.path());
     EXPECT_EQ(again.exit_status, 3);
     EXPECT_NE(again.err.find("is a duplicate of the first batch"), std::string::npos) << again.err;
     EXPECT_NE(again.err.find("1181 more refusal(s) not shown"), std::string::npos) << again.err;
@@ -1090,20 +1103,21 @@ TEST_F(Serve, SendStreamsARecordedMatchAndPrintsWhatTheServerAssessed) {
     arbiter::test::write_text(dir_ / "token", std::string(kToken) + "\n");
     arbiter::test::write_text(dir_ / "wrong-token", "nope\n");
     const std::string other = simulate("honest=2", 5, 9).string();
-    auto over_tcp = arbiter::test::run_command(
-        {arbiter, "send", other, server.tcp_address(), "--token-file", (dir_ / "token").string(), "--json"},
-        dir_.path());
+    auto over_tcp =
+        arbiter::test::run_command({arbiter, "send", other, server.tcp_address(), "--token-file",
+                                    (dir_ / "token").string(), "--json"},
+                                   dir_.path());
     EXPECT_EQ(over_tcp.exit_status, 0) << over_tcp.err;
     EXPECT_EQ(arbiter::test::lines_of(over_tcp.out).size(), 2u) << over_tcp.out;
     EXPECT_TRUE(json::parse(arbiter::test::lines_of(over_tcp.out)[0]).contains("signals"));
-    auto wrong = arbiter::test::run_command(
-        {arbiter, "send", other, server.tcp_address(), "--token-file", (dir_ / "wrong-token").string()},
-        dir_.path());
+    auto wrong = arbiter::test::run_command({arbiter, "send", other, server.tcp_address(),
+                                             "--token-file", (dir_ / "wrong-token").string()},
+                                            dir_.path());
     EXPECT_EQ(wrong.exit_status, 2);
     EXPECT_NE(wrong.err.find("token"), std::string::npos) << wrong.err;
 
-    auto nobody = arbiter::test::run_command({arbiter, "send", sample, (dir_ / "nobody.sock").string()},
-                                             dir_.path());
+    auto nobody = arbiter::test::run_command(
+        {arbiter, "send", sample, (dir_ / "nobody.sock").string()}, dir_.path());
     EXPECT_EQ(nobody.exit_status, 2);
     EXPECT_NE(nobody.err.find("cannot connect"), std::string::npos) << nobody.err;
     auto neither = arbiter::test::run_command({arbiter, "send", sample, "localhost"}, dir_.path());
@@ -1116,23 +1130,28 @@ TEST_F(Serve, SendStreamsARecordedMatchAndPrintsWhatTheServerAssessed) {
 // slots, is closed when no hello comes within serve.hello_timeout_ms, and has nothing
 // larger than a hello buffered for it.
 TEST_F(Serve, SocketsThatNeverSayHelloCannotKeepARelayOut) {
-    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"),
-                             "max_connections = 2\nmax_pending_connections = 3\nhello_timeout_ms = 300\n"));
+    write_config(
+        config_text(test_plugin("echo", "arbiter-test-echo.so"),
+                    "max_connections = 2\nmax_pending_connections = 3\nhello_timeout_ms = 300\n"));
     ServerProcess server(config_path(), dir_.path());
     std::vector<RelayClient> silent;
-    for (int i = 0; i < 8; ++i) silent.push_back(RelayClient::connect_tcp(server.tcp_address()));
+    for (int i = 0; i < 8; ++i)
+        silent.push_back(RelayClient::connect_tcp(server.tcp_address()));
     // Past the third, each is told why and closed at once.
     for (size_t i = 3; i < silent.size(); ++i) {
         auto refusal = silent[i].read_frame(std::chrono::seconds(10));
         ASSERT_TRUE(refusal) << i;
-        EXPECT_NE(parse(*refusal).value("error", "").find("at most 3 connections waiting for their hello"),
+        EXPECT_NE(parse(*refusal)
+                      .value("error", "")
+                      .find("at most 3 connections waiting for their hello"),
                   std::string::npos);
     }
     // The first three wait, then hear that their time is up.
     for (size_t i = 0; i < 3; ++i) {
         auto timeout = silent[i].read_frame(std::chrono::seconds(10));
         ASSERT_TRUE(timeout) << i;
-        EXPECT_NE(parse(*timeout).value("error", "").find("no hello within 300 ms"), std::string::npos);
+        EXPECT_NE(parse(*timeout).value("error", "").find("no hello within 300 ms"),
+                  std::string::npos);
         EXPECT_FALSE(silent[i].read_frame(std::chrono::seconds(10)));
         EXPECT_TRUE(silent[i].host_hung_up());
     }
@@ -1153,7 +1172,8 @@ TEST_F(Serve, SocketsThatNeverSayHelloCannotKeepARelayOut) {
     greedy.send_raw(big);
     auto refused = greedy.read_frame(std::chrono::seconds(10));
     ASSERT_TRUE(refused);
-    EXPECT_NE(parse(*refused).value("error", "").find("over the limit of 65536 bytes"), std::string::npos)
+    EXPECT_NE(parse(*refused).value("error", "").find("over the limit of 65536 bytes"),
+              std::string::npos)
         << parse(*refused).dump();
     EXPECT_EQ(json::parse(honest.sync(1)).value("batches", 1), 0);
 }
@@ -1193,7 +1213,8 @@ TEST_F(Serve, ASecondSigtermDuringTheDrainExitsAtOnce) {
     ::kill(server.pid(), SIGTERM);
     ASSERT_TRUE(server.wait_for_log("draining what was received"));
     EXPECT_EQ(server.stop(SIGTERM), 128 + SIGTERM);
-    EXPECT_NE(server.log().find("again during the drain: exiting now"), std::string::npos) << server.log();
+    EXPECT_NE(server.log().find("again during the drain: exiting now"), std::string::npos)
+        << server.log();
 }
 
 // The sockets have their modes from the start, never the umask's (issue 19): the relay
@@ -1204,22 +1225,29 @@ TEST_F(Serve, SocketsAreCreatedWithTheirModesWhateverTheUmask) {
         EXPECT_EQ(::lstat(path.c_str(), &info), 0) << path;
         return info.st_mode & 07777;
     };
-    const mode_t previous = ::umask(0);  // the server inherits the widest umask
+    // The server inherits the widest umask (the config is written before: it must not be
+    // writable by others, or the server refuses it).
+    auto start_with_umask_0 = [&] {
+        const mode_t previous = ::umask(0);
+        auto server = std::make_unique<ServerProcess>(config_path(), dir_.path());
+        ::umask(previous);
+        return server;
+    };
     {
         write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
-        ServerProcess server(config_path(), dir_.path());
+        auto server = start_with_umask_0();
         EXPECT_EQ(mode_of(relay_socket()), 0600u);
         EXPECT_EQ(mode_of(control_socket()), 0600u);
-        EXPECT_EQ(server.stop(SIGTERM), 0);
+        EXPECT_EQ(server->stop(SIGTERM), 0);
     }
     {
-        write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"), "unix_socket_mode = 0o660\n"));
-        ServerProcess server(config_path(), dir_.path());
+        write_config(
+            config_text(test_plugin("echo", "arbiter-test-echo.so"), "unix_socket_mode = 0o660\n"));
+        auto server = start_with_umask_0();
         EXPECT_EQ(mode_of(relay_socket()), 0660u);
         EXPECT_EQ(mode_of(control_socket()), 0600u);
-        EXPECT_EQ(server.stop(SIGTERM), 0);
+        EXPECT_EQ(server->stop(SIGTERM), 0);
     }
-    ::umask(previous);
 }
 
 // An ended match's players leave the server once their final assessments are sent, so
@@ -1230,10 +1258,12 @@ TEST_F(Serve, EndedMatchesLeaveTheServerOnceTheirRelayHasTheFinalWord) {
     RelayClient relay = RelayClient::connect_unix(relay_socket().string());
     relay.hello("", "");  // unnamed on the Unix socket: it may feed any relay's matches
     const auto sample = records_of(fs::path(SAMPLES_DIR) / "sample-match.arbev");
-    for (const auto& record : sample) relay.send_batch(record);  // six players, ends
+    for (const auto& record : sample)
+        relay.send_batch(record);  // six players, ends
     arbiter::BatchBuilder open("other-relay", 5);
     open.add(1000, 1, 0, arbiter::build::MatchStart{.game = "g", .map = "m", .rules = "r"});
-    for (uint32_t p = 1; p <= 4; ++p) open.add(1000, 1, p, arbiter::build::PlayerJoin{});
+    for (uint32_t p = 1; p <= 4; ++p)
+        open.add(1000, 1, p, arbiter::build::PlayerJoin{});
     relay.send_batch(open.finish());  // four players, still in play
     (void)relay.sync(1);
 
@@ -1244,7 +1274,8 @@ TEST_F(Serve, EndedMatchesLeaveTheServerOnceTheirRelayHasTheFinalWord) {
     // The relay heard the ended match's final word for all six.
     EXPECT_EQ(last_assessments(relay.take_received()).size(), 6u);
     // What ctl shows now is the match in play.
-    const json all = json::parse(arbiter::test::ctl(control_socket(), {"assessments", "--json"}, dir_.path()));
+    const json all =
+        json::parse(arbiter::test::ctl(control_socket(), {"assessments", "--json"}, dir_.path()));
     ASSERT_TRUE(all.is_array());
     EXPECT_EQ(all.size(), 4u);
     // A duplicate of the forgotten match's batches is still refused, never a new match.
@@ -1256,7 +1287,8 @@ TEST_F(Serve, EndedMatchesLeaveTheServerOnceTheirRelayHasTheFinalWord) {
 // 19): past serve.max_reply_bytes the host stops reading it, and past four times that it
 // is closed with the reason, while the other relays are served on.
 TEST_F(Serve, ARelayThatReadsNothingIsLetGoBeforeItsRepliesGrowWithoutBound) {
-    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"), "max_reply_bytes = 65536\n"));
+    write_config(
+        config_text(test_plugin("echo", "arbiter-test-echo.so"), "max_reply_bytes = 65536\n"));
     ServerProcess server(config_path(), dir_.path());
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un address{};
@@ -1268,14 +1300,16 @@ TEST_F(Serve, ARelayThatReadsNothingIsLetGoBeforeItsRepliesGrowWithoutBound) {
     for (uint64_t match = 1; match <= 200; ++match) {
         arbiter::BatchBuilder builder("mute", match);
         builder.add(1000, 1, 0, arbiter::build::MatchStart{.game = "g", .map = "m", .rules = "r"});
-        for (uint32_t p = 1; p <= 200; ++p) builder.add(1000, 1, p, arbiter::build::PlayerJoin{});
+        for (uint32_t p = 1; p <= 200; ++p)
+            builder.add(1000, 1, p, arbiter::build::PlayerJoin{});
         builder.add(2000, 2, 0, arbiter::build::MatchEnd{});
         arbiter::host::wire::append_frame(stream, FrameKind::batch, builder.finish());
     }
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     for (size_t sent = 0; sent < stream.size() && std::chrono::steady_clock::now() < give_up;) {
         // Written, never read.
-        const ssize_t n = ::send(fd, stream.data() + sent, stream.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        const ssize_t n =
+            ::send(fd, stream.data() + sent, stream.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n <= 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK) break;  // the host let go of us
             if (server.log().find("reads nothing of what it is sent") != std::string::npos) break;
@@ -1301,7 +1335,8 @@ TEST_F(Serve, ARelayFeedsAndHearsItsOwnMatchesAlone) {
     ServerProcess server(config_path(), dir_.path());
     auto position_batch = [](const std::string& relay_id, uint64_t sequence) {
         arbiter::BatchBuilder builder(relay_id, 1, sequence);
-        builder.add(1000 + static_cast<int64_t>(sequence), 1 + sequence, 1, arbiter::build::Position{.position = {0, 0, 0}});
+        builder.add(1000 + static_cast<int64_t>(sequence), 1 + sequence, 1,
+                    arbiter::build::Position{.position = {0, 0, 0}});
         return builder.finish();
     };
 
@@ -1326,8 +1361,11 @@ TEST_F(Serve, ARelayFeedsAndHearsItsOwnMatchesAlone) {
     bool named_both = false;
     for (const auto& frame : intruder.take_received())
         if (frame.kind == FrameKind::error)
-            named_both = parse(frame).value("error", "").find(
-                             "a batch of relay 'eu-1' over the connection of relay 'intruder'") != std::string::npos;
+            named_both =
+                parse(frame)
+                    .value("error", "")
+                    .find("a batch of relay 'eu-1' over the connection of relay 'intruder'") !=
+                std::string::npos;
     EXPECT_TRUE(named_both);
     // eu-1's stream goes on to its end, and the final assessments reach eu-1 alone.
     arbiter::BatchBuilder end("eu-1", 1, 1);

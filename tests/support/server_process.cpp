@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "support/cli.hpp"
@@ -77,6 +78,13 @@ int ServerProcess::stop(int signal) {
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;
+    // Under the sanitizer presets the server is instrumented too, and reports to its log
+    // as it runs: a race or a bad access in it fails the test that drove it.
+    const std::string text = log();
+    for (const char* report : {"WARNING: ThreadSanitizer", "ERROR: AddressSanitizer",
+                               "ERROR: LeakSanitizer", "runtime error:"})
+        if (text.find(report) != std::string::npos)
+            ADD_FAILURE() << "arbiter serve reported \"" << report << "\":\n" << text;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
