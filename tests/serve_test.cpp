@@ -730,6 +730,12 @@ TEST_F(Serve, CtlReportsStatusAndReloadsOnRequest) {
     EXPECT_EQ(exit_status, 0);
     EXPECT_NE(table.find("status-relay"), std::string::npos) << table;
     EXPECT_NE(table.find("echo"), std::string::npos) << table;
+    // A relay names itself: a name with a terminal escape in it is shown escaped.
+    RelayClient painter = RelayClient::connect_unix(relay_socket());
+    painter.hello("\x1b[2Jpainter");
+    const std::string escaped = arbiter::test::ctl(control_socket(), {"status"}, dir_.path());
+    EXPECT_NE(escaped.find("\\x1b[2Jpainter"), std::string::npos) << escaped;
+    EXPECT_EQ(escaped.find('\x1b'), std::string::npos) << "a raw escape reached the terminal";
 
     const std::string reloaded =
         arbiter::test::ctl(control_socket(), {"reload", "echo"}, dir_.path(), &exit_status);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arbiter/host/control_client.hpp"
+#include "arbiter/host/untrusted_text.hpp"
 #include "commands.hpp"
 
 namespace arbiter::cli {
@@ -30,7 +31,8 @@ void print_status(const json& status) {
                              status["queue"].value("capacity", 0));
     const json& c = status["counters"];
     std::cout << fmt::format(
-        "batches {}  events {}  refused {}  signals {}  open matches {}  ended {}  players held {}\n",
+        "batches {}  events {}  refused {}  signals {}  open matches {}  ended {}  players held "
+        "{}\n",
         c.value("batches", 0), c.value("events", 0), c.value("refused_batches", 0),
         c.value("signals", 0), c.value("open_matches", 0), c.value("matches_ended", 0),
         c.value("tracked_players", 0));
@@ -40,7 +42,10 @@ void print_status(const json& status) {
     for (const auto& connection : status["connections"])
         std::cout << fmt::format("{:<5} {:<9} {:<22} {:<16} {:>10} {:>12} {:>8} {:>8}\n",
                                  connection.value("id", 0), connection.value("transport", ""),
-                                 connection.value("peer", ""), connection.value("relay", ""),
+                                 // A relay names itself: shown escaped, never as raw bytes
+                                 // a terminal would act on.
+                                 host::escape_for_message(connection.value("peer", ""), 64),
+                                 host::escape_for_message(connection.value("relay", ""), 64),
                                  connection.value("batches", 0), connection.value("events", 0),
                                  connection.value("refused", 0), connection.value("problems", 0));
     std::cout << fmt::format("\n{:<12} {:<10} {:>10} {:>8} {:>12}  {}\n", "plugin", "version",
