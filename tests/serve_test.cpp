@@ -18,6 +18,7 @@
 #include <optional>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -516,7 +517,8 @@ TEST_F(Serve, AClientThatLeavesMidMessageLosesOnlyThatMessage) {
         arbiter::host::wire::append_frame(last, FrameKind::batch, records[20]);
         relay.send_raw(std::span(last).first(last.size() / 2));
     }  // gone, half a frame sent
-    ASSERT_TRUE(server.wait_for_log("ended in the middle of a frame")) << server.log();
+    ASSERT_TRUE(server.wait_for_log("bytes received and not taken (a frame cut off"))
+        << server.log();
     const std::vector<std::vector<uint8_t>> sent(records.begin(), records.begin() + 20);
     json counters = status()["counters"];
     EXPECT_EQ(counters.value("batches", 0u), 20u);
@@ -610,6 +612,44 @@ TEST_F(Serve, SigtermDrainsEverythingReceivedFlushesTheSinksAndExits) {
     EXPECT_EQ(served[1].value("action", ""), "FlagForReview");
     EXPECT_EQ(served[2].value("action", ""), "Clear");
     EXPECT_FALSE(fs::exists(relay_socket())) << "the socket file is removed on exit";
+}
+
+// SIGTERM while the queue is full: the frames already read but held back for room, and
+// what the kernel held, are all processed before the server exits. Meanwhile a new relay's
+// hello is answered: it does not wait for room in the queue.
+TEST_F(Serve, SigtermDrainsFramesHeldBackByAFullQueue) {
+    // The first batch stalls the event thread for 4 s: the queue fills behind it and stays
+    // full while SIGTERM comes.
+    write_config(config_text(
+        test_plugin("slow", "arbiter-test-slow.so", "delay_us = 0\nfirst_batch_delay_ms = 4000"),
+        "max_queued_bytes = 1048576\n"));
+    ServerProcess server(config_path(), dir_.path());
+    arbiter::BatchBuilder builder("relay", 1);
+    RelayClient relay = RelayClient::connect_unix(relay_socket());
+    relay.hello("relay");
+    size_t bytes = 0;
+    int batches = 0;
+    // The queue, and 150 KiB more: held back, read into the relay's decoder or still in the
+    // socket.
+    while (bytes < 1048576 + 150 * 1024) {
+        for (uint32_t player = 1; player <= 20; ++player)
+            builder.add(batches * 50'000 + player, static_cast<uint64_t>(batches), player,
+                        arbiter::build::Position{.position = {0, 0, 0}});
+        const auto batch = builder.finish();
+        bytes += batch.size();
+        relay.send_batch(batch);
+        ++batches;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // all of it read
+    // A relay that connects now is welcomed at once: a hello never waits for the queue.
+    RelayClient late = RelayClient::connect_tcp(server.tcp_address());
+    EXPECT_NO_THROW(late.hello("late", kToken, std::chrono::milliseconds(1000)));
+    EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
+    const std::string log = server.log();
+    EXPECT_NE(log.find(fmt::format("drained: {} batches ({} events) processed, 0 refused", batches,
+                                   batches * 20)),
+              std::string::npos)
+        << log.substr(log.size() > 3000 ? log.size() - 3000 : 0);
 }
 
 // The long-history check of the counter plugin (host/tests/plugins/counter.cpp) fires

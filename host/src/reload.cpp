@@ -123,6 +123,8 @@ ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
                    "version loaded; it is loaded again with the config as it is now"
                  : "no plugin '" + fresh.settings.name + "' is configured any more";
         spdlog::warn("{}", report.describe());
+        // Not installed: destroyed off the event path like a replaced generation, if asked.
+        if (retired) *retired = std::move(fresh);
         return report;
     }
     fresh.settings = slot->settings;

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -113,6 +114,7 @@ struct Server::Impl {
         // It has frames read but not yet taken: the queue was full. Nothing more is read
         // from it until they are (the relay is held back), so what waits is one read.
         bool backlogged = false;
+        bool fed_the_queue = false;  // a batch or sync of it went to the event thread
         Clock::time_point since = Clock::now();
 
         Connection(uint32_t max_payload) : decoder(max_payload) {}
@@ -136,6 +138,11 @@ struct Server::Impl {
     std::map<uint64_t, Connection> connections;
     uint64_t next_id = 1;
     bool draining = false;
+    uint64_t last_backlog_start = 0;  // take_backlogs' turn
+    // Control and scrape connections whose request went to the event thread, until their
+    // answer is collected (they count against kMaxControlConnections even once closed, so
+    // that connecting, asking and hanging up in a loop cannot grow the urgent queue).
+    std::map<uint64_t, bool> requests_in_flight;  // connection id -> is a scrape
     std::vector<uint8_t> read_buffer = std::vector<uint8_t>(kReadChunk);
 
     Impl(ServerConfig config, ServeOptions opts)
@@ -269,6 +276,7 @@ struct Server::Impl {
     bool collect_mail() {
         serve::Mail mail = outbox.take();
         for (auto& reply : mail.replies) {
+            if (reply.close_after) requests_in_flight.erase(reply.connection);  // answered
             auto it = connections.find(reply.connection);
             if (it == connections.end()) continue;  // it left; the reply has nowhere to go
             Connection& connection = it->second;
@@ -308,16 +316,19 @@ struct Server::Impl {
         if (watcher) add(watcher->fd(), POLLIN, 0);
         for (const auto& listener : listeners)
             add(listener.fd, POLLIN, 0);
-        take_backlogs();
-        const bool room = queue.has_room();
+        // A relay's frames already read go before anything more is read from any relay.
+        const bool room = take_backlogs() && queue.has_room();
         bool held_back = false;
         for (auto& [id, connection] : connections) {
             if (connection.dead) continue;
             short events = 0;
-            const bool may_read = !connection.stop_reading && !draining &&
-                                  (connection.control || connection.turned_away ||
-                                   (room && !connection.backlogged &&
-                                    connection.unsent() < settings.max_reply_bytes));
+            // A relay that has not said hello yet is read whatever the queue holds: its
+            // hello goes nowhere near the queue, and before it, nothing larger is buffered.
+            const bool may_read =
+                !connection.stop_reading && !draining &&
+                (connection.control || connection.turned_away || !connection.greeted ||
+                 (room && !connection.backlogged &&
+                  connection.unsent() < settings.max_reply_bytes));
             if (may_read) {
                 events |= POLLIN;
             } else if (!connection.stop_reading && !draining && !connection.control) {
@@ -492,7 +503,9 @@ struct Server::Impl {
         size_t count = 0;
         for (const auto& [id, connection] : connections)
             count += connection.control && connection.http == http && !connection.dead &&
-                     !connection.turned_away;
+                     !connection.turned_away && !requests_in_flight.count(id);
+        for (const auto& [id, scrape] : requests_in_flight)
+            count += scrape == http;
         return count;
     }
     size_t turned_away_connections() const {
@@ -524,15 +537,26 @@ struct Server::Impl {
         write_to(connection);
     }
 
-    // Frames a relay sent before the queue filled are taken, in order, as room comes back,
-    // before anything more is read from anyone.
-    void take_backlogs() {
-        for (auto& [id, connection] : connections) {
-            if (!connection.backlogged || connection.dead) continue;
-            if (!queue.has_room()) return;
-            connection.backlogged = false;
-            guarded(connection, [&] { take_relay_bytes(connection, {}); });
+    // Frames a relay sent before the queue filled are taken, in order, as room comes back.
+    // Each turn starts after the relay the last one started with, so that a fast relay of
+    // a low number cannot keep a later one waiting. True when no backlog is left.
+    bool take_backlogs() {
+        std::vector<Connection*> backlogged;
+        auto start = connections.upper_bound(last_backlog_start);
+        for (auto it = start; it != connections.end(); ++it)
+            if (it->second.backlogged && !it->second.dead) backlogged.push_back(&it->second);
+        for (auto it = connections.begin(); it != start; ++it)
+            if (it->second.backlogged && !it->second.dead) backlogged.push_back(&it->second);
+        if (backlogged.empty()) return true;
+        last_backlog_start = backlogged.front()->id;
+        for (Connection* connection : backlogged) {
+            if (!queue.has_room()) return false;
+            connection->backlogged = false;
+            guarded(*connection, [&] { take_relay_bytes(*connection, {}); });
         }
+        return std::none_of(connections.begin(), connections.end(), [](const auto& entry) {
+            return entry.second.backlogged && !entry.second.dead;
+        });
     }
 
     // Nothing a peer sends may end the process. Every message is checked where it is
@@ -571,15 +595,17 @@ struct Server::Impl {
         Connection& connection = it->second;
         guarded(connection, [&] {
             // Read first: a relay that sent its last batches and hung up has them waiting
-            // here even though writing to it now fails. A backlogged one is not read.
-            if ((revents & (POLLIN | POLLHUP | POLLERR)) && !connection.backlogged)
+            // here even though writing to it now fails. A backlogged one is not read, nor
+            // anyone once the drain has taken what there was.
+            if ((revents & (POLLIN | POLLHUP | POLLERR)) && !connection.backlogged && !draining)
                 read_from(connection);
             if (!connection.dead && (revents & POLLOUT)) write_to(connection);
         });
     }
 
-    // One read per wake-up (all of it when draining), so that every relay gets its turn.
-    void read_from(Connection& connection) {
+    // One read per wake-up, so that every relay gets its turn; at a drain, `drain_bytes`
+    // (what the kernel held for it when the drain began).
+    void read_from(Connection& connection, size_t drain_bytes = 0) {
         if (connection.turned_away) {
             const ssize_t got = ::recv(connection.fd, read_buffer.data(), read_buffer.size(), 0);
             if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
@@ -587,8 +613,12 @@ struct Server::Impl {
             return;
         }
         do {
-            const ssize_t got = ::recv(connection.fd, read_buffer.data(), read_buffer.size(), 0);
+            const size_t want =
+                draining ? std::min(drain_bytes, read_buffer.size()) : read_buffer.size();
+            if (draining && want == 0) return;
+            const ssize_t got = ::recv(connection.fd, read_buffer.data(), want, 0);
             if (got > 0) {
+                if (draining) drain_bytes -= static_cast<size_t>(got);
                 connection.bytes_in += static_cast<uint64_t>(got);
                 std::span<const uint8_t> bytes(read_buffer.data(), static_cast<size_t>(got));
                 if (connection.http)
@@ -611,7 +641,7 @@ struct Server::Impl {
         while (!connection.dead && !connection.stop_reading) {
             // The queue's bound is checked before each frame is taken, not once per read.
             // A drain takes everything: it is what the relay sent before SIGTERM.
-            if (!draining && !queue.has_room()) {
+            if (!draining && connection.greeted && !queue.has_room()) {
                 connection.backlogged = connection.decoder.pending_bytes() > 0;
                 return;
             }
@@ -647,6 +677,7 @@ struct Server::Impl {
                     work.payload = std::move(frame.payload);
                     // A relay's batches must be its own: held to the name its hello gave.
                     work.text = connection.relay;
+                    connection.fed_the_queue = true;
                     queue.push(std::move(work));
                     break;
                 }
@@ -735,6 +766,7 @@ struct Server::Impl {
         work.connection = connection.id;
         work.payload.assign(command.begin(), command.end());
         work.text = connections_json();
+        requests_in_flight[connection.id] = false;
         queue.push_urgent(std::move(work));
     }
 
@@ -760,6 +792,7 @@ struct Server::Impl {
         const std::string method = request.head ? "HEAD" : "GET";
         work.payload.assign(method.begin(), method.end());
         work.offset = relay_connections();  // all a scrape needs of the connections
+        requests_in_flight[connection.id] = true;
         queue.push_urgent(std::move(work));
     }
 
@@ -852,14 +885,17 @@ struct Server::Impl {
             if (!connection.control && !connection.turned_away) {
                 if (connection.decoder.pending_bytes() > 0)
                     spdlog::warn(
-                        "serve: connection {} ({}) ended in the middle of a frame: {} bytes of it "
-                        "were "
-                        "dropped; the {} frames before it were all taken",
+                        "serve: connection {} ({}) ended with {} bytes received and "
+                        "not taken (a frame cut off, or frames still waiting for room); "
+                        "the {} frames before them were all taken",
                         connection.id, who, connection.decoder.pending_bytes(), connection.frames);
                 else
                     spdlog::info("serve: connection {} ({}) closed{}{}", connection.id, who,
                                  connection.close_error.empty() ? "" : ": ",
                                  connection.close_error);
+            }
+            if (connection.fed_the_queue) {
+                // The event thread keeps its counts per connection until it hears this.
                 Work closed;
                 closed.kind = Work::Kind::closed;
                 closed.connection = connection.id;
@@ -893,8 +929,15 @@ struct Server::Impl {
             if (connection.control || connection.stop_reading || connection.dead ||
                 connection.turned_away)
                 continue;
-            connection.backlogged = false;  // a drain takes it all
-            guarded(connection, [&] { read_from(connection); });
+            // A drain takes it all: the frames already read, then what the kernel holds
+            // for the relay now (not what it sends from here on).
+            connection.backlogged = false;
+            guarded(connection, [&] {
+                take_relay_bytes(connection, {});
+                int held = 0;
+                if (::ioctl(connection.fd, FIONREAD, &held) != 0) held = 0;
+                read_from(connection, static_cast<size_t>(std::max(held, 0)));
+            });
         }
         sweep();
         Work drain;

@@ -75,6 +75,8 @@ void EventProcessor::run() {
                     drained_ = true;
                     outbox_.post_drained();
                 }
+                if (work->kind == Work::Kind::installed || work->kind == Work::Kind::config_loaded)
+                    abandon_load(*work, error.what());
                 if (work->connection)
                     reply(work->connection, wire::FrameKind::error,
                           error_json(error.what(), work->offset));
@@ -171,13 +173,11 @@ void EventProcessor::on_control(const Work& work) {
 }
 
 bool EventProcessor::LoadInFlight::request(uint64_t connection) {
-    // Kept bounded: a client that asks and hangs up, over and over, is not remembered for
-    // ever (ctl clients are at most 16 at once; the oldest waiting ones are gone).
-    constexpr size_t kMaxWaiting = 64;
     auto& list = busy ? answer_next : answer_to;
     if (!busy) list.clear();
+    // At most 16 ctl clients wait at once (the network thread counts a request until its
+    // answer), so these lists stay short without dropping anyone.
     if (connection != 0) list.push_back(connection);
-    if (list.size() > kMaxWaiting) list.erase(list.begin());
     if (busy) {
         again = true;
         return false;
@@ -194,6 +194,17 @@ std::vector<uint64_t> EventProcessor::LoadInFlight::finish(bool& start_again) {
     again = false;
     if (start_again) answer_to = std::exchange(answer_next, {});
     return done;
+}
+
+void EventProcessor::abandon_load(const Work& work, const std::string& why) {
+    // The load's end failed: its waiting clients are told, and the next request starts a
+    // load afresh instead of being folded into one that will never come.
+    LoadInFlight& load = work.kind == Work::Kind::installed ? reloads_[work.text] : config_load_;
+    std::vector<uint64_t> waiting = std::exchange(load.answer_to, {});
+    waiting.insert(waiting.end(), load.answer_next.begin(), load.answer_next.end());
+    load = LoadInFlight{};
+    if (work.kind == Work::Kind::installed) reloads_.erase(work.text);
+    answer_all(waiting, {{"ok", false}, {"error", "the load failed: " + why}});
 }
 
 void EventProcessor::answer_all(const std::vector<uint64_t>& connections, const json& answer) {
@@ -262,16 +273,17 @@ void EventProcessor::on_installed(Work& work) {
     const std::string plugin = work.text;
     PluginSlot retired;
     ReloadReport report = host_.install_plugin(std::move(*work.prepared), &retired);
+    // The old generation (or a new one not installed) is destroyed and its library
+    // released off the event path.
+    std::vector<PluginSlot> old;
+    if (retired.library) old.push_back(std::move(retired));
+    release_off_the_event_path(std::move(old));
     if (report.stale) {
         // Made from settings the config has since changed: load it again as they are now.
         // (Each retry is a config change that landed mid-load; edits are not endless.)
         return start_reload(plugin);
     }
     note_reload(report);
-    // The old generation is destroyed and its library released off the event path.
-    std::vector<PluginSlot> old;
-    if (retired.library) old.push_back(std::move(retired));
-    release_off_the_event_path(std::move(old));
     bool again = false;
     answer_all(reloads_[plugin].finish(again),
                {{"ok", report.ok}, {"reports", {report_json(report)}}});

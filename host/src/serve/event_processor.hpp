@@ -73,6 +73,7 @@ class EventProcessor {
     void start_config_load();
     void on_config_loaded(Work& work);
     void answer_all(const std::vector<uint64_t>& connections, const nlohmann::json& answer);
+    void abandon_load(const Work& work, const std::string& why);
     void release_off_the_event_path(std::vector<PluginSlot> retired);
     void drain();
 
