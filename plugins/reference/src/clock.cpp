@@ -1,5 +1,8 @@
 #include "clock.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "movement.hpp"
 
 namespace arbiter::reference {
@@ -14,26 +17,66 @@ std::optional<Excess> check_tick_ahead(uint64_t relay_tick, uint64_t claimed_tic
     return Excess{ahead, allowed, excess_score(ahead + 1.0, allowed + 1.0)};
 }
 
-std::optional<ClockRateMeasure> check_clock_rate(const std::deque<ClockSample>& samples,
-                                                 double allowance_s, const ClockLimits& limits) {
-    if (samples.size() < 2) return std::nullopt;
-    const ClockSample& last = samples.back();
-    const int64_t window_us = static_cast<int64_t>(limits.rate_window_s * 1e6);
-    const ClockSample* first = &last;
-    for (auto it = samples.rbegin();
-         it != samples.rend() && it->relay_us >= last.relay_us - window_us; ++it)
-        first = &*it;
+namespace {
+
+// Relay time minus client time: latency plus the clocks' offset. Client times are what the
+// client claims, unbounded (ingest bounds relay times only): taken as doubles, so that
+// INT64_MIN then INT64_MAX cannot overflow.
+double delay_of(const ClockSample& s) {
+    return static_cast<double>(s.relay_us) - static_cast<double>(s.client_us);
+}
+
+int64_t step_of(int64_t relay_us, int64_t step_us) {
+    // Floor division: relay times may be negative.
+    return relay_us >= 0 ? relay_us / step_us : -((-relay_us + step_us - 1) / step_us);
+}
+
+}  // namespace
+
+bool add_to_clock_trend(Fifo<ClockSample>& trend, ClockSample sample, const ClockLimits& limits) {
+    const auto step_us = std::max<int64_t>(1, static_cast<int64_t>(limits.rate_step_s * 1e6));
+    bool closed = false;
+    if (!trend.empty() &&
+        step_of(trend.back().relay_us, step_us) == step_of(sample.relay_us, step_us)) {
+        if (delay_of(sample) < delay_of(trend.back())) trend.get().back() = sample;
+    } else {
+        closed = !trend.empty();
+        trend.push_back(sample);
+    }
+    const auto window_us = static_cast<int64_t>(limits.rate_window_s * 1e6);
+    while (!trend.empty() && trend.front().relay_us < sample.relay_us - window_us)
+        trend.pop_front();
+    return closed;
+}
+
+std::optional<ClockRateMeasure> check_clock_rate(const Fifo<ClockSample>& trend,
+                                                 const ClockLimits& limits) {
+    if (trend.size() < 3) return std::nullopt;  // two closed steps at least
+    const auto& points = trend.items();
+    const size_t closed = points.size() - 1;  // the last step is still open
     ClockRateMeasure m;
-    m.first = *first;
-    m.last = last;
-    m.relay_s = static_cast<double>(last.relay_us - first->relay_us) / 1e6;
+    m.first = points.front();
+    m.last = points[closed - 1];
+    m.relay_s = static_cast<double>(m.last.relay_us - m.first.relay_us) / 1e6;
     if (m.relay_s < limits.rate_min_window_s) return std::nullopt;
-    // Client times are what the client claims, unbounded (ingest bounds relay times
-    // only): subtracted as doubles, so that INT64_MIN then INT64_MAX cannot overflow.
     m.client_s =
-        (static_cast<double>(last.client_us) - static_cast<double>(first->client_us)) / 1e6;
-    m.allowance_s = allowance_s;
-    m.rate = m.client_s / (m.relay_s + allowance_s);
+        (static_cast<double>(m.last.client_us) - static_cast<double>(m.first.client_us)) / 1e6;
+    std::vector<double> rates;
+    for (size_t i = 1; i < closed; ++i) {
+        const ClockSample& a = points[i - 1];
+        const ClockSample& b = points[i];
+        const double relay = static_cast<double>(b.relay_us - a.relay_us);
+        if (!(relay > 0)) continue;
+        rates.push_back((static_cast<double>(b.client_us) - static_cast<double>(a.client_us)) /
+                        relay);
+    }
+    if (rates.empty()) return std::nullopt;
+    std::sort(rates.begin(), rates.end());
+    const size_t n = rates.size();
+    m.rate = n % 2 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
+    m.slowest = rates.front();
+    m.fastest = rates.back();
+    m.steps = n;
     if (!(m.rate > limits.max_rate)) return std::nullopt;
     // Scored on the drift, not the ratio: 1.06 against 1.05 is a fifth past the limit.
     m.score = excess_score(m.rate - 1.0, limits.max_rate - 1.0);

@@ -7,6 +7,7 @@
 #include <deque>
 #include <optional>
 
+#include "fifo.hpp"
 #include "hits.hpp"
 
 namespace arbiter::reference {
@@ -16,8 +17,10 @@ struct ClockLimits {
     int64_t ahead_ticks = 2;          // a claimed tick this far past the relay's is fine
     int64_t confident_count = 5;      // orders ahead for full confidence
     double max_rate = 1.05;           // client elapsed time / relay elapsed time
-    double rate_window_s = 30.0;      // relay time the rate is measured over...
-    double rate_min_window_s = 10.0;  // ...once it spans at least this much
+    double rate_window_s = 60.0;      // relay time the rate is measured over...
+    double rate_min_window_s = 30.0;  // ...once it spans at least this much
+    double rate_step_s = 5.0;         // the trend's steps: one least-delayed order each
+    // Kept so that configs that set it stay valid: the trend needs no lag allowance.
     double max_lag_allowance_s = 2.0;
     double run_length_leeway_s = 2.0;  // a run may claim this much less than the relay saw
 };
@@ -32,19 +35,34 @@ struct ClockSample {
 };
 
 struct ClockRateMeasure {
-    double rate = 0;
-    double relay_s = 0;
+    double rate = 0;     // the median of the steps' rates
+    double slowest = 0;  // the steps' rates, lowest and highest
+    double fastest = 0;
+    size_t steps = 0;    // consecutive pairs of the trend measured
+    double relay_s = 0;  // from the trend's first point to its last
     double client_s = 0;
-    double allowance_s = 0;
     ClockSample first, last;
     double score = 0;
 };
 
-// Client time elapsed over relay time elapsed (plus the lag allowance, which only lowers
-// the rate) in the window ending at the last sample. A constant offset cancels out: it is
-// latency; only a rate is a clock running fast.
-std::optional<ClockRateMeasure> check_clock_rate(const std::deque<ClockSample>& samples,
-                                                 double allowance_s, const ClockLimits& limits);
+// The client's clock against the relay's, robust to lag. Lag only ever delays an order,
+// so in each step of `rate_step_s` of relay time the order with the least delay (relay
+// time - client time smallest) is the one closest to the truth; the trend is the series of
+// those, one per step. The rate of each consecutive pair of steps is client time elapsed
+// over relay time elapsed; the clock's rate is their median. A lag spike, even one of
+// seconds with its burst, spoils a step or two out of many; a constant offset is latency
+// and cancels out; a step of the client's clock (an NTP correction) is one pair in many;
+// a clock that really runs fast shows in every pair.
+//
+// Adds `sample` to the trend (one point per step, the least delayed, oldest first, none
+// older than `rate_window_s` before it). True when a step has just closed: the moment to
+// call check_clock_rate.
+bool add_to_clock_trend(Fifo<ClockSample>& trend, ClockSample sample, const ClockLimits& limits);
+
+// The rate over the trend's closed steps (all but the last point), once they span
+// `rate_min_window_s`; nothing when it is within `max_rate`.
+std::optional<ClockRateMeasure> check_clock_rate(const Fifo<ClockSample>& trend,
+                                                 const ClockLimits& limits);
 
 struct RunLengthMeasure {
     double relay_s = 0;    // relay wall time from start to end

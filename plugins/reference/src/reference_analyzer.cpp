@@ -141,6 +141,11 @@ void parse_clock(const ConfigTable& config, ClockLimits& c) {
         throw ConfigError(
             clock.path() + ".rate_min_window_s",
             "expected at most rate_window_s (" + std::to_string(c.rate_window_s) + ")");
+    c.rate_step_s = clock.number("rate_step_s", c.rate_step_s, Range::between(0.5, 600.0));
+    if (c.rate_step_s * 2 > c.rate_min_window_s)
+        throw ConfigError(clock.path() + ".rate_step_s",
+                          "expected at most half of rate_min_window_s (" +
+                              std::to_string(c.rate_min_window_s) + "): the rate needs two steps");
     c.max_lag_allowance_s =
         clock.number("max_lag_allowance_s", c.max_lag_allowance_s, Range::between(0.0, 10.0));
     c.run_length_leeway_s =
@@ -261,6 +266,31 @@ double ReferenceAnalyzer::tick_s(const Match& match) const {
 }
 
 namespace {
+// The lag the relay saw for a player around [from_us, to_us], capped: the longest silence
+// (events held back arrive in a burst after it), or the longest round trip the relay
+// measured (the first one after a spike spans it, and it is the player's own link even
+// where no silence was seen, as after a join in the middle of a spike). A late claim or a
+// burst of them within that much is lag, not cheating (DETECTION.md).
+struct LagAllowance {
+    double silence_s = 0;
+    double rtt_s = 0;
+    double used_s = 0;
+};
+
+LagAllowance lag_allowance(const Arrivals& arrivals, const Fifo<RttSample>& rtts, int64_t from_us,
+                           int64_t to_us, double cap_s) {
+    LagAllowance lag;
+    lag.silence_s = silence_allowance_s(arrivals, from_us, to_us, cap_s);
+    const int64_t look_back_us = static_cast<int64_t>(cap_s * 1e6) + 1'000'000;
+    uint32_t longest_rtt_us = 0;
+    for (const RttSample& r : rtts)
+        if (r.t_us >= from_us - look_back_us && r.t_us <= to_us)
+            longest_rtt_us = std::max(longest_rtt_us, r.rtt_us);
+    lag.rtt_s = std::min(static_cast<double>(longest_rtt_us) / 1e6, cap_s);
+    lag.used_s = std::max(lag.silence_s, lag.rtt_s);
+    return lag;
+}
+
 // What a reviewer needs to see a hit or kill claim: who, with what, from where, when.
 template <class Claim>
 Evidence claim_evidence(const fb::Event& event, const Claim& claim,
@@ -287,8 +317,9 @@ void ReferenceAnalyzer::check_rate(uint32_t id, Player& player, std::deque<int64
     times.push_back(t_us);
     trim(times, micros(limits.fire_window_s));
     if (weapon.fire_interval_s <= 0) return;
-    const double allowance =
-        silence_allowance_s(player.arrivals, times.front(), t_us, limits.max_lag_allowance_s);
+    const double allowance = lag_allowance(player.arrivals, player.track.rtts, times.front(), t_us,
+                                           limits.max_lag_allowance_s)
+                                 .used_s;
     auto rate = check_fire_rate(times, weapon, allowance, limits);
     if (!rate) return;
     report(player,
@@ -375,9 +406,9 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
                signals);
     }
     if (auto claimed = hit.claimed_tick(); claimed.has_value()) {
-        const double allowance =
-            silence_allowance_s(player.arrivals, t_us, t_us, limits.max_lag_allowance_s);
-        if (auto timing = check_timing(event.tick(), *claimed, tick_s(match), allowance, limits)) {
+        const LagAllowance lag = lag_allowance(player.arrivals, player.track.rtts, t_us, t_us,
+                                               limits.max_lag_allowance_s);
+        if (auto timing = check_timing(event.tick(), *claimed, tick_s(match), lag.used_s, limits)) {
             report(player,
                    {.player = id,
                     .code = "hits.timing",
@@ -388,6 +419,8 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
                                     .add("limit_s", timing->limit_s)
                                     .add("window_s", limits.timing_window_s)
                                     .add("lag_allowance_s", timing->allowance_s)
+                                    .add("silence_s", lag.silence_s)
+                                    .add("measured_rtt_s", lag.rtt_s)
                                     .add("relay_tick", event.tick())
                                     .add("claimed_tick", *claimed)
                                     .add("tick_s", tick_s(match))
@@ -489,8 +522,9 @@ void ReferenceAnalyzer::on_inventory(Player& player, const fb::Event& event, Sig
         auto& times = player.acquisitions[item_id];
         times.push_back(t_us);
         trim(times, micros(settings.window_s));
-        const double allowance =
-            silence_allowance_s(player.arrivals, times.front(), t_us, settings.max_lag_allowance_s);
+        const double allowance = lag_allowance(player.arrivals, player.track.rtts, times.front(),
+                                               t_us, settings.max_lag_allowance_s)
+                                     .used_s;
         if (auto rate = check_acquisition_rate(times, *item, allowance, settings)) {
             report(player,
                    {.player = id,
@@ -738,12 +772,10 @@ void ReferenceAnalyzer::on_order(Match& match, const fb::Event& event, Signals& 
         }
     }
     if (auto client = order.client_time_us(); client.has_value()) {
-        player.clock.push_back({t_us, *client});
-        while (player.clock.front().relay_us < t_us - micros(limits.rate_window_s))
-            player.clock.pop_front();
-        const double allowance = silence_allowance_s(player.arrivals, player.clock.front().relay_us,
-                                                     t_us, limits.max_lag_allowance_s);
-        if (auto rate = check_clock_rate(player.clock.items(), allowance, limits)) {
+        const bool step_closed = add_to_clock_trend(player.clock, {t_us, *client}, limits);
+        std::optional<ClockRateMeasure> rate;
+        if (step_closed) rate = check_clock_rate(player.clock, limits);
+        if (rate) {
             report(player,
                    {.player = id,
                     .code = "clock.rate",
@@ -752,9 +784,12 @@ void ReferenceAnalyzer::on_order(Match& match, const fb::Event& event, Signals& 
                     .evidence = Evidence()
                                     .add("rate", rate->rate)
                                     .add("limit", limits.max_rate)
+                                    .add("steps", static_cast<uint64_t>(rate->steps))
+                                    .add("step_s", limits.rate_step_s)
+                                    .add("slowest_step_rate", rate->slowest)
+                                    .add("fastest_step_rate", rate->fastest)
                                     .add("client_s", rate->client_s)
                                     .add("relay_s", rate->relay_s)
-                                    .add("lag_allowance_s", rate->allowance_s)
                                     .add("first_t_us", rate->first.relay_us)
                                     .add("last_t_us", rate->last.relay_us)},
                    signals);
@@ -1418,11 +1453,13 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
             }
             player.unspent = in.get_counter("unspent resource");
             player.ahead_orders = in.get_counter("ahead-of-tick order");
+            // Raw samples (before the trend) or the trend's points: either way, added to
+            // the trend as they come they give its points.
             for (uint64_t n = in.get_count(16); n > 0; --n) {
                 ClockSample c;
                 c.relay_us = in.get_relay_time("clock sample time");
                 c.client_us = in.get<int64_t>();
-                player.clock.push_back(c);
+                add_to_clock_trend(player.clock, c, settings_.clock);
             }
             if (in.version() < 4) continue;
             SustainedRun& run = player.sustained;

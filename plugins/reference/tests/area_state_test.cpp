@@ -61,7 +61,9 @@ ConfigValue config() {
         {{"hits", ConfigValue::table({{"weapons", ConfigValue::table(test::weapons_table())}})},
          {"items", ConfigValue::table(
                        {{"items", ConfigValue::table(
-                                      {{"potion", ConfigValue::table({{"respawn_s", 5.0}})}})}})}});
+                                      {{"potion", ConfigValue::table({{"respawn_s", 5.0}})}})}})},
+         // The clock's trend in steps of 2 s, judged from 10 s: within the 20 s match.
+         {"clock", ConfigValue::table({{"rate_step_s", 2.0}, {"rate_min_window_s", 10.0}})}});
 }
 
 std::set<std::tuple<uint32_t, std::string, double>> keys(const Signals& signals) {
