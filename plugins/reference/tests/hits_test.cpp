@@ -235,6 +235,26 @@ TEST(HitsAnalyzer, WhatTheServerSendsDuringASilenceDoesNotShortenIt) {
     EXPECT_TRUE(signals.empty()) << test::codes(signals);
 }
 
+// Issue 14, seed 3: a player joins in the middle of a lag spike, so the relay never heard
+// him before it and has no silence on record; the burst at its end brings a hit fired
+// 0.8 s earlier, and the relay's first round trip, 1.28 s, measured at that moment. The
+// round trip excuses it; the same late hit with an ordinary round trip does not.
+TEST(HitsAnalyzer, ALateHitIsExcusedByTheRoundTripTheRelayMeasured) {
+    auto joined_in_a_spike = [](uint32_t rtt_us) {
+        EventScript script;
+        script.at(4.7, kShooter, test::player_join("shooter"));
+        script.at(5.6145, kShooter, build::Latency{.rtt_us = rtt_us});
+        script.at(5.6156, kShooter,
+                  rifle_hit(40.0, static_cast<uint64_t>(std::llround(4.8 / 0.05))));
+        walk(script, kShooter, 5.62, 8.0);
+        return test::only(test::run_events(script, hits_config()), kShooter, "hits.timing");
+    };
+    EXPECT_TRUE(joined_in_a_spike(1'282'000).empty());
+    const Signals unexcused = joined_in_a_spike(90'000);
+    ASSERT_EQ(unexcused.size(), 1u);
+    EXPECT_EQ(test::evidence_number(unexcused[0].evidence, "measured_rtt_s"), 0.09);
+}
+
 struct CheatCase {
     std::string name;
     std::function<void(EventScript&)> cheat;
