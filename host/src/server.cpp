@@ -925,7 +925,9 @@ struct Server::Impl {
         if (draining) return;
         draining = true;
         close_listeners();
-        for (auto& [id, connection] : connections) {
+        for (auto& entry : connections) {
+            Connection& connection = entry.second;  // (a lambda below uses it; clang 14
+                                                    // cannot capture a structured binding)
             if (connection.control || connection.stop_reading || connection.dead ||
                 connection.turned_away)
                 continue;
