@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libboost-dev            # Boost.DLL (header-only)
   zlib1g-dev              # CRC-32 and crc32_combine (linear damage recovery)
+  libsodium-dev           # SHA-256 of pinned plugin libraries
   libflatbuffers-dev flatbuffers-compiler
   libspdlog-dev libfmt-dev
   libtomlplusplus-dev

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -401,6 +402,18 @@ void read_plugin(const std::string& name, const toml::table& table, const Source
     reader.model_class("class", plugin.model_class);
     reader.number("weight", plugin.weight, 0.0, 100.0);
     reader.boolean("tripwires", plugin.tripwires);
+    if (reader.string("sha256", plugin.sha256)) {
+        std::transform(plugin.sha256.begin(), plugin.sha256.end(), plugin.sha256.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        const bool hex = plugin.sha256.size() == 64 &&
+                         std::all_of(plugin.sha256.begin(), plugin.sha256.end(), [](char c) {
+                             return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                         });
+        if (!hex)
+            reader.problem(*table.get("sha256"), "sha256",
+                           "expected the library's SHA-256: 64 hexadecimal digits (sha256sum "
+                           "prints it, and so does `arbiter check-plugin`)");
+    }
     std::string baseline;
     if (reader.string("baseline", baseline) && !baseline.empty()) {
         std::filesystem::path path(baseline);

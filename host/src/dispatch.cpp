@@ -59,10 +59,11 @@ void check_bundled_plugin_exists(const PluginSettings& settings) {
     std::string wanted = settings.library.filename().string();
     wanted = wanted.substr(8, wanted.size() - 11);
     std::string listed;
-    for (const auto& name : names) listed += (listed.empty() ? "" : ", ") + name;
+    for (const auto& name : names)
+        listed += (listed.empty() ? "" : ", ") + name;
     throw PluginError(fmt::format(
-        "{}: plugin '{}': no bundled plugin '{}' in {}{}{}", settings.position.str(), settings.name, wanted,
-        dir.string(),
+        "{}: plugin '{}': no bundled plugin '{}' in {}{}{}", settings.position.str(), settings.name,
+        wanted, dir.string(),
         names.empty() ? std::string(" (the folder holds none: is Arbiter installed whole?)")
                       : " (bundled: " + listed + ")",
         did_you_mean(wanted, names)));
@@ -75,19 +76,19 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
     slot.settings = settings;
     try {
         check_bundled_plugin_exists(settings);
-        auto library = PluginLibrary::load(settings.library, settings.name, store, &metrics);
+        auto library =
+            PluginLibrary::load(settings.library, settings.name, store, &metrics, settings.sha256);
         slot.model_class = settings.model_class.value_or(library->identity().declared_class);
         auto baseline = read_plugin_baseline(settings);
         slot.instance =
             std::make_unique<PluginInstance>(library, settings, baseline, 0, 1, &metrics);
         slot.library = std::move(library);
         const auto& id = slot.library->identity();
-        spdlog::info(
-            "plugin '{}': loaded {} {} (ABI {}, schema {}, capabilities {}, class {})",
-            settings.name, id.name, id.version,
-            describe_version(id.abi_major, id.abi_minor, id.abi_minor_required),
-            describe_version(id.schema_major, id.schema_minor, id.schema_minor_required),
-            describe_capabilities(id.capabilities), to_string(slot.model_class));
+        spdlog::info("plugin '{}': loaded {} {} (ABI {}, schema {}, capabilities {}, class {})",
+                     settings.name, id.name, id.version,
+                     describe_version(id.abi_major, id.abi_minor, id.abi_minor_required),
+                     describe_version(id.schema_major, id.schema_minor, id.schema_minor_required),
+                     describe_capabilities(id.capabilities), to_string(slot.model_class));
     } catch (const PluginError& error) {
         slot.instance.reset();
         slot.library.reset();

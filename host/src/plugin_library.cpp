@@ -21,6 +21,7 @@
 #include "arbiter/host/config_schema_check.hpp"
 #include "arbiter/host/elf_symbols.hpp"
 #include "arbiter/host/negotiation.hpp"
+#include "arbiter/host/sha256.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 
 namespace arbiter::host {
@@ -138,7 +139,8 @@ PluginStore::PluginStore(const std::string& dir) {
         const char* tmp = std::getenv("TMPDIR");
         parent = tmp && *tmp ? tmp : "/tmp";
     } else {
-        if (auto problem = untrusted_own_folder(parent)) throw PluginError("host.work_dir: " + *problem);
+        if (auto problem = untrusted_own_folder(parent))
+            throw PluginError("host.work_dir: " + *problem);
         std::error_code error;
         std::filesystem::create_directories(parent, error);
         if (error)
@@ -159,9 +161,15 @@ PluginStore::PluginStore(const std::string& dir) {
         throw PluginError("cannot create a private plugin folder from " + pattern + ": " +
                           std::strerror(errno));
     dir_ = buffer.data();
+    // The lock file is locked under another name and then renamed into place: another
+    // process's sweep that finds a lock file can never take it in the moment between its
+    // creation and our flock, and think this folder abandoned.
     const auto lock_path = dir_ / kStoreLock;
-    lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const auto unlocked_path = dir_ / ".lock.new";
+    lock_fd_ =
+        ::open(unlocked_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0 ||
+        ::rename(unlocked_path.c_str(), lock_path.c_str()) != 0) {
         const std::string why = std::strerror(errno);
         if (lock_fd_ >= 0) ::close(lock_fd_);
         std::error_code ignored;
@@ -176,8 +184,8 @@ PluginStore::~PluginStore() {
     std::filesystem::remove_all(dir_, ignored);
 }
 
-std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
-                                            const std::string& label) {
+PluginStore::Copy PluginStore::add_copy(const std::filesystem::path& source,
+                                        const std::string& label) {
     // Whoever can write the library runs code here: its owner and mode are checked, and
     // its size capped, before a byte of it is copied (file_trust.hpp).
     std::vector<uint8_t> read;
@@ -194,7 +202,8 @@ std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
         generation = ++generation_;
     }
     std::string stem = source.stem().string();
-    auto final_path = dir_ / fmt::format("{}-{:016x}-g{}.so", stem, content_fingerprint(bytes), generation);
+    auto final_path =
+        dir_ / fmt::format("{}-{:016x}-g{}.so", stem, content_fingerprint(bytes), generation);
     auto temporary = dir_ / fmt::format(".{}-g{}.tmp", stem, generation);
     {
         std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
@@ -210,12 +219,13 @@ std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
     if (error)
         throw PluginError(fmt::format("plugin '{}': cannot rename its private copy into place: {}",
                                       label, error.message()));
-    return final_path;
+    return {final_path, sha256_hex(read)};
 }
 
 std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& source,
                                                    const std::string& label, PluginStore& store,
-                                                   Metrics* metrics) {
+                                                   Metrics* metrics,
+                                                   const std::string& pinned_sha256) {
     std::shared_ptr<PluginLibrary> plugin(new PluginLibrary());
     plugin->label_ = label;
     plugin->source_ = source;
@@ -226,7 +236,18 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
     if (!std::filesystem::is_regular_file(source, exists_error))
         throw refuse(std::filesystem::exists(source, exists_error) ? "not a regular file"
                                                                    : "file not found");
-    plugin->copy_ = store.add_copy(source, label);
+    PluginStore::Copy copy = store.add_copy(source, label);
+    plugin->copy_ = copy.path;
+    plugin->sha256_ = copy.sha256;
+    if (!pinned_sha256.empty() && copy.sha256 != pinned_sha256) {
+        std::error_code ignored;
+        std::filesystem::remove(plugin->copy_, ignored);
+        plugin->copy_.clear();
+        throw refuse(
+            fmt::format("its SHA-256 is {}, not the {} the config pins (sha256): "
+                        "refused unloaded; if this build is the one to run, pin its hash",
+                        copy.sha256, pinned_sha256));
+    }
 
     boost::dll::fs::error_code load_error;
     plugin->library_.load(plugin->copy_, load_error,

@@ -111,6 +111,7 @@ ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
     // says, or it is stale and the caller prepares it again; the host's own settings for it
     // (weight, class, trip-wires) are taken as they are now, never as they were.
     const bool stale = slot && (slot->settings.library != fresh.settings.library ||
+                                slot->settings.sha256 != fresh.settings.sha256 ||
                                 slot->settings.config != fresh.settings.config ||
                                 slot->settings.baseline != fresh.settings.baseline);
     if (!slot || stale) {
@@ -162,7 +163,10 @@ enum class ConfigStep {
 
 ConfigStep step_for(const PluginSettings* running, bool active, bool can_reconfigure,
                     const PluginSettings& wanted) {
-    if (!running || !active || running->library != wanted.library) return ConfigStep::load;
+    // A new pin is checked by loading the file again against it.
+    if (!running || !active || running->library != wanted.library ||
+        running->sha256 != wanted.sha256)
+        return ConfigStep::load;
     if (running->config == wanted.config && running->baseline == wanted.baseline)
         return ConfigStep::keep;
     return can_reconfigure ? ConfigStep::reconfigure : ConfigStep::load;
@@ -171,7 +175,8 @@ ConfigStep step_for(const PluginSettings* running, bool active, bool can_reconfi
 // Whether `slot` was made from what `settings` name: the same library, table and baseline.
 bool made_from(const PluginSlot& slot, const PluginSettings& settings) {
     return slot.settings.name == settings.name && slot.settings.library == settings.library &&
-           slot.settings.config == settings.config && slot.settings.baseline == settings.baseline;
+           slot.settings.sha256 == settings.sha256 && slot.settings.config == settings.config &&
+           slot.settings.baseline == settings.baseline;
 }
 
 }  // namespace

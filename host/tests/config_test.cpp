@@ -110,6 +110,24 @@ TEST(Config, OperatorPluginsMayNotRaiseTripwiresUnlessAllowed) {
     EXPECT_FALSE(config.plugins[0].tripwires);
 }
 
+// A pinned hash is 64 hexadecimal digits, in either case (sha256sum prints lower case).
+TEST(Config, APluginsPinnedHashIsSixtyFourHexDigits) {
+    const std::string upper(64, 'A');
+    auto config = parse("[plugins.p]\nlibrary = \"x.so\"\nsha256 = \"" + upper + "\"\n");
+    EXPECT_EQ(config.plugins[0].sha256, std::string(64, 'a'));
+    for (const std::string& bad :
+         {std::string("abc"), std::string(63, 'a'), std::string(64, 'g'), std::string(65, 'a')}) {
+        const auto problems =
+            problems_of("[plugins.p]\nlibrary = \"x.so\"\nsha256 = \"" + bad + "\"\n");
+        EXPECT_TRUE(mentions(
+            problems,
+            "3:10: plugins.p.sha256: expected the library's SHA-256: 64 hexadecimal digits"))
+            << bad;
+    }
+    EXPECT_TRUE(
+        mentions(problems_of("[plugins.p]\nlibrary = \"x.so\"\nsha256 = 5\n"), "plugins.p.sha256"));
+}
+
 TEST(Config, PluginTableBecomesAFlexBuffersMapWithPositions) {
     auto config = parse(R"([plugins.reference]
 library = "reference"

@@ -11,6 +11,7 @@
 #include <arbiter/sdk/batch_builder.hpp>
 
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/sha256.hpp"
 
 namespace {
 
@@ -19,10 +20,11 @@ using arbiter::host::Host;
 using arbiter::host::ReloadReport;
 
 class Reload : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("arbiter-reload-test-" + std::to_string(::getpid()) + "-" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir_ = fs::temp_directory_path() /
+               ("arbiter-reload-test-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(dir_);
         fs::create_directories(dir_);
         deploy(COUNTER_V1);
@@ -40,10 +42,20 @@ protected:
     }
     fs::path plugin_path() const { return dir_ / "arbiter-counter.so"; }
 
-    arbiter::host::ServerConfig config(int report_at, double weight = 1.0, const std::string& extra = "") {
+    arbiter::host::ServerConfig config(int report_at, double weight = 1.0,
+                                       const std::string& extra = "") {
         std::string text = "[plugins.counter]\nlibrary = \"" + plugin_path().string() +
-                           "\"\nweight = " + std::to_string(weight) + "\n[plugins.counter.config]\nreport_at = " +
-                           std::to_string(report_at) + "\n" + extra;
+                           "\"\nweight = " + std::to_string(weight) +
+                           "\n[plugins.counter.config]\nreport_at = " + std::to_string(report_at) +
+                           "\n" + extra;
+        return arbiter::host::parse_config(text, "server_config.toml", dir_);
+    }
+
+    arbiter::host::ServerConfig config_pinned(int report_at, const std::string& sha256) {
+        std::string text =
+            "[plugins.counter]\nlibrary = \"" + plugin_path().string() + "\"\nsha256 = \"" +
+            sha256 + "\"\n[plugins.counter.config]\nreport_at = " + std::to_string(report_at) +
+            "\n";
         return arbiter::host::parse_config(text, "server_config.toml", dir_);
     }
 
@@ -72,7 +84,8 @@ protected:
 TEST_F(Reload, HistoryCarriesAcrossAReloadAndNoEventIsLostOrSeenTwice) {
     Host host(config(100));
     ASSERT_TRUE(host.plugin_errors().empty());
-    for (int i = 0; i < 60; ++i) host.push(update(1));
+    for (int i = 0; i < 60; ++i)
+        host.push(update(1));
 
     deploy(COUNTER_V2);
     ReloadReport report = host.reload_plugin("counter");
@@ -83,7 +96,8 @@ TEST_F(Reload, HistoryCarriesAcrossAReloadAndNoEventIsLostOrSeenTwice) {
     EXPECT_TRUE(report.old_library_left);
     EXPECT_GE(report.pause_us, 0.0);
 
-    for (int i = 0; i < 39; ++i) host.push(update(1));
+    for (int i = 0; i < 39; ++i)
+        host.push(update(1));
     EXPECT_EQ(evidence_of(host, 1), "");  // 99 updates: not yet
     host.push(update(1));                 // the 100th, seen once, by version 2
     EXPECT_NE(evidence_of(host, 1).find("\"seen\":100"), std::string::npos) << evidence_of(host, 1);
@@ -102,7 +116,8 @@ TEST_F(Reload, SwappingBackToAnEarlierVersionLoadsItAfresh) {
     EXPECT_EQ(back.to_version, "1.0.0");
     host.push(update(1));
     // Had the first v1 library still been in memory, its instance count would be 2.
-    EXPECT_NE(evidence_of(host, 1).find("\"instances_created_by_this_library\":1"), std::string::npos)
+    EXPECT_NE(evidence_of(host, 1).find("\"instances_created_by_this_library\":1"),
+              std::string::npos)
         << evidence_of(host, 1);
     EXPECT_NE(evidence_of(host, 1).find("\"version\":\"1.0.0\""), std::string::npos);
 }
@@ -114,7 +129,8 @@ TEST_F(Reload, ABrokenVersionIsRefusedAndTheOldOneKeepsRunning) {
     deploy_text("this is not a shared library");
     ReloadReport report = host.reload_plugin("counter");
     EXPECT_FALSE(report.ok);
-    EXPECT_NE(report.error.find("not a loadable shared library"), std::string::npos) << report.error;
+    EXPECT_NE(report.error.find("not a loadable shared library"), std::string::npos)
+        << report.error;
     EXPECT_NE(report.describe().find("the running generation stays"), std::string::npos);
     host.push(update(1));
     host.push(update(1));
@@ -125,6 +141,47 @@ TEST_F(Reload, ABrokenVersionIsRefusedAndTheOldOneKeepsRunning) {
     EXPECT_FALSE(report.ok);
     EXPECT_NE(report.error.find("file not found"), std::string::npos) << report.error;
     EXPECT_FALSE(host.reload_plugin("no-such-plugin").ok);
+}
+
+// Issue 17, pinned files: with `sha256` in its table a plugin loads only the build with
+// that hash. Another build dropped in is refused with both hashes and the pinned one runs
+// on; pinning the new hash in the config loads it, state and all.
+TEST_F(Reload, APinnedPluginRefusesAnyOtherBuild) {
+    auto hash_of = [](const fs::path& file) {
+        std::ifstream in(file, std::ios::binary);
+        const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                         std::istreambuf_iterator<char>());
+        return arbiter::host::sha256_hex(bytes);
+    };
+    const std::string v1 = hash_of(COUNTER_V1), v2 = hash_of(COUNTER_V2);
+    ASSERT_NE(v1, v2);
+    {
+        Host pinned_wrong(config_pinned(3, v2));
+        ASSERT_EQ(pinned_wrong.plugins().size(), 1u);
+        EXPECT_FALSE(pinned_wrong.plugins()[0].active());
+        EXPECT_NE(pinned_wrong.plugins()[0].error.find("its SHA-256 is " + v1 + ", not the " + v2),
+                  std::string::npos)
+            << pinned_wrong.plugins()[0].error;
+    }
+    Host pinned(config_pinned(3, v1));
+    ASSERT_TRUE(pinned.plugins()[0].active()) << pinned.plugins()[0].error;
+    EXPECT_EQ(pinned.plugins()[0].library->sha256(), v1);
+    pinned.push(update(1));
+    deploy(COUNTER_V2);
+    ReloadReport refused = pinned.reload_plugin("counter");
+    EXPECT_FALSE(refused.ok);
+    EXPECT_NE(refused.error.find("not the " + v1 + " the config pins"), std::string::npos)
+        << refused.error;
+    EXPECT_EQ(pinned.plugins()[0].library->identity().version, "1.0.0");
+    // The operator pins the new build: the config change loads it, with its state.
+    auto reports = pinned.apply_config(config_pinned(3, v2));
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_TRUE(reports[0].ok) << reports[0].error;
+    EXPECT_EQ(pinned.plugins()[0].library->identity().version, "2.0.0");
+    pinned.push(update(1));
+    pinned.push(update(1));
+    EXPECT_NE(evidence_of(pinned, 1).find("\"seen\":3"), std::string::npos)
+        << evidence_of(pinned, 1);
 }
 
 TEST_F(Reload, ANewPluginConfigIsAppliedWithoutAReload) {
@@ -145,7 +202,8 @@ TEST_F(Reload, AConfigThePluginRefusesLeavesTheOldOneInForce) {
     ASSERT_EQ(reports.size(), 1u);
     EXPECT_FALSE(reports[0].ok);
     EXPECT_NE(reports[0].error.find("report_at"), std::string::npos) << reports[0].error;
-    for (int i = 0; i < 3; ++i) host.push(update(1));
+    for (int i = 0; i < 3; ++i)
+        host.push(update(1));
     EXPECT_NE(evidence_of(host, 1).find("\"seen\":3"), std::string::npos);
 }
 
@@ -160,9 +218,10 @@ TEST_F(Reload, WeightsAndAddedAndRemovedPlugins) {
     ASSERT_TRUE(assessment.has_value());
     EXPECT_DOUBLE_EQ(assessment->checks.at(0).weight, 0.5);
 
-    auto added = host.apply_config(config(2, 0.5,
-                                          "[plugins.second]\nlibrary = \"" + std::string(COUNTER_V2) +
-                                              "\"\n[plugins.second.config]\nreport_at = 1\n"));
+    auto added =
+        host.apply_config(config(2, 0.5,
+                                 "[plugins.second]\nlibrary = \"" + std::string(COUNTER_V2) +
+                                     "\"\n[plugins.second.config]\nreport_at = 1\n"));
     ASSERT_EQ(added.size(), 1u);
     EXPECT_EQ(added[0].change, "added");
     EXPECT_TRUE(added[0].ok);
@@ -178,7 +237,8 @@ TEST_F(Reload, PointingAPluginAtAnotherLibraryReloadsItWithItsState) {
     Host host(config(3));
     host.push(update(1));
     host.push(update(1));
-    auto text = "[plugins.counter]\nlibrary = \"" + std::string(COUNTER_V2) + "\"\n[plugins.counter.config]\nreport_at = 3\n";
+    auto text = "[plugins.counter]\nlibrary = \"" + std::string(COUNTER_V2) +
+                "\"\n[plugins.counter.config]\nreport_at = 3\n";
     auto reports = host.apply_config(arbiter::host::parse_config(text, "server_config.toml", dir_));
     ASSERT_EQ(reports.size(), 1u);
     EXPECT_EQ(reports[0].change, "reload");
@@ -188,14 +248,16 @@ TEST_F(Reload, PointingAPluginAtAnotherLibraryReloadsItWithItsState) {
 }
 
 TEST_F(Reload, AnUnwritableSecurityLogLeavesTheOldOneInPlace) {
-    Host host(config(3, 1.0, "[sinks]\nsecurity_log = \"" + (dir_ / "log.jsonl").string() + "\"\n"));
+    Host host(
+        config(3, 1.0, "[sinks]\nsecurity_log = \"" + (dir_ / "log.jsonl").string() + "\"\n"));
     auto next = config(3);
     next.sinks.security_log = "/nonexistent-dir/log.jsonl";
     auto reports = host.apply_config(std::move(next));
     ASSERT_FALSE(reports.empty());
     EXPECT_FALSE(reports.back().ok);
     EXPECT_NE(reports.back().error.find("/nonexistent-dir/log.jsonl"), std::string::npos);
-    for (int i = 0; i < 3; ++i) host.push(update(1));
+    for (int i = 0; i < 3; ++i)
+        host.push(update(1));
     host.close();
     std::ifstream log(dir_ / "log.jsonl");
     std::string line;

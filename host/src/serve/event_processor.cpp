@@ -372,6 +372,7 @@ void EventProcessor::on_config_loaded(Work& work) {
                                           [&](const PluginSlot& slot) {
                                               return slot.settings.name == needed.name &&
                                                      slot.settings.library == needed.library &&
+                                                     slot.settings.sha256 == needed.sha256 &&
                                                      slot.settings.config == needed.config &&
                                                      slot.settings.baseline == needed.baseline;
                                           });

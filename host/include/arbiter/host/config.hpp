@@ -110,6 +110,9 @@ struct PluginSettings {
     double weight = 1.0;
     bool tripwires = false;          // may raise trip-wires (default: bundled ones)
     std::filesystem::path baseline;  // "" = none
+    // The library's SHA-256 the operator pinned (64 lower-case hex digits), or "": a file
+    // whose hash differs is refused, checked on the private copy that is loaded.
+    std::string sha256;
     std::vector<uint8_t> config;     // [plugins.NAME.config] as a FlexBuffers map
     SourcePosition position;         // of [plugins.NAME]
     // Where each key of the plugin's own table stands, by dotted path, so that a

@@ -37,7 +37,11 @@ class PluginStore {
 
     // Copies a library in under a name made from its content hash and a new generation
     // number (written to a temporary name, then renamed). Throws PluginError.
-    std::filesystem::path add_copy(const std::filesystem::path& source, const std::string& label);
+    struct Copy {
+        std::filesystem::path path;
+        std::string sha256;  // of the bytes written to it, the bytes that are loaded
+    };
+    Copy add_copy(const std::filesystem::path& source, const std::string& label);
     const std::filesystem::path& dir() const { return dir_; }
 
   private:
@@ -52,9 +56,13 @@ class PluginStore {
 class PluginLibrary {
   public:
     // label names the plugin in messages (its key in server_config.toml).
+    // `pinned_sha256`, when not empty, is the SHA-256 the operator pinned: a library whose
+    // private copy hashes otherwise is refused before it is loaded (the copy is in a
+    // folder of the host's own, so nothing can swap it between the check and the load).
     static std::shared_ptr<PluginLibrary> load(const std::filesystem::path& source,
                                                const std::string& label, PluginStore& store,
-                                               Metrics* metrics);
+                                               Metrics* metrics,
+                                               const std::string& pinned_sha256 = "");
     ~PluginLibrary();
     PluginLibrary(const PluginLibrary&) = delete;
     PluginLibrary& operator=(const PluginLibrary&) = delete;
@@ -66,6 +74,8 @@ class PluginLibrary {
     bool has(uint64_t capability) const { return (identity_.capabilities & capability) != 0; }
     const std::filesystem::path& source() const { return source_; }
     const std::filesystem::path& private_copy() const { return copy_; }
+    // The SHA-256 of what was loaded (64 lower-case hex digits).
+    const std::string& sha256() const { return sha256_; }
     const std::string& label() const { return label_; }
 
   private:
@@ -74,6 +84,7 @@ class PluginLibrary {
     std::string label_;
     std::filesystem::path source_;
     std::filesystem::path copy_;
+    std::string sha256_;
     boost::dll::shared_library library_;
     PluginIdentity identity_;
     arb_plugin_api api_{};
