@@ -72,7 +72,7 @@ Player::Player(uint32_t id, const ProfileInfo& profile, uint64_t seed, const Hum
     line_drop_at_ = b.reconnect_spam_every_s > 0 ? rng_.uniform(2.0, 2.0 + b.reconnect_spam_every_s)
                                                  : 5.0 + rng_.exponential(b.reconnect_every_s);
     spike_start_ = 2.0 + rng_.exponential(b.lag_spike_every_s);
-    spike_end_ = spike_start_ + rng_.uniform(0.3, 1.2);
+    spike_end_ = spike_start_ + rng_.uniform(0.3, b.lag_spike_max_s);
     loss_start_ = 2.0 + rng_.exponential(b.loss_every_s);
     loss_end_ = loss_start_ + rng_.uniform(5.0, 15.0);
     loss_p_ = rng_.uniform(0.05, 0.2);
@@ -188,7 +188,11 @@ void Player::skip(TickContext& ctx) {
 // ---- network: round trips, lag spikes, packet loss ------------------------------------
 
 double Player::oneway() {
-    return 0.5 * behaviour_.base_rtt_s * rng_.uniform(0.95, 1.1) + rng_.uniform(0.0, 0.002);
+    const double base =
+        0.5 * behaviour_.base_rtt_s * rng_.uniform(0.95, 1.1) + rng_.uniform(0.0, 0.002);
+    // (Drawn only for a jittery link, so that every other player's draws stay as they were.)
+    return behaviour_.extra_jitter_s > 0 ? base + rng_.uniform(0.0, behaviour_.extra_jitter_s)
+                                         : base;
 }
 
 double Player::rtt_now() {
@@ -217,7 +221,7 @@ void Player::network(TickContext& ctx) {
     if (now >= spike_end_) {
         // (From now, not from the last spike: the line may have been down since.)
         spike_start_ = std::max(spike_end_, now) + 3.0 + rng_.exponential(b.lag_spike_every_s);
-        spike_end_ = spike_start_ + rng_.uniform(0.3, 1.2);
+        spike_end_ = spike_start_ + rng_.uniform(0.3, b.lag_spike_max_s);
         spike_reported_ = false;
         bursting_ = false;
     }
@@ -227,6 +231,15 @@ void Player::network(TickContext& ctx) {
         ctx.out->at(to_us(spike_end_ + 0.5 * b.base_rtt_s), id_,
                     build::Latency{.rtt_us = static_cast<uint32_t>(std::llround(rtt * 1e6))});
         spike_reported_ = true;
+    }
+    if (b.clock_step_every_s > 0) {
+        // The system clock corrected by NTP: the client's timestamps jump, by up to a second
+        // either way; its ticks stay in step with the relay's.
+        if (next_clock_step_ <= 0) next_clock_step_ = now + rng_.exponential(b.clock_step_every_s);
+        if (now >= next_clock_step_) {
+            clock_steps_us_ += std::llround(rng_.uniform(-1.0, 1.0) * 1e6);
+            next_clock_step_ = now + rng_.exponential(b.clock_step_every_s);
+        }
     }
     if (now >= loss_end_) {
         loss_start_ = std::max(loss_end_, now) + rng_.exponential(b.loss_every_s);
@@ -420,7 +433,8 @@ build::Order Player::order(std::string_view kind, double t, bool repeat, bool wi
                             static_cast<float>(y_ + rng_.uniform(-30.0, 30.0)), 0.0f);
     const double rate = behaviour_.clock_rate;
     o.claimed_tick = static_cast<uint64_t>(std::floor(t * rate * hz_));
-    o.client_time_us = clock_epoch_us_ + std::llround(t * 1e6 * rate * (1.0 + clock_drift_));
+    o.client_time_us =
+        clock_epoch_us_ + clock_steps_us_ + std::llround(t * 1e6 * rate * (1.0 + clock_drift_));
     return o;
 }
 

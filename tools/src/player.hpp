@@ -96,8 +96,10 @@ class Player {
     // the client's clock
     int64_t clock_epoch_us_ = 0;
     double clock_drift_ = 0;
-    double send_phase_ = 0;   // when in a tick the client sends, as a share of the tick
-    double relay_phase_ = 0;  // when in a tick the relay produces this player's events
+    int64_t clock_steps_us_ = 0;  // what NTP steps have added to the client's clock
+    double next_clock_step_ = 0;  // 0: not drawn yet
+    double send_phase_ = 0;       // when in a tick the client sends, as a share of the tick
+    double relay_phase_ = 0;      // when in a tick the relay produces this player's events
 
     // session
     bool connected_ = true;

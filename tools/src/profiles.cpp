@@ -21,6 +21,29 @@ Behaviour honest(Rng& rng) {
     return b;
 }
 
+// Honest players on harder terms, each alone so that a false positive names its cause.
+// Lag spikes of up to 10 s (with their bursts), every two minutes on average.
+Behaviour honest_long_spikes(Rng& rng) {
+    Behaviour b = honest(rng);
+    b.lag_spike_every_s = 120.0;
+    b.lag_spike_max_s = 10.0;
+    return b;
+}
+
+// A jittery link: every packet up to 150 ms later again than its round trip says.
+Behaviour honest_jittery(Rng& rng) {
+    Behaviour b = honest(rng);
+    b.extra_jitter_s = 0.150;
+    return b;
+}
+
+// A client whose system clock NTP steps by up to a second, every five minutes on average.
+Behaviour honest_ntp_steps(Rng& rng) {
+    Behaviour b = honest(rng);
+    b.clock_step_every_s = 300.0;
+    return b;
+}
+
 // Runs at 1.7 to 2.4 times the 20 m/s limit, in stretches.
 Behaviour speed_hack(Rng& rng) {
     Behaviour b = honest(rng);
@@ -151,6 +174,12 @@ constexpr ProfileInfo kProfiles[] = {
      "a person: human movement, input rhythm from real traces, lag spikes, packet loss, "
      "a held key, human reactions",
      honest},
+    {"honest_long_spikes", false, "an honest player with lag spikes of up to 10 s every ~2 min",
+     honest_long_spikes},
+    {"honest_jittery", false, "an honest player on a link that adds up to 150 ms of jitter",
+     honest_jittery},
+    {"honest_ntp_steps", false, "an honest player whose client clock NTP steps by up to 1 s",
+     honest_ntp_steps},
     {"speed_hack", true, "runs at 34-48 m/s (limit 20) in stretches of 5-15 s", speed_hack},
     {"teleport", true, "jumps 120-350 m (or 60-90 m) in one update, every 8-20 s", teleport},
     {"clock_speedup", true, "client clock 1.15-1.5x the relay's: claims future ticks",

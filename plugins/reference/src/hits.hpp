@@ -18,13 +18,18 @@ struct WeaponLimits {
 };
 
 struct HitLimits {
-    double default_range_m = 100.0;    // for a weapon the table does not name
-    double range_tolerance = 1.0;      // multiplies a weapon's range
-    double timing_window_s = 0.5;      // a claimed tick this far from the relay's is fine
-    double max_lag_allowance_s = 2.0;  // the most a late claim or a window is excused by lag
-    double fire_window_s = 2.0;        // relay time over which shots are counted
-    double fire_tolerance = 1.1;       // divides a weapon's fire interval
-    int64_t confident_count = 3;       // claims of a yes/no check for full confidence
+    double default_range_m = 100.0;  // for a weapon the table does not name
+    double range_tolerance = 1.0;    // multiplies a weapon's range
+    double timing_window_s = 0.5;    // a claimed tick this far from the relay's is fine
+    // The most a late claim or a fire-rate window is excused by a silence the relay saw:
+    // what a spike held back arrives in its burst, as late as the spike was long.
+    double max_lag_allowance_s = 10.0;
+    // ...and by a round trip it measured, which a client can lengthen by answering pings
+    // late without falling silent: a smaller bound for that.
+    double max_rtt_allowance_s = 2.0;
+    double fire_window_s = 2.0;   // relay time over which shots are counted
+    double fire_tolerance = 1.1;  // divides a weapon's fire interval
+    int64_t confident_count = 3;  // claims of a yes/no check for full confidence
     std::map<std::string, WeaponLimits> weapons;
 
     // The weapon's limits, or the defaults for a weapon the table does not name.

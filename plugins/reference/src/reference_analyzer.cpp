@@ -58,6 +58,8 @@ void parse_hits(const ConfigTable& config, HitLimits& h) {
         hits.number("range_tolerance", h.range_tolerance, Range::between(1.0, 10.0));
     h.timing_window_s =
         hits.number("timing_window_s", h.timing_window_s, Range::between(0.0, 10.0));
+    h.max_rtt_allowance_s =
+        hits.number("max_rtt_allowance_s", h.max_rtt_allowance_s, Range::between(0.0, 10.0));
     h.max_lag_allowance_s =
         hits.number("max_lag_allowance_s", h.max_lag_allowance_s, Range::between(0.0, 10.0));
     h.fire_window_s = hits.number("fire_window_s", h.fire_window_s, Range::between(0.1, 60.0));
@@ -278,15 +280,15 @@ struct LagAllowance {
 };
 
 LagAllowance lag_allowance(const Arrivals& arrivals, const Fifo<RttSample>& rtts, int64_t from_us,
-                           int64_t to_us, double cap_s) {
+                           int64_t to_us, double cap_s, double rtt_cap_s) {
     LagAllowance lag;
     lag.silence_s = silence_allowance_s(arrivals, from_us, to_us, cap_s);
-    const int64_t look_back_us = static_cast<int64_t>(cap_s * 1e6) + 1'000'000;
+    const int64_t look_back_us = static_cast<int64_t>(rtt_cap_s * 1e6) + 1'000'000;
     uint32_t longest_rtt_us = 0;
     for (const RttSample& r : rtts)
         if (r.t_us >= from_us - look_back_us && r.t_us <= to_us)
             longest_rtt_us = std::max(longest_rtt_us, r.rtt_us);
-    lag.rtt_s = std::min(static_cast<double>(longest_rtt_us) / 1e6, cap_s);
+    lag.rtt_s = std::min(static_cast<double>(longest_rtt_us) / 1e6, std::min(cap_s, rtt_cap_s));
     lag.used_s = std::max(lag.silence_s, lag.rtt_s);
     return lag;
 }
@@ -318,7 +320,7 @@ void ReferenceAnalyzer::check_rate(uint32_t id, Player& player, std::deque<int64
     trim(times, micros(limits.fire_window_s));
     if (weapon.fire_interval_s <= 0) return;
     const double allowance = lag_allowance(player.arrivals, player.track.rtts, times.front(), t_us,
-                                           limits.max_lag_allowance_s)
+                                           limits.max_lag_allowance_s, limits.max_rtt_allowance_s)
                                  .used_s;
     auto rate = check_fire_rate(times, weapon, allowance, limits);
     if (!rate) return;
@@ -406,8 +408,9 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
                signals);
     }
     if (auto claimed = hit.claimed_tick(); claimed.has_value()) {
-        const LagAllowance lag = lag_allowance(player.arrivals, player.track.rtts, t_us, t_us,
-                                               limits.max_lag_allowance_s);
+        const LagAllowance lag =
+            lag_allowance(player.arrivals, player.track.rtts, t_us, t_us,
+                          limits.max_lag_allowance_s, limits.max_rtt_allowance_s);
         if (auto timing = check_timing(event.tick(), *claimed, tick_s(match), lag.used_s, limits)) {
             report(player,
                    {.player = id,
@@ -522,9 +525,10 @@ void ReferenceAnalyzer::on_inventory(Player& player, const fb::Event& event, Sig
         auto& times = player.acquisitions[item_id];
         times.push_back(t_us);
         trim(times, micros(settings.window_s));
-        const double allowance = lag_allowance(player.arrivals, player.track.rtts, times.front(),
-                                               t_us, settings.max_lag_allowance_s)
-                                     .used_s;
+        const double allowance =
+            lag_allowance(player.arrivals, player.track.rtts, times.front(), t_us,
+                          settings.max_lag_allowance_s, settings.max_lag_allowance_s)
+                .used_s;
         if (auto rate = check_acquisition_rate(times, *item, allowance, settings)) {
             report(player,
                    {.player = id,

@@ -26,9 +26,13 @@ enum class InputModel {
 
 struct Behaviour {
     // ---- a person on a network: every profile ----
-    double base_rtt_s = 0.06;          // the round trip to the relay
-    double lag_spike_every_s = 60.0;   // mean time between lag spikes (0.3 to 1.2 s each)
-    double loss_every_s = 90.0;        // mean time between stretches of packet loss
+    double base_rtt_s = 0.06;         // the round trip to the relay
+    double lag_spike_every_s = 60.0;  // mean time between lag spikes (0.3 s to the next)...
+    double lag_spike_max_s = 1.2;     // ...this long each
+    double extra_jitter_s = 0.0;      // each packet up to this much later again (a jittery link)
+    double clock_step_every_s =
+        0.0;                     // mean time between steps of the client's clock (NTP); 0: none
+    double loss_every_s = 90.0;  // mean time between stretches of packet loss
     double reconnect_every_s = 900.0;  // mean time between reconnects (a dropped line)
     double hold_key_every_s = 20.0;    // mean time between held keys (0 for none)
 
