@@ -73,7 +73,12 @@ std::optional<ClockRateMeasure> check_clock_rate(const Fifo<ClockSample>& trend,
     if (rates.empty()) return std::nullopt;
     std::sort(rates.begin(), rates.end());
     const size_t n = rates.size();
-    m.rate = n % 2 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
+    // The rate the clock kept for all but its two fastest steps: a lag spike or a clock
+    // step spoils a pair or two and is set aside, while a clock sped up for more than two
+    // steps of the window (a speed hack switched on and off, say) shows. The median alone
+    // would let one that is on for less than half the time pass.
+    m.median = n % 2 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
+    m.rate = n >= 5 ? rates[n - 3] : rates.front();
     m.slowest = rates.front();
     m.fastest = rates.back();
     m.steps = n;

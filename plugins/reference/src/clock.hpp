@@ -35,7 +35,8 @@ struct ClockSample {
 };
 
 struct ClockRateMeasure {
-    double rate = 0;     // the median of the steps' rates
+    double rate = 0;     // the third-fastest pair's rate: all but two pairs kept it
+    double median = 0;   // the pairs' median rate
     double slowest = 0;  // the steps' rates, lowest and highest
     double fastest = 0;
     size_t steps = 0;    // consecutive pairs of the trend measured
@@ -49,10 +50,11 @@ struct ClockRateMeasure {
 // so in each step of `rate_step_s` of relay time the order with the least delay (relay
 // time - client time smallest) is the one closest to the truth; the trend is the series of
 // those, one per step. The rate of each consecutive pair of steps is client time elapsed
-// over relay time elapsed; the clock's rate is their median. A lag spike, even one of
-// seconds with its burst, spoils a step or two out of many; a constant offset is latency
-// and cancels out; a step of the client's clock (an NTP correction) is one pair in many;
-// a clock that really runs fast shows in every pair.
+// over relay time elapsed; the clock's rate is the one all but its two fastest pairs kept.
+// A lag spike, even one of seconds with its burst, spoils a pair or two out of many; a
+// constant offset is latency and cancels out; a step of the client's clock (an NTP
+// correction) is one pair; a clock run fast for more than two steps of the window shows
+// (the median alone would let a speed hack switched on for less than half the time pass).
 //
 // Adds `sample` to the trend (one point per step, the least delayed, oldest first, none
 // older than `rate_window_s` before it). True when a step has just closed: the moment to

@@ -137,17 +137,23 @@ void parse_clock(const ConfigTable& config, ClockLimits& c) {
         clock.integer("confident_count", c.confident_count, Range::between(1, 1000));
     c.max_rate = clock.number("max_rate", c.max_rate, Range{1.0, 10.0, true});
     c.rate_window_s = clock.number("rate_window_s", c.rate_window_s, Range::between(1.0, 3600.0));
-    c.rate_min_window_s =
-        clock.number("rate_min_window_s", c.rate_min_window_s, Range::between(1.0, 3600.0));
-    if (c.rate_min_window_s > c.rate_window_s)
-        throw ConfigError(
-            clock.path() + ".rate_min_window_s",
-            "expected at most rate_window_s (" + std::to_string(c.rate_window_s) + ")");
     c.rate_step_s = clock.number("rate_step_s", c.rate_step_s, Range::between(0.5, 600.0));
-    if (c.rate_step_s * 2 > c.rate_min_window_s)
-        throw ConfigError(clock.path() + ".rate_step_s",
-                          "expected at most half of rate_min_window_s (" +
-                              std::to_string(c.rate_min_window_s) + "): the rate needs two steps");
+    // The trend is judged when a step closes, and its closed points then span at most the
+    // window less two steps: a minimum beyond that would never be reached. Unset, the
+    // minimum is 30 s or what the window allows (a config written for the 30 s window of
+    // before stays valid and keeps its check).
+    const double most = c.rate_window_s - 2 * c.rate_step_s;
+    const bool explicit_minimum = clock.has("rate_min_window_s");
+    c.rate_min_window_s = clock.number("rate_min_window_s", std::min(c.rate_min_window_s, most),
+                                       Range::between(1.0, 3600.0));
+    if (!explicit_minimum) c.rate_min_window_s = std::min(c.rate_min_window_s, most);
+    if (c.rate_min_window_s > most || c.rate_min_window_s < 2 * c.rate_step_s)
+        throw ConfigError(
+            clock.path() + (explicit_minimum ? ".rate_min_window_s" : ".rate_window_s"),
+            "expected rate_min_window_s between two steps (" + std::to_string(2 * c.rate_step_s) +
+                " s) and rate_window_s less two "
+                "steps (" +
+                std::to_string(most) + " s), so that the rate is ever judged");
     c.max_lag_allowance_s =
         clock.number("max_lag_allowance_s", c.max_lag_allowance_s, Range::between(0.0, 10.0));
     c.run_length_leeway_s =
@@ -788,6 +794,7 @@ void ReferenceAnalyzer::on_order(Match& match, const fb::Event& event, Signals& 
                     .evidence = Evidence()
                                     .add("rate", rate->rate)
                                     .add("limit", limits.max_rate)
+                                    .add("median_rate", rate->median)
                                     .add("steps", static_cast<uint64_t>(rate->steps))
                                     .add("step_s", limits.rate_step_s)
                                     .add("slowest_step_rate", rate->slowest)

@@ -106,6 +106,23 @@ TEST(AreaConfig, TheDefaultsAndAFullTableAreAccepted) {
     EXPECT_TRUE(harness.ok()) << harness.error();
 }
 
+// The clock's minimum window must be reachable: the closed trend spans at most the window
+// less two steps. A config written for the old 30 s window, with no minimum, stays valid.
+TEST(AreaConfig, TheClockWindowsAreOnesTheTrendCanReach) {
+    EXPECT_TRUE(test::Harness(test::area_config("clock", {{"rate_window_s", 30.0}})).ok());
+    for (const auto& [window, minimum] :
+         std::vector<std::pair<double, double>>{{60.0, 60.0}, {60.0, 51.0}, {60.0, 9.0}}) {
+        test::Harness harness(test::area_config(
+            "clock", {{"rate_window_s", window}, {"rate_min_window_s", minimum}}));
+        EXPECT_FALSE(harness.ok()) << window << " " << minimum;
+        EXPECT_NE(harness.error().find("clock.rate_min_window_s"), std::string::npos)
+            << harness.error();
+    }
+    EXPECT_TRUE(test::Harness(test::area_config(
+                                  "clock", {{"rate_window_s", 60.0}, {"rate_min_window_s", 50.0}}))
+                    .ok());
+}
+
 TEST(AreaConfig, RoundsPerMinuteSetsTheFireInterval) {
     // 240 rounds a minute: 4 a second. Six shots a second for 3 s is too many; four is not.
     for (const auto& [interval_s, flagged] :

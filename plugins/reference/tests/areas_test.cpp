@@ -538,6 +538,32 @@ INSTANTIATE_TEST_SUITE_P(
                  false}),
     [](const auto& row) { return row.param.name; });
 
+// A speed hack switched on for 4 s in every 20 (a fifth of the time; the clock gains 20 %):
+// the median of the steps would pass it; the rate all but two steps kept does not.
+TEST(ClockRateSpeedUp, ASpeedHackSwitchedOnAndOffIsCaught) {
+    std::vector<ClockSample> samples;
+    double client = 0;
+    for (double t = 0; t <= 120 + 1e-9; t += 0.5) {
+        samples.push_back({std::llround((t + 0.05) * 1e6), std::llround(client * 1e6)});
+        client += std::fmod(t, 20.0) < 4.0 ? 1.0 : 0.5;  // 2x, then 1x, per 0.5 s
+    }
+    // Every judgement of the trend as it grows: flagged, while the median stays honest.
+    const ClockLimits limits;
+    Fifo<ClockSample> trend;
+    size_t judged = 0, flagged = 0;
+    for (const ClockSample& sample : samples) {
+        if (!add_to_clock_trend(trend, sample, limits)) continue;
+        if (auto m = check_clock_rate(trend, limits)) {
+            ++flagged;
+            EXPECT_LT(m->median, 1.05) << "the median alone would have missed it";
+            EXPECT_GT(m->rate, 1.3);
+        }
+        judged += trend.items().back().relay_us - trend.front().relay_us >= 45'000'000;
+    }
+    EXPECT_GT(flagged, 0u);
+    EXPECT_GE(flagged * 2, judged) << "flagged in most windows of a minute";
+}
+
 // A speed-up is caught within a minute of play, with its real rate.
 TEST(ClockRateSpeedUp, IsCaughtWithinAMinuteWithItsRate) {
     for (double rate : {1.1, 1.25, 2.0}) {
