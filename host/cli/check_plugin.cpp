@@ -157,8 +157,8 @@ Outcome run_plugin_steps(const CheckOptions& options) {
                host::describe_version(id.schema_major, id.schema_minor, id.schema_minor_required),
                ARB_SCHEMA_VERSION_MAJOR, ARB_SCHEMA_VERSION_MINOR));
     // What an operator pins in the plugin's table to refuse any other build of it.
-    detail(
-        fmt::format("sha256: {}  (pin it: sha256 = \"{}\")", library->sha256(), library->sha256()));
+    const std::string sha256 = library->sha256();
+    detail(fmt::format("sha256: {}  (pin it: sha256 = \"{}\")", sha256, sha256));
     detail(fmt::format("capabilities: {}; declared class: {}",
                        host::describe_capabilities(id.capabilities),
                        host::to_string(id.declared_class)));

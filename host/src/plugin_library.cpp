@@ -184,8 +184,9 @@ PluginStore::~PluginStore() {
     std::filesystem::remove_all(dir_, ignored);
 }
 
-PluginStore::Copy PluginStore::add_copy(const std::filesystem::path& source,
-                                        const std::string& label) {
+std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
+                                            const std::string& label,
+                                            const std::string& pinned_sha256) {
     // Whoever can write the library runs code here: its owner and mode are checked, and
     // its size capped, before a byte of it is copied (file_trust.hpp).
     std::vector<uint8_t> read;
@@ -193,6 +194,15 @@ PluginStore::Copy PluginStore::add_copy(const std::filesystem::path& source,
         read = read_trusted_file(source, kPluginLibraryRules);
     } catch (const std::exception& error) {
         throw PluginError(fmt::format("plugin '{}': {}", label, error.what()));
+    }
+    if (!pinned_sha256.empty()) {
+        const std::string actual = sha256_hex(read);
+        if (actual != pinned_sha256)
+            throw PluginError(
+                fmt::format("plugin '{}' ({}): its SHA-256 is {}, not the {} the config pins "
+                            "(sha256): refused unloaded; if this build is the one to run, pin "
+                            "its hash",
+                            label, source.string(), actual, pinned_sha256));
     }
     std::vector<char> bytes(read.begin(), read.end());
 
@@ -219,7 +229,7 @@ PluginStore::Copy PluginStore::add_copy(const std::filesystem::path& source,
     if (error)
         throw PluginError(fmt::format("plugin '{}': cannot rename its private copy into place: {}",
                                       label, error.message()));
-    return {final_path, sha256_hex(read)};
+    return final_path;
 }
 
 std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& source,
@@ -236,18 +246,7 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
     if (!std::filesystem::is_regular_file(source, exists_error))
         throw refuse(std::filesystem::exists(source, exists_error) ? "not a regular file"
                                                                    : "file not found");
-    PluginStore::Copy copy = store.add_copy(source, label);
-    plugin->copy_ = copy.path;
-    plugin->sha256_ = copy.sha256;
-    if (!pinned_sha256.empty() && copy.sha256 != pinned_sha256) {
-        std::error_code ignored;
-        std::filesystem::remove(plugin->copy_, ignored);
-        plugin->copy_.clear();
-        throw refuse(
-            fmt::format("its SHA-256 is {}, not the {} the config pins (sha256): "
-                        "refused unloaded; if this build is the one to run, pin its hash",
-                        copy.sha256, pinned_sha256));
-    }
+    plugin->copy_ = store.add_copy(source, label, pinned_sha256);
 
     boost::dll::fs::error_code load_error;
     plugin->library_.load(plugin->copy_, load_error,
@@ -284,6 +283,10 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
     plugin->api_ = negotiated.api;
     read_config_schema(plugin->api_, label, plugin->identity_);
     return plugin;
+}
+
+std::string PluginLibrary::sha256() const {
+    return sha256_hex(read_trusted_file(copy_, kPluginLibraryRules));
 }
 
 PluginLibrary::~PluginLibrary() {

@@ -37,11 +37,11 @@ class PluginStore {
 
     // Copies a library in under a name made from its content hash and a new generation
     // number (written to a temporary name, then renamed). Throws PluginError.
-    struct Copy {
-        std::filesystem::path path;
-        std::string sha256;  // of the bytes written to it, the bytes that are loaded
-    };
-    Copy add_copy(const std::filesystem::path& source, const std::string& label);
+    // `pinned_sha256`, when not empty, is the SHA-256 the operator pinned: bytes that hash
+    // otherwise are refused before any copy is written. (The hash is taken only then: it
+    // costs more than the copy's own name, a CRC, for every load.)
+    std::filesystem::path add_copy(const std::filesystem::path& source, const std::string& label,
+                                   const std::string& pinned_sha256 = "");
     const std::filesystem::path& dir() const { return dir_; }
 
   private:
@@ -57,8 +57,8 @@ class PluginLibrary {
   public:
     // label names the plugin in messages (its key in server_config.toml).
     // `pinned_sha256`, when not empty, is the SHA-256 the operator pinned: a library whose
-    // private copy hashes otherwise is refused before it is loaded (the copy is in a
-    // folder of the host's own, so nothing can swap it between the check and the load).
+    // bytes hash otherwise is refused; the bytes checked are those written to the private
+    // copy, in a folder of the host's own, so nothing can swap them before the load.
     static std::shared_ptr<PluginLibrary> load(const std::filesystem::path& source,
                                                const std::string& label, PluginStore& store,
                                                Metrics* metrics,
@@ -74,8 +74,9 @@ class PluginLibrary {
     bool has(uint64_t capability) const { return (identity_.capabilities & capability) != 0; }
     const std::filesystem::path& source() const { return source_; }
     const std::filesystem::path& private_copy() const { return copy_; }
-    // The SHA-256 of what was loaded (64 lower-case hex digits).
-    const std::string& sha256() const { return sha256_; }
+    // The SHA-256 of what was loaded (64 lower-case hex digits), read from the private
+    // copy when asked (check-plugin shows it; a pinned load has checked it already).
+    std::string sha256() const;
     const std::string& label() const { return label_; }
 
   private:
@@ -84,7 +85,6 @@ class PluginLibrary {
     std::string label_;
     std::filesystem::path source_;
     std::filesystem::path copy_;
-    std::string sha256_;
     boost::dll::shared_library library_;
     PluginIdentity identity_;
     arb_plugin_api api_{};
