@@ -110,10 +110,7 @@ ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
     // made from (its library, its own table, its baseline) must still be what the config
     // says, or it is stale and the caller prepares it again; the host's own settings for it
     // (weight, class, trip-wires) are taken as they are now, never as they were.
-    const bool stale = slot && (slot->settings.library != fresh.settings.library ||
-                                slot->settings.sha256 != fresh.settings.sha256 ||
-                                slot->settings.config != fresh.settings.config ||
-                                slot->settings.baseline != fresh.settings.baseline);
+    const bool stale = slot && !slot->settings.makes_what(fresh.settings);
     if (!slot || stale) {
         ReloadReport report;
         report.plugin = fresh.settings.name;
@@ -172,13 +169,6 @@ ConfigStep step_for(const PluginSettings* running, bool active, bool can_reconfi
     return can_reconfigure ? ConfigStep::reconfigure : ConfigStep::load;
 }
 
-// Whether `slot` was made from what `settings` name: the same library, table and baseline.
-bool made_from(const PluginSlot& slot, const PluginSettings& settings) {
-    return slot.settings.name == settings.name && slot.settings.library == settings.library &&
-           slot.settings.sha256 == settings.sha256 && slot.settings.config == settings.config &&
-           slot.settings.baseline == settings.baseline;
-}
-
 }  // namespace
 
 std::vector<Host::RunningPlugin> Host::running_plugins() const {
@@ -214,7 +204,7 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
     auto fresh_slot = [&](const PluginSettings& settings) {
         if (prepared) {
             auto it = std::find_if(prepared->begin(), prepared->end(), [&](const PluginSlot& slot) {
-                return made_from(slot, settings);
+                return settings.makes_what(slot.settings);
             });
             if (it != prepared->end()) {
                 PluginSlot slot = std::move(*it);

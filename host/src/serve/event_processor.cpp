@@ -174,7 +174,6 @@ void EventProcessor::on_control(const Work& work) {
 
 bool EventProcessor::LoadInFlight::request(uint64_t connection) {
     auto& list = busy ? answer_next : answer_to;
-    if (!busy) list.clear();
     // At most 16 ctl clients wait at once (the network thread counts a request until its
     // answer), so these lists stay short without dropping anyone.
     if (connection != 0) list.push_back(connection);
@@ -213,6 +212,8 @@ void EventProcessor::answer_all(const std::vector<uint64_t>& connections, const 
 }
 
 void EventProcessor::release_off_the_event_path(std::vector<PluginSlot> retired) {
+    // (Slots that hold no library, refused loads, have nothing to release.)
+    std::erase_if(retired, [](const PluginSlot& slot) { return !slot.library; });
     if (retired.empty()) return;
     auto slots = std::make_shared<std::vector<PluginSlot>>(std::move(retired));
     loader_.post([slots] {
@@ -225,8 +226,8 @@ void EventProcessor::request_reload(const std::string& plugin, uint64_t connecti
     const bool configured =
         std::any_of(host_.plugins().begin(), host_.plugins().end(),
                     [&](const PluginSlot& slot) { return slot.settings.name == plugin; });
-    if (!configured && !reloads_[plugin].busy) {
-        reloads_.erase(plugin);
+    const auto in_flight = reloads_.find(plugin);
+    if (!configured && (in_flight == reloads_.end() || !in_flight->second.busy)) {
         ReloadReport report;
         report.plugin = plugin;
         report.change = "reload";
@@ -276,7 +277,7 @@ void EventProcessor::on_installed(Work& work) {
     // The old generation (or a new one not installed) is destroyed and its library
     // released off the event path.
     std::vector<PluginSlot> old;
-    if (retired.library) old.push_back(std::move(retired));
+    old.push_back(std::move(retired));
     release_off_the_event_path(std::move(old));
     if (report.stale) {
         // Made from settings the config has since changed: load it again as they are now.
@@ -368,14 +369,9 @@ void EventProcessor::on_config_loaded(Work& work) {
         // A plugin reload may have swapped a generation in while this loaded, so that the
         // plugins to load are no longer those prepared: load again rather than load here.
         for (const PluginSettings& needed : Host::plugins_to_load(host_.running_plugins(), next)) {
-            const bool have = std::any_of(load.prepared.begin(), load.prepared.end(),
-                                          [&](const PluginSlot& slot) {
-                                              return slot.settings.name == needed.name &&
-                                                     slot.settings.library == needed.library &&
-                                                     slot.settings.sha256 == needed.sha256 &&
-                                                     slot.settings.config == needed.config &&
-                                                     slot.settings.baseline == needed.baseline;
-                                          });
+            const bool have = std::any_of(
+                load.prepared.begin(), load.prepared.end(),
+                [&](const PluginSlot& slot) { return needed.makes_what(slot.settings); });
             if (!have) {
                 spdlog::info("{}: plugin '{}' changed while the config loaded; loading it again",
                              file.string(), needed.name);
@@ -400,7 +396,7 @@ void EventProcessor::on_config_loaded(Work& work) {
             note_reload(report);
         }
         for (PluginSlot& unused : load.prepared)
-            if (unused.library) retired.push_back(std::move(unused));
+            retired.push_back(std::move(unused));
         release_off_the_event_path(std::move(retired));
         answer["ok"] = all_ok;
         answer["reports"] = reports;

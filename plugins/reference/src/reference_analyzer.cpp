@@ -146,7 +146,6 @@ void parse_clock(const ConfigTable& config, ClockLimits& c) {
     const bool explicit_minimum = clock.has("rate_min_window_s");
     c.rate_min_window_s = clock.number("rate_min_window_s", std::min(c.rate_min_window_s, most),
                                        Range::between(1.0, 3600.0));
-    if (!explicit_minimum) c.rate_min_window_s = std::min(c.rate_min_window_s, most);
     if (c.rate_min_window_s > most || c.rate_min_window_s < 2 * c.rate_step_s)
         throw ConfigError(
             clock.path() + (explicit_minimum ? ".rate_min_window_s" : ".rate_window_s"),
@@ -782,9 +781,10 @@ void ReferenceAnalyzer::on_order(Match& match, const fb::Event& event, Signals& 
         }
     }
     if (auto client = order.client_time_us(); client.has_value()) {
-        const bool step_closed = add_to_clock_trend(player.clock, {t_us, *client}, limits);
-        std::optional<ClockRateMeasure> rate;
-        if (step_closed) rate = check_clock_rate(player.clock, limits);
+        // Judged when a step of the trend closes.
+        const auto rate = add_to_clock_trend(player.clock, {t_us, *client}, limits)
+                              ? check_clock_rate(player.clock, limits)
+                              : std::nullopt;
         if (rate) {
             report(player,
                    {.player = id,

@@ -71,11 +71,11 @@ struct HostSettings {
 // [serve]: how `arbiter serve` listens for relays (docs/serve-protocol.md). Read here so
 // that a mistake in it is reported with the rest of the file; the other commands ignore it.
 struct ServeSettings {
-    std::string unix_socket;     // path of the relays' Unix socket; "" = none
+    std::string unix_socket;           // path of the relays' Unix socket; "" = none
     uint64_t unix_socket_mode = 0600;  // its file mode, set before anyone can connect
-    std::string tcp_listen;      // "address:port" for relays over TCP; "" = none
-    bool tcp_allow_remote = false;  // without it, tcp_listen must be a loopback address
-    std::string token;           // the shared token a TCP relay gives in its hello
+    std::string tcp_listen;            // "address:port" for relays over TCP; "" = none
+    bool tcp_allow_remote = false;     // without it, tcp_listen must be a loopback address
+    std::string token;                 // the shared token a TCP relay gives in its hello
     // [serve.relays.NAME]: relays with a token of their own. A relay named here must give
     // it; every batch of a connection must carry the relay name its hello gave.
     struct RelayCredential {
@@ -83,7 +83,7 @@ struct ServeSettings {
         std::string token_file;  // read at start, like token_file
     };
     std::map<std::string, RelayCredential> relays;
-    std::string token_file;      // or a file holding it (first line); read at start
+    std::string token_file;  // or a file holding it (first line); read at start
     bool unix_requires_token = false;
     std::string control_socket;  // `arbiter ctl` talks here; "" = none
     std::string metrics_listen;  // "address:port" serving GET /metrics (Prometheus); "" = none
@@ -96,9 +96,9 @@ struct ServeSettings {
     // hello cannot keep an honest relay out.
     uint64_t max_pending_connections = 16;
     uint64_t hello_timeout_ms = 10'000;
-    bool watch = true;             // reload plugins and the config when their files change
-    uint64_t watch_settle_ms = 250;  // quiet time after a change before acting on it
-    uint64_t idle_match_end_s = 600; // a match with no batch for this long is ended; 0 = never
+    bool watch = true;                // reload plugins and the config when their files change
+    uint64_t watch_settle_ms = 250;   // quiet time after a change before acting on it
+    uint64_t idle_match_end_s = 600;  // a match with no batch for this long is ended; 0 = never
 };
 
 struct PluginSettings {
@@ -113,14 +113,21 @@ struct PluginSettings {
     // The library's SHA-256 the operator pinned (64 lower-case hex digits), or "": a file
     // whose hash differs is refused, checked on the private copy that is loaded.
     std::string sha256;
-    std::vector<uint8_t> config;     // [plugins.NAME.config] as a FlexBuffers map
-    SourcePosition position;         // of [plugins.NAME]
+    std::vector<uint8_t> config;  // [plugins.NAME.config] as a FlexBuffers map
+    SourcePosition position;      // of [plugins.NAME]
     // Where each key of the plugin's own table stands, by dotted path, so that a
     // plugin's complaint about a key can point at the file, line and column.
     std::map<std::string, SourcePosition> config_positions;
 
     // The position of a key path the plugin named, or of its table.
     SourcePosition locate(const std::string& key_path) const;
+    // Whether an instance made from `other` is what these settings would make: the same
+    // plugin, library, pin, table and baseline. (Weight, class and trip-wires are the
+    // host's own, applied to a generation at its swap.)
+    bool makes_what(const PluginSettings& other) const {
+        return name == other.name && library == other.library && sha256 == other.sha256 &&
+               config == other.config && baseline == other.baseline;
+    }
 };
 
 struct ServerConfig {
