@@ -1,6 +1,5 @@
 // server_config.toml: values, defaults, and an error with file:line:column for every
 // way a config can be wrong.
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -9,6 +8,7 @@
 #include <flatbuffers/flexbuffers.h>
 
 #include "arbiter/host/config.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -222,78 +222,52 @@ TEST(Config, PluginProblems) {
     EXPECT_TRUE(mentions(problems_of("[host]\nlog_level = \"loud\"\n"), "expected one of trace"));
 }
 
-// A folder of this test's own (mode 0700), so that the trust checks see only what the
-// test sets.
-std::filesystem::path private_folder() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "arbiter-config-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    return pattern;
+// Why load_config refused `file`, or "" when it loaded it.
+std::string refusal_of(const std::filesystem::path& file) {
+    try {
+        arbiter::host::load_config(file);
+    } catch (const ConfigError& error) {
+        return error.what();
+    }
+    return "";
 }
 
 TEST(Config, AFileFarLargerThanAnyConfigIsRefusedUnread) {
-    try {
-        arbiter::host::load_config("/dev/zero");
-        FAIL() << "/dev/zero was read as a config";
-    } catch (const ConfigError& error) {
-        EXPECT_NE(std::string(error.what()).find("config file /dev/zero: not a regular file"),
-                  std::string::npos)
-            << error.what();
-    }
-    const auto dir = private_folder();
+    const std::string zero = refusal_of("/dev/zero");
+    EXPECT_NE(zero.find("config file /dev/zero: not a regular file"), std::string::npos)
+        << (zero.empty() ? "/dev/zero was read as a config" : zero);
+    const arbiter::test::TempDir dir;  // mode 0700: the trust checks see only what the test sets
     const auto big = dir / "server_config.toml";
     std::ofstream(big) << "# " << std::string(17u << 20, 'x') << "\n";
-    try {
-        arbiter::host::load_config(big);
-        FAIL() << "a 17 MiB config was read";
-    } catch (const ConfigError& error) {
-        EXPECT_NE(std::string(error.what()).find("over the 16777216 bytes a config file may have"),
-                  std::string::npos)
-            << error.what();
-    }
-    std::filesystem::remove_all(dir);
+    const std::string too_big = refusal_of(big);
+    EXPECT_NE(too_big.find("over the 16777216 bytes a config file may have"), std::string::npos)
+        << (too_big.empty() ? "a 17 MiB config was read" : too_big);
 }
 
 // Whoever may write the config decides which libraries the host loads.
 TEST(Config, AConfigOthersMayWriteIsRefusedWithTheReason) {
-    const auto dir = private_folder();
+    using std::filesystem::perm_options;
+    using std::filesystem::perms;
+    const arbiter::test::TempDir dir;
     const auto file = dir / "server_config.toml";
     std::ofstream(file) << "[host]\nserver_id = \"a\"\n";
     EXPECT_EQ(arbiter::host::load_config(file).host.server_id, "a");
-    std::filesystem::permissions(file, std::filesystem::perms::others_write,
-                                 std::filesystem::perm_options::add);
-    try {
-        arbiter::host::load_config(file);
-        FAIL() << "a world-writable config was read";
-    } catch (const ConfigError& error) {
-        EXPECT_NE(std::string(error.what()).find("others may write it (mode 0646)"),
-                  std::string::npos)
-            << error.what();
-    }
-    std::filesystem::permissions(file, std::filesystem::perms::others_write,
-                                 std::filesystem::perm_options::remove);
-    std::filesystem::permissions(dir, std::filesystem::perms::others_write,
-                                 std::filesystem::perm_options::add);
-    try {
-        arbiter::host::load_config(file);
-        FAIL() << "a config in a world-writable folder was read";
-    } catch (const ConfigError& error) {
-        EXPECT_NE(std::string(error.what()).find("others may write its folder"), std::string::npos)
-            << error.what();
-    }
-    std::filesystem::remove_all(dir);
+    std::filesystem::permissions(file, perms::others_write, perm_options::add);
+    const std::string writable = refusal_of(file);
+    EXPECT_NE(writable.find("others may write it (mode 0646)"), std::string::npos)
+        << (writable.empty() ? "a world-writable config was read" : writable);
+    std::filesystem::permissions(file, perms::others_write, perm_options::remove);
+    std::filesystem::permissions(dir.path(), perms::others_write, perm_options::add);
+    const std::string in_writable = refusal_of(file);
+    EXPECT_NE(in_writable.find("others may write its folder"), std::string::npos)
+        << (in_writable.empty() ? "a config in a world-writable folder was read" : in_writable);
 }
 
 TEST(Config, MissingFileIsAClearError) {
-    try {
-        arbiter::host::load_config("/nonexistent/server_config.toml");
-        FAIL();
-    } catch (const ConfigError& error) {
-        EXPECT_NE(
-            std::string(error.what())
-                .find("config file /nonexistent/server_config.toml: cannot read it: No such file"),
-            std::string::npos);
-    }
+    EXPECT_NE(
+        refusal_of("/nonexistent/server_config.toml")
+            .find("config file /nonexistent/server_config.toml: cannot read it: No such file"),
+        std::string::npos);
 }
 
 TEST(Config, LoadResolvesPathsAgainstTheFilesFolder) {
