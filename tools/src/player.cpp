@@ -210,6 +210,12 @@ double Player::send(TickContext& ctx, double t, Body body, bool may_be_lost) {
     } else {
         if (may_be_lost && t >= loss_start_ && t < loss_end_ && rng_.chance(loss_p_)) return -1;
         arrival = t + oneway();
+        // The packets held back by the last spike went into one queue, and a packet sent
+        // after it joins that queue behind them: it cannot overtake the burst.
+        if (arrival <= burst_at_) {
+            arrival = burst_at_ + 0.0002;
+            burst_at_ = arrival;
+        }
     }
     ctx.out->at(to_us(arrival), id_, std::move(body));
     return arrival;
@@ -411,8 +417,10 @@ void Player::respawn(TickContext& ctx) {
     speed_ = 0;
     dead_ = false;
     health_ = 100.0;
-    // The server moved the player: the relay says so on the update.
+    // The server moved the player: the relay says so on the update, and drops what the
+    // client sent before it (a lag spike may still hold some back).
     const double at = ctx.t0 + relay_phase_ * ctx.dt;
+    ctx.out->discard_positions(id_, to_us(at));
     sent_position(at, at, position());
     ctx.out->at(to_us(at), id_,
                 build::Position{.position = position(),

@@ -112,7 +112,7 @@ class Player {
     // network
     double spike_start_ = 0, spike_end_ = 0;
     bool spike_reported_ = false;
-    double burst_at_ = 0;  // arrival of the last packet of the current burst
+    double burst_at_ = 0;  // arrival of the last packet of the latest burst
     bool bursting_ = false;
     double loss_start_ = 0, loss_end_ = 0, loss_p_ = 0;
     double next_latency_ = 0;

@@ -93,6 +93,24 @@ class Scheduler {
         return events;
     }
 
+    // Takes back the position updates of a player still waiting to arrive: a relay that
+    // moves a player (a respawn) discards the client's positions sent before the move, as
+    // game servers do until the client confirms it, so a burst held back by a lag spike
+    // never drags the player back to where it was. Those that arrive at after_us or later
+    // are taken; returns how many.
+    size_t discard_positions(uint32_t player, int64_t after_us) {
+        size_t discarded = 0;
+        for (auto& [tick, events] : buckets_) {
+            const auto stale = std::remove_if(events.begin(), events.end(), [&](const SimEvent& e) {
+                return e.player == player && e.t_us >= after_us &&
+                       std::holds_alternative<build::Position>(e.body);
+            });
+            discarded += static_cast<size_t>(events.end() - stale);
+            events.erase(stale, events.end());
+        }
+        return discarded;
+    }
+
     const TickClock& clock() const { return clock_; }
     uint64_t dropped() const { return dropped_; }
 

@@ -35,14 +35,20 @@ struct Arrivals {
     }
 };
 
-// Whether an event of this kind comes from the player's client (and so shows that the
-// relay heard from the player) rather than from the relay or the game server.
-inline bool sent_by_client(fb::EventBody kind) {
-    switch (kind) {
+// Whether the relay heard from the player's client when it received this event: what the
+// client sent (its positions, orders and claims, and the handshake a join reports), not
+// what the relay or the game server made (a stimulus, a stat, a respawn's teleport). A
+// server event during a lag spike would otherwise make the spike look shorter than it was,
+// and the claims it held back look late; a join in the middle of a spike starts the
+// silence that the claims it held back arrive after.
+inline bool heard_from_client(const fb::Event& event) {
+    switch (event.body_type()) {
         case fb::EventBody::PositionUpdate:
+            return !event.body_as_PositionUpdate()->server_teleport();
         case fb::EventBody::Order:
         case fb::EventBody::HitClaim:
         case fb::EventBody::KillClaim:
+        case fb::EventBody::PlayerJoin:
             return true;
         default:
             return false;

@@ -221,10 +221,7 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
                 break;
         }
         if (id == 0) continue;
-        // Only what the player's client sent ends a silence: a stimulus, a stat or an
-        // inventory change the server made during a lag spike would otherwise make the
-        // spike look shorter than it was, and the claims it held back look late.
-        if (sent_by_client(event->body_type())) players[id].arrivals.heard(t_us);
+        if (heard_from_client(*event)) players[id].arrivals.heard(t_us);
         forget_old(players[id], t_us);
         switch (event->body_type()) {
             case fb::EventBody::PositionUpdate:
@@ -877,12 +874,17 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
         }
     }
     const int64_t previous_us = track.samples.empty() ? -1 : track.samples.back().t_us;
+    // The usual spacing before this update's gap: after a silence longer than the stretch
+    // the spacing is measured over, the silence would be the only gap left, and a wait
+    // measured against itself is no wait.
+    const int64_t spacing_before_us =
+        track.samples.empty() ? 0 : player.spacing.value(track, t_us - spacing_horizon_us());
     track.samples.push_back(sample);
     player.spacing.pushed(track);
     forget_old(player, t_us);
     const int64_t typical_us = player.spacing.value(track, t_us - spacing_horizon_us());
     track.in_order = player.spacing.in_order();
-    check_ground(player_id, player, sample, update, previous_us, typical_us, signals);
+    check_ground(player_id, player, sample, update, previous_us, spacing_before_us, signals);
     check_windows(player_id, player, typical_us, signals);
 }
 

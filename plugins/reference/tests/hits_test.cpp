@@ -235,24 +235,59 @@ TEST(HitsAnalyzer, WhatTheServerSendsDuringASilenceDoesNotShortenIt) {
     EXPECT_TRUE(signals.empty()) << test::codes(signals);
 }
 
-// Issue 14, seed 3: a player joins in the middle of a lag spike, so the relay never heard
-// him before it and has no silence on record; the burst at its end brings a hit fired
-// 0.8 s earlier, and the relay's first round trip, 1.28 s, measured at that moment. The
-// round trip excuses it; the same late hit with an ordinary round trip does not.
+// A steady link with a long round trip: the relay hears the player all along (no silence),
+// and a hit fired 0.8 s before the relay received it is excused by the 1.28 s round trip
+// the relay measured; the same late hit with an ordinary round trip is not.
 TEST(HitsAnalyzer, ALateHitIsExcusedByTheRoundTripTheRelayMeasured) {
-    auto joined_in_a_spike = [](uint32_t rtt_us) {
+    auto on_a_long_link = [](uint32_t rtt_us) {
         EventScript script;
-        script.at(4.7, kShooter, test::player_join("shooter"));
+        walk(script, kShooter, 0.0, 8.0);
         script.at(5.6145, kShooter, build::Latency{.rtt_us = rtt_us});
+        script.at(5.6156, kShooter,
+                  rifle_hit(40.0, static_cast<uint64_t>(std::llround(4.8 / 0.05))));
+        return test::only(test::run_events(script, hits_config()), kShooter, "hits.timing");
+    };
+    EXPECT_TRUE(on_a_long_link(1'282'000).empty());
+    const Signals unexcused = on_a_long_link(90'000);
+    ASSERT_EQ(unexcused.size(), 1u);
+    EXPECT_EQ(test::evidence_number(unexcused[0].evidence, "measured_rtt_s"), 0.09);
+    EXPECT_EQ(test::evidence_number(unexcused[0].evidence, "silence_s"), 0.0);
+}
+
+// Issue 14, seeds 3 and 11: a player joins in the middle of a lag spike. The join is the
+// client's handshake reaching the relay, so the silence the spike leaves starts there; the
+// burst at its end brings a hit fired 0.8 s before it, excused by that silence even with an
+// ordinary round trip. Joined just before the hit, there is no silence and no excuse.
+TEST(HitsAnalyzer, AJoinStartsTheSilenceALateHitIsExcusedBy) {
+    auto joined_at = [](double join_s) {
+        EventScript script;
+        script.at(join_s, kShooter, test::player_join("shooter"));
+        script.at(5.6145, kShooter, build::Latency{.rtt_us = 90'000});
         script.at(5.6156, kShooter,
                   rifle_hit(40.0, static_cast<uint64_t>(std::llround(4.8 / 0.05))));
         walk(script, kShooter, 5.62, 8.0);
         return test::only(test::run_events(script, hits_config()), kShooter, "hits.timing");
     };
-    EXPECT_TRUE(joined_in_a_spike(1'282'000).empty());
-    const Signals unexcused = joined_in_a_spike(90'000);
+    EXPECT_TRUE(joined_at(4.7).empty());
+    const Signals unexcused = joined_at(5.6);
     ASSERT_EQ(unexcused.size(), 1u);
-    EXPECT_EQ(test::evidence_number(unexcused[0].evidence, "measured_rtt_s"), 0.09);
+    EXPECT_EQ(test::evidence_number(unexcused[0].evidence, "silence_s"), 0.0);
+}
+
+// A respawn's teleport is the server's, not the client's: it does not end the silence a
+// lag spike leaves. Dead at 1 s and respawned at 4 s while the spike held everything the
+// client sent from 1 s to 7.5 s, the hit fired at 1 s arrives 6.5 s late in the burst,
+// excused by the whole silence.
+TEST(HitsAnalyzer, ARespawnDuringASpikeDoesNotShortenItsSilence) {
+    EventScript script;
+    walk(script, kShooter, 0.0, 1.0);
+    script.at(4.0, kShooter,
+              build::Position{.position = fb::Vec3(0, 0, 0), .on_ground = true,
+                              .server_teleport = true});
+    script.at(7.5, kShooter, rifle_hit(40.0, static_cast<uint64_t>(std::llround(1.0 / 0.05))));
+    walk(script, kShooter, 7.55, 9.0);
+    EXPECT_TRUE(
+        test::only(test::run_events(script, hits_config()), kShooter, "hits.timing").empty());
 }
 
 struct CheatCase {
