@@ -135,6 +135,16 @@ void Player::step(TickContext& ctx) {
         return;
     }
     network(ctx);
+    if (tabbed_out(ctx)) {
+        // Connected and standing still: positions go on, nothing else comes from the client.
+        if (dead_) {
+            respawn(ctx);
+        } else {
+            movement(ctx);
+        }
+        skip(ctx);
+        return;
+    }
     stimuli(ctx);
     if (dead_) {
         respawn(ctx);
@@ -171,6 +181,18 @@ bool Player::session(TickContext& ctx) {
     ctx.out->at(to_us(leave), id_, build::PlayerLeave{.reason = spam ? "quit" : "timeout"});
     rejoin_at_ = leave + (spam ? rng_.uniform(0.3, 1.0) : rng_.uniform(1.0, 5.0));
     return false;
+}
+
+bool Player::tabbed_out(TickContext& ctx) {
+    const Behaviour& b = behaviour_;
+    if (b.tab_out_every_s <= 0) return false;
+    const double now = ctx.t0;
+    if (now >= away_end_) {
+        away_start_ = std::max(away_end_, now) + 10.0 + rng_.exponential(b.tab_out_every_s);
+        away_end_ = away_start_ + rng_.uniform(20.0, std::max(20.0, b.tab_out_max_s));
+    }
+    away_ = now >= away_start_;
+    return away_;
 }
 
 void Player::skip(TickContext& ctx) {
@@ -304,6 +326,10 @@ void Player::movement(TickContext& ctx) {
     if (b.speed_hack_mps > 0 && now >= hack_end_) {
         hack_start_ = hack_end_ + rng_.uniform(3.0, 10.0);
         hack_end_ = hack_start_ + rng_.uniform(5.0, 15.0);
+    }
+    if (away_) {
+        target_speed_ = 0.0;
+        next_jump_ = std::max(next_jump_, now + 1.0);
     }
     const bool hacking = b.speed_hack_mps > 0 && now >= hack_start_ && now < hack_end_;
     speed_ = hacking ? b.speed_hack_mps : approach(speed_, target_speed_, kAccelerationMps2 * dt);

@@ -54,6 +54,7 @@ class Player {
   private:
     // ---- the parts of a tick ----
     bool session(TickContext& ctx);  // false while the line is down
+    bool tabbed_out(TickContext& ctx);  // true while the player is away from the keyboard
     void network(TickContext& ctx);
     void stimuli(TickContext& ctx);
     void movement(TickContext& ctx);
@@ -108,6 +109,10 @@ class Player {
     uint32_t connections_ = 0;
     uint64_t address_hash_ = 0;
     float rating_ = 0;
+
+    // away from the keyboard
+    double away_start_ = 0, away_end_ = 0;
+    bool away_ = false;
 
     // network
     double spike_start_ = 0, spike_end_ = 0;

@@ -44,6 +44,14 @@ Behaviour honest_ntp_steps(Rng& rng) {
     return b;
 }
 
+// A player who tabs out for 20 s to 5 min, every ten minutes on average, and comes back.
+Behaviour honest_tab_out(Rng& rng) {
+    Behaviour b = honest(rng);
+    b.tab_out_every_s = 600.0;
+    b.tab_out_max_s = 300.0;
+    return b;
+}
+
 // Runs at 1.7 to 2.4 times the 20 m/s limit, in stretches.
 Behaviour speed_hack(Rng& rng) {
     Behaviour b = honest(rng);
@@ -180,6 +188,8 @@ constexpr ProfileInfo kProfiles[] = {
      honest_jittery},
     {"honest_ntp_steps", false, "an honest player whose client clock NTP steps by up to 1 s",
      honest_ntp_steps},
+    {"honest_tab_out", false, "an honest player who tabs out for 20 s to 5 min every ~10 min",
+     honest_tab_out},
     {"speed_hack", true, "runs at 34-48 m/s (limit 20) in stretches of 5-15 s", speed_hack},
     {"teleport", true, "jumps 120-350 m (or 60-90 m) in one update, every 8-20 s", teleport},
     {"clock_speedup", true, "client clock 1.15-1.5x the relay's: claims future ticks",

@@ -506,34 +506,45 @@ TEST(Profiles, EveryProfileOfDetectionMdIsThere) {
           "reaction_bot", "rate_bot", "humanised_bot",
           // Beyond DETECTION.md's list: the tireless aimer its fatigue-free precision
           // check is for (issue 6), and honest players on harder terms (issue 14).
-          "aimbot", "honest_long_spikes", "honest_jittery", "honest_ntp_steps"}) {
+          "aimbot", "honest_long_spikes", "honest_jittery", "honest_ntp_steps", "honest_tab_out"}) {
         const ProfileInfo* p = find_profile(name);
         ASSERT_NE(p, nullptr) << name;
         EXPECT_EQ(p->cheater, !std::string(name).starts_with("honest")) << name;
     }
     EXPECT_EQ(find_profile("wallhack"), nullptr);
-    EXPECT_EQ(profiles().size(), 19u);
+    EXPECT_EQ(profiles().size(), 20u);
 }
 
 // The harder honest players have what their names say: spikes of seconds (the first round
-// trip after one spans it), and the others are honest players all the same.
+// trip after one spans it), a player away from the keyboard for 20 s or more (no order
+// while positions go on), and the others are honest players all the same.
 TEST(Profiles, HarderHonestPlayersHaveWhatTheirNamesSay) {
     TempDir dir;
     SimulationOptions o;
     o.out = dir / "hard.arbev";
     o.seed = 2026;
     o.duration_s = 600;
-    o.players = {{"honest_long_spikes", 3}, {"honest_jittery", 2}, {"honest_ntp_steps", 2}};
+    o.players = {{"honest_long_spikes", 3},
+                 {"honest_jittery", 2},
+                 {"honest_ntp_steps", 2},
+                 {"honest_tab_out", 2}};
     simulate(o, test_rhythm());
     const auto measures = measure(read_match(o.out));
     const Truth truth = read_truth(default_truth_path(o.out));
     uint32_t longest_spike_rtt_us = 0;
+    int64_t longest_away_us = 0;
     for (const TruthPlayer& p : truth.matches.at(0).players) {
         EXPECT_FALSE(p.cheater) << p.profile;
+        const Measures& m = measures.at(p.player);
         if (p.profile == "honest_long_spikes")
-            longest_spike_rtt_us = std::max(longest_spike_rtt_us, measures.at(p.player).max_rtt_us);
+            longest_spike_rtt_us = std::max(longest_spike_rtt_us, m.max_rtt_us);
+        if (p.profile == "honest_tab_out")
+            for (size_t i = 1; i < m.distinct_tick_times.size(); ++i)
+                longest_away_us = std::max(longest_away_us, m.distinct_tick_times[i] -
+                                                                m.distinct_tick_times[i - 1]);
     }
     EXPECT_GT(longest_spike_rtt_us, 3'000'000u) << "a spike of seconds shows in a round trip";
+    EXPECT_GE(longest_away_us, 20'000'000) << "a player away sends no order for 20 s or more";
 }
 
 TEST(HumanRhythm, BuiltInTableGivesHumanGaps) {

@@ -35,6 +35,11 @@ struct Behaviour {
     double loss_every_s = 90.0;  // mean time between stretches of packet loss
     double reconnect_every_s = 900.0;  // mean time between reconnects (a dropped line)
     double hold_key_every_s = 20.0;    // mean time between held keys (0 for none)
+    // Away from the keyboard (tabbed out): this often on average (0: never), for 20 s up to
+    // tab_out_max_s; the client stays connected and sends positions, standing still, and
+    // nothing else.
+    double tab_out_every_s = 0.0;
+    double tab_out_max_s = 0.0;
 
     // ---- inputs ----
     InputModel inputs = InputModel::human;
