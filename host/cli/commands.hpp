@@ -7,6 +7,7 @@
 
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/host.hpp"
+#include "arbiter/tools/human_rhythm.hpp"
 
 namespace arbiter::cli {
 
@@ -22,6 +23,8 @@ int run_check_plugin(const std::vector<std::string>& args);
 int run_simulate(const std::vector<std::string>& args);
 int run_import(const std::vector<std::string>& args);
 int run_evaluate(const std::vector<std::string>& args);
+// The false-positive soak: simulate and evaluate, a match at a time (tools/ soak.hpp).
+int run_soak(const std::vector<std::string>& args);
 // Population baselines for the plugins that compute them (host/src/baseline.cpp).
 int run_baseline(const std::vector<std::string>& args);
 // The live host (arbiter/host/server.hpp) and its control client.
@@ -42,5 +45,10 @@ void warn_refused_plugins(const host::Host& host, const char* command);
 // A config that enables no plugin would report every player Clear and exit 0 as if all
 // were well: says so on stderr and returns true, for the commands that judge players.
 bool report_if_no_plugin(const host::ServerConfig& config, const char* command);
+// The human rhythm that shapes simulated honest players' inputs: "builtin", a named trace
+// file, or (none named) ../shared/data/human-traces, else the built-in table, said on
+// stderr. A named file that cannot be read is said on stderr: nullopt.
+std::optional<tools::HumanRhythm> load_human_rhythm(const std::optional<std::string>& named,
+                                                    const char* command);
 
 }  // namespace arbiter::cli

@@ -57,3 +57,31 @@ bool report_if_no_plugin(const host::ServerConfig& config, const char* command) 
 }
 
 }  // namespace arbiter::cli
+
+namespace arbiter::cli {
+
+std::optional<tools::HumanRhythm> load_human_rhythm(const std::optional<std::string>& named,
+                                                    const char* command) {
+    std::filesystem::path file;
+    if (named) {
+        if (*named == "builtin") return tools::HumanRhythm::builtin();
+        file = *named;
+    } else {
+        file = tools::default_human_traces();
+        if (file.empty()) {
+            std::fprintf(stderr,
+                         "arbiter %s: ../shared/data/human-traces is absent: honest players' "
+                         "rhythm comes from the built-in table\n",
+                         command);
+            return tools::HumanRhythm::builtin();
+        }
+    }
+    try {
+        return tools::HumanRhythm::from_file(file);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter %s: human traces: %s\n", command, error.what());
+        return std::nullopt;
+    }
+}
+
+}  // namespace arbiter::cli

@@ -47,6 +47,13 @@ constexpr Usage kUsages[] = {
      "        [--log-level LEVEL]\n"
      "    Runs labelled matches through the configured plugins and prints, per profile,\n"
      "    the actions reached, the recall at FlagForReview and the false-positive rate.\n"},
+    {"soak",
+     "arbiter soak CONFIG [--players N] [--match-players N] [--durations-s S,S,...] [--seed N]\n"
+     "        [--mix PROFILE=WEIGHT,...] [--work-dir DIR] [--human-traces FILE|builtin]\n"
+     "        [--json] [--quiet] [--log-level LEVEL]\n"
+     "    The false-positive soak: simulated honest players (10,000 by default), a match\n"
+     "    at a time over several seeds and lengths, through the configured plugins; prints\n"
+     "    how many reached Monitor and FlagForReview, per profile and per check.\n"},
     {"baseline",
      "arbiter baseline CONFIG CORPUS.arbev... [--quiet] [--log-level LEVEL]\n"
      "    Runs a corpus of recorded matches through every configured plugin that computes\n"
@@ -138,6 +145,7 @@ int main(int argc, char** argv) {
     if (command == "simulate") return arbiter::cli::run_simulate(args);
     if (command == "import") return arbiter::cli::run_import(args);
     if (command == "evaluate") return arbiter::cli::run_evaluate(args);
+    if (command == "soak") return arbiter::cli::run_soak(args);
     if (command == "baseline") return arbiter::cli::run_baseline(args);
     if (command == "serve") return arbiter::cli::run_serve(args);
     if (command == "ctl") return arbiter::cli::run_ctl(args);

@@ -100,29 +100,6 @@ std::optional<SimulateCommand> parse(const std::vector<std::string>& args) {
     return command;
 }
 
-std::optional<tools::HumanRhythm> load_rhythm(const std::optional<std::string>& named) {
-    std::filesystem::path file;
-    if (named) {
-        if (*named == "builtin") return tools::HumanRhythm::builtin();
-        file = *named;
-    } else {
-        file = tools::default_human_traces();
-        if (file.empty()) {
-            std::fprintf(stderr,
-                         "arbiter simulate: ../shared/data/human-traces is absent: honest players' "
-                         "rhythm comes "
-                         "from the built-in table\n");
-            return tools::HumanRhythm::builtin();
-        }
-    }
-    try {
-        return tools::HumanRhythm::from_file(file);
-    } catch (const std::exception& error) {
-        std::fprintf(stderr, "arbiter simulate: human traces: %s\n", error.what());
-        return std::nullopt;
-    }
-}
-
 }  // namespace
 
 int run_simulate(const std::vector<std::string>& args) {
@@ -143,7 +120,7 @@ int run_simulate(const std::vector<std::string>& args) {
         std::fprintf(stderr, "arbiter simulate: %s\n%s", error.what(), kUsage);
         return kExitUsage;
     }
-    auto rhythm = load_rhythm(command->human_traces);
+    auto rhythm = load_human_rhythm(command->human_traces, "simulate");
     if (!rhythm) return kExitInput;
 
     const auto started = std::chrono::steady_clock::now();

@@ -8,7 +8,7 @@
 # Not `set -euo pipefail`: this file is sourced into interactive shells, whose options are
 # theirs. It must still work under `set -u` (the test sources it so).
 
-_arbiter_commands="replay plugins check-plugin simulate import evaluate baseline serve ctl send help"
+_arbiter_commands="replay plugins check-plugin simulate import evaluate soak baseline serve ctl send help"
 _arbiter_log_levels="trace debug info warn error off"
 _arbiter_ctl_commands="status plugins assessments reload"
 
@@ -27,6 +27,10 @@ _arbiter_options() {
                 "--help"
             ;;
         evaluate) echo "--truth --json --quiet --log-level --help" ;;
+        soak)
+            echo "--players --match-players --durations-s --seed --mix --work-dir" \
+                "--human-traces --json --quiet --log-level --help"
+            ;;
         baseline) echo "--quiet --log-level --help" ;;
         serve) echo "--unix --tcp --control --metrics --ready-file --log-level --help" ;;
         ctl) echo "--json --help" ;;
@@ -45,8 +49,9 @@ _arbiter_takes_value() {
             "serve --ready-file") return 0 ;;
         "simulate --list-profiles" | "simulate --quiet" | "simulate --help") return 1 ;;
         "import --quiet" | "import --help") return 1 ;;
-        # simulate and import read a value after any other --option (their parsers do).
-        "simulate --"* | "import --"*) return 0 ;;
+        "soak --json" | "soak --quiet" | "soak --help") return 1 ;;
+        # simulate, import and soak read a value after any other --option (their parsers do).
+        "simulate --"* | "import --"* | "soak --"*) return 0 ;;
     esac
     return 1
 }
@@ -164,8 +169,10 @@ _arbiter_candidates() {
                 _arbiter_words_from "builtin" "$cur"
                 _arbiter_files "$cur" csv jsonl ndjson
                 ;;
-            --unix | --control | --ready-file) _arbiter_files "$cur" ;;
-            --players)
+            --unix | --control | --ready-file | --work-dir) _arbiter_files "$cur" ;;
+            --players | --mix)
+                # soak's --players is a count, the user's.
+                [[ $command == soak && $prev == --players ]] && return 0
                 # PROFILE=COUNT,...: names after the last comma; a count is the user's.
                 local before=${cur%"${cur##*,}"} part=${cur##*,} profile
                 if [[ $part != *=* ]]; then
@@ -203,7 +210,7 @@ _arbiter_candidates() {
                 _arbiter_files "$cur" arbev
             fi
             ;;
-        plugins | serve) ((positional == 0)) && _arbiter_files "$cur" toml ;;
+        plugins | serve | soak) ((positional == 0)) && _arbiter_files "$cur" toml ;;
         # Event files, then the server's socket (or an ADDRESS:PORT typed by hand).
         send) _arbiter_files "$cur" arbev sock ;;
         check-plugin) ((positional == 0)) && _arbiter_files "$cur" so ;;

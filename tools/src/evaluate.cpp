@@ -74,6 +74,26 @@ void add(ProfileResult& result, host::Action action) {
     ++result.actions[static_cast<size_t>(action)];
 }
 
+void add(ProfileResult& sum, const ProfileResult& more) {
+    sum.players += more.players;
+    for (size_t i = 0; i < sum.actions.size(); ++i)
+        sum.actions[i] += more.actions[i];
+}
+
+// Honest first, then the simulator's order, then any other label alphabetically.
+std::vector<ProfileResult> in_profile_order(std::map<std::string, ProfileResult> by_profile) {
+    std::vector<ProfileResult> ordered;
+    for (const ProfileInfo& info : profiles()) {
+        auto it = by_profile.find(info.name);
+        if (it == by_profile.end()) continue;
+        ordered.push_back(std::move(it->second));
+        by_profile.erase(it);
+    }
+    for (auto& [name, result] : by_profile)
+        ordered.push_back(std::move(result));
+    return ordered;
+}
+
 nlohmann::ordered_json result_json(const ProfileResult& r) {
     nlohmann::ordered_json j;
     j["profile"] = r.profile;
@@ -169,6 +189,12 @@ EvaluationReport evaluate(host::Host& host, const std::vector<std::filesystem::p
         }
         it->second.seen = true;
         count(*it->second.player, assessment.action);
+        if (!it->second.player->cheater && assessment.action >= host::Action::monitor)
+            for (const host::SignalRecord& check : assessment.checks) {
+                CheckCount& n = report.honest_by_check[check.plugin + " " + check.code];
+                ++n.monitor_or_above;
+                if (assessment.action >= host::Action::flag_for_review) ++n.flag_or_above;
+            }
     }
     for (const auto& [key, label] : labels) {
         if (label.seen) continue;
@@ -176,16 +202,35 @@ EvaluationReport evaluate(host::Host& host, const std::vector<std::filesystem::p
         count(*label.player, host::Action::clear);
     }
 
-    // Honest first, then the simulator's order, then any other label alphabetically.
-    for (const ProfileInfo& info : profiles()) {
-        auto it = by_profile.find(info.name);
-        if (it == by_profile.end()) continue;
-        report.profiles.push_back(std::move(it->second));
-        by_profile.erase(it);
-    }
-    for (auto& [name, result] : by_profile)
-        report.profiles.push_back(std::move(result));
+    report.profiles = in_profile_order(std::move(by_profile));
     return report;
+}
+
+void merge(EvaluationReport& into, const EvaluationReport& from) {
+    std::map<std::string, ProfileResult> by_profile;
+    for (ProfileResult& r : into.profiles)
+        by_profile.emplace(r.profile, std::move(r));
+    for (const ProfileResult& r : from.profiles) {
+        auto [it, added] = by_profile.emplace(r.profile, ProfileResult{r.profile, r.cheater});
+        add(it->second, r);
+    }
+    into.profiles = in_profile_order(std::move(by_profile));
+    add(into.all_cheaters, from.all_cheaters);
+    add(into.all_honest, from.all_honest);
+    for (const auto& [check, n] : from.honest_by_check) {
+        CheckCount& sum = into.honest_by_check[check];
+        sum.monitor_or_above += n.monitor_or_above;
+        sum.flag_or_above += n.flag_or_above;
+    }
+    into.files += from.files;
+    into.unreadable_files += from.unreadable_files;
+    into.batches += from.batches;
+    into.events += from.events;
+    into.damaged += from.damaged;
+    into.refused += from.refused;
+    into.unlabelled += from.unlabelled;
+    into.missing += from.missing;
+    into.problems.insert(into.problems.end(), from.problems.begin(), from.problems.end());
 }
 
 void print_report(std::ostream& out, const EvaluationReport& report) {
@@ -214,6 +259,23 @@ void print_report(std::ostream& out, const EvaluationReport& report) {
         row(r);
     if (report.all_cheaters.players) row(report.all_cheaters);
     if (report.all_honest.players) row(report.all_honest);
+    if (report.honest_by_check.empty()) return;
+    size_t check_width = 5;
+    for (const auto& [check, n] : report.honest_by_check)
+        check_width = std::max(check_width, check.size());
+    const int cw = static_cast<int>(check_width);
+    out << "\nhonest players at Monitor or above, by the checks in their assessment:\n";
+    out << format("%-*s %9s %12s %9s %12s\n", cw, "check", "monitor+", "of honest", "flag+",
+                  "of honest");
+    const auto honest = static_cast<double>(std::max<uint64_t>(1, report.all_honest.players));
+    for (const auto& [check, n] : report.honest_by_check)
+        out << format("%-*s %9llu %12s %9llu %12s\n", cw, check.c_str(),
+                      static_cast<unsigned long long>(n.monitor_or_above),
+                      format("%.3f%%", 100.0 * static_cast<double>(n.monitor_or_above) / honest)
+                          .c_str(),
+                      static_cast<unsigned long long>(n.flag_or_above),
+                      format("%.3f%%", 100.0 * static_cast<double>(n.flag_or_above) / honest)
+                          .c_str());
 }
 
 std::string report_json(const EvaluationReport& report) {
@@ -224,6 +286,12 @@ std::string report_json(const EvaluationReport& report) {
     root["profiles"] = std::move(profiles);
     root["all_cheaters"] = result_json(report.all_cheaters);
     root["all_honest"] = result_json(report.all_honest);
+    nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+    for (const auto& [check, n] : report.honest_by_check)
+        checks.push_back({{"check", check},
+                          {"monitor_or_above", n.monitor_or_above},
+                          {"flag_or_above", n.flag_or_above}});
+    root["honest_by_check"] = std::move(checks);
     nlohmann::ordered_json input;
     input["files"] = report.files;
     input["unreadable_files"] = report.unreadable_files;

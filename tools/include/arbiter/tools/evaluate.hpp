@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -30,10 +31,19 @@ struct ProfileResult {
     double share_at_least(host::Action action) const;
 };
 
+// Honest players that reached an action, counted under each check their assessment holds.
+struct CheckCount {
+    uint64_t monitor_or_above = 0;
+    uint64_t flag_or_above = 0;
+};
+
 struct EvaluationReport {
     std::vector<ProfileResult> profiles;  // honest first, then in the simulator's order
     ProfileResult all_cheaters{"all cheaters", true};
     ProfileResult all_honest{"all honest", false};
+    // The honest players at Monitor or above, by the checks in their assessments ("plugin
+    // code"; a player counts once under each): where the false positives come from.
+    std::map<std::string, CheckCount> honest_by_check;
     // The input as read.
     uint64_t files = 0, unreadable_files = 0, batches = 0, events = 0, damaged = 0, refused = 0;
     uint64_t unlabelled = 0;            // assessed players that no truth file names
@@ -51,8 +61,13 @@ Truth load_truths(const std::vector<std::filesystem::path>& match_files,
 EvaluationReport evaluate(host::Host& host, const std::vector<std::filesystem::path>& match_files,
                           const Truth& truth, host::Progress* progress = nullptr);
 
+// Adds `from` to `into`: the same profiles' counts summed, new ones appended in the
+// simulator's order, the input counters summed and the problems appended.
+void merge(EvaluationReport& into, const EvaluationReport& from);
+
 void print_report(std::ostream& out, const EvaluationReport& report);
-// One JSON object: {"profiles": [...], "all_cheaters": {...}, "all_honest": {...}, "input": {...}}.
+// One JSON object: {"profiles": [...], "all_cheaters": {...}, "all_honest": {...},
+// "honest_by_check": [...], "input": {...}}.
 std::string report_json(const EvaluationReport& report);
 
 }  // namespace arbiter::tools

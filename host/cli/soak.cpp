@@ -1,0 +1,225 @@
+// `arbiter soak CONFIG`: the false-positive soak (tools/include/arbiter/tools/soak.hpp).
+// Thousands of simulated honest players, a match at a time, through the configured
+// plugins; prints how many reached Monitor and FlagForReview, per profile and per check.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "arbiter/host/host.hpp"
+#include "arbiter/tools/parse.hpp"
+#include "arbiter/tools/soak.hpp"
+#include "commands.hpp"
+
+namespace arbiter::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: arbiter soak CONFIG [--players N] [--match-players N] [--durations-s S,S,...]\n"
+    "           [--seed N] [--mix PROFILE=WEIGHT,...] [--work-dir DIR]\n"
+    "           [--human-traces FILE|builtin] [--json] [--quiet] [--log-level LEVEL]\n";
+
+struct SoakCommand {
+    std::string config;
+    tools::SoakOptions options;
+    std::optional<std::string> human_traces;
+    bool json = false;
+    bool quiet = false;
+    std::optional<std::string> log_level;
+};
+
+std::optional<std::vector<double>> parse_durations(const std::string& text) {
+    std::vector<double> durations;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t end = text.find(',', start);
+        if (end == std::string::npos) end = text.size();
+        auto value = tools::parse_finite(std::string_view(text).substr(start, end - start));
+        if (!value) return std::nullopt;
+        durations.push_back(*value);
+        start = end + 1;
+    }
+    return durations;
+}
+
+std::optional<SoakCommand> parse(const std::vector<std::string>& args) {
+    SoakCommand command;
+    tools::SoakOptions& o = command.options;
+    std::vector<std::string> positional;
+    auto fail = [](const std::string& what) {
+        std::fprintf(stderr, "arbiter soak: %s\n%s", what.c_str(), kUsage);
+        return std::nullopt;
+    };
+    auto count = [](const std::string& value) -> std::optional<uint32_t> {
+        auto n = tools::parse_u64(value);
+        if (!n || *n > tools::kMaxSimulatedPlayers) return std::nullopt;
+        return static_cast<uint32_t>(*n);
+    };
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (arg == "--json") {
+            command.json = true;
+            continue;
+        }
+        if (arg == "--quiet") {
+            command.quiet = true;
+            continue;
+        }
+        if (!arg.starts_with("--")) {
+            positional.push_back(arg);
+            continue;
+        }
+        if (i + 1 >= args.size()) return fail(arg + " needs a value");
+        const std::string& value = args[++i];
+        if (arg == "--players" || arg == "--match-players") {
+            auto n = count(value);
+            if (!n)
+                return fail(arg + " '" + value + "' is not a count from 0 to " +
+                            std::to_string(tools::kMaxSimulatedPlayers));
+            (arg == "--players" ? o.players : o.match_players) = *n;
+        } else if (arg == "--durations-s") {
+            auto durations = parse_durations(value);
+            if (!durations) return fail("--durations-s '" + value + "' is not a list of seconds");
+            o.durations_s = std::move(*durations);
+        } else if (arg == "--seed") {
+            auto seed = tools::parse_u64(value);
+            if (!seed) return fail("--seed '" + value + "' is not a non-negative integer");
+            o.seed = *seed;
+        } else if (arg == "--mix") {
+            try {
+                o.mix = tools::parse_player_mix(value);
+            } catch (const std::invalid_argument& error) {
+                std::string what = error.what();
+                if (what.starts_with("--players")) what.replace(0, 9, "--mix");
+                return fail(what);
+            }
+        } else if (arg == "--work-dir") {
+            o.work_dir = value;
+        } else if (arg == "--human-traces") {
+            command.human_traces = value;
+        } else if (arg == "--log-level") {
+            command.log_level = value;
+        } else {
+            return fail("unknown option " + arg);
+        }
+    }
+    if (positional.size() != 1) return fail("one config, please");
+    command.config = positional.front();
+    if (o.work_dir.empty()) o.work_dir = std::filesystem::temp_directory_path();
+    try {
+        tools::check_options(o);
+    } catch (const std::invalid_argument& error) {
+        return fail(error.what());
+    }
+    return command;
+}
+
+std::string format(const char* pattern, auto... values) {
+    char text[512];
+    std::snprintf(text, sizeof text, pattern, values...);
+    return text;
+}
+
+}  // namespace
+
+int run_soak(const std::vector<std::string>& args) {
+    auto command = parse(args);
+    if (!command) return kExitUsage;
+    auto config = load_config_or_report(command->config);
+    if (!config || report_if_no_plugin(*config, "soak")) return kExitInput;
+    if (!setup_logging(command->log_level.value_or(config->host.log_level))) return kExitUsage;
+    auto rhythm = load_human_rhythm(command->human_traces, "soak");
+    if (!rhythm) return kExitInput;
+
+    // Each match in a folder of its own, so that two soaks never share a file.
+    std::filesystem::path work;
+    try {
+        const std::filesystem::path base = command->options.work_dir;
+        std::string pattern = (base / "arbiter-soak-XXXXXX").string();
+        if (!::mkdtemp(pattern.data()))
+            throw std::runtime_error("cannot make a folder in " + base.string());
+        work = pattern;
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter soak: %s\n", error.what());
+        return kExitInput;
+    }
+    command->options.work_dir = work;
+    struct RemoveFolder {
+        std::filesystem::path path;
+        ~RemoveFolder() {
+            std::error_code ignored;
+            std::filesystem::remove_all(path, ignored);
+        }
+    } const remove_work{work};
+
+    std::vector<std::string> refused;
+    auto make_host = [&]() {
+        auto host = std::make_unique<host::Host>(*config);
+        if (refused.empty())
+            for (const auto& problem : host->plugin_errors())
+                refused.push_back(problem);
+        return host;
+    };
+    const auto started = std::chrono::steady_clock::now();
+    auto seconds_since = [](auto then) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - then).count();
+    };
+    auto match_started = started;
+    auto listener = [&](const tools::SoakMatch& match, const tools::EvaluationReport& report,
+                        size_t done, size_t of) {
+        if (!command->quiet)
+            std::fprintf(stderr,
+                         "match %zu/%zu: seed %llu, %.0f s, %u players: %llu at Monitor or "
+                         "above, %llu at FlagForReview or above (%.1f s)\n",
+                         done, of, static_cast<unsigned long long>(match.seed), match.duration_s,
+                         match.total(),
+                         static_cast<unsigned long long>(
+                             report.all_honest.at_least(host::Action::monitor)),
+                         static_cast<unsigned long long>(
+                             report.all_honest.at_least(host::Action::flag_for_review)),
+                         seconds_since(match_started));
+        match_started = std::chrono::steady_clock::now();
+    };
+
+    tools::EvaluationReport report;
+    try {
+        report = tools::soak(command->options, *rhythm, make_host, listener);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter soak: %s\n", error.what());
+        return kExitInput;
+    }
+    for (const auto& problem : refused)
+        std::fprintf(stderr, "%s\n", problem.c_str());
+    for (const auto& problem : report.problems)
+        std::fprintf(stderr, "%s\n", problem.c_str());
+    if (command->json) {
+        std::cout << tools::report_json(report) << '\n';
+    } else {
+        tools::print_report(std::cout, report);
+    }
+    std::cout.flush();
+    std::fprintf(stderr, "%s",
+                 format("soaked %llu honest players in %llu matches (%llu events) in %.0f s\n",
+                        static_cast<unsigned long long>(report.all_honest.players),
+                        static_cast<unsigned long long>(report.files),
+                        static_cast<unsigned long long>(report.events), seconds_since(started))
+                     .c_str());
+    if (!refused.empty()) {
+        std::fprintf(stderr,
+                     "arbiter soak: a plugin was refused at load; its checks are in no "
+                     "assessment above\n");
+        return kExitPartial;
+    }
+    if (report.unreadable_files || report.damaged || report.refused || report.unlabelled ||
+        report.missing)
+        return kExitPartial;
+    return kExitOk;
+}
+
+}  // namespace arbiter::cli
