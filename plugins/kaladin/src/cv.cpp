@@ -41,9 +41,11 @@ std::optional<double> trimmed_cv(std::vector<int64_t> intervals_us) {
     return std::sqrt(squares / (n - 1)) / mean;
 }
 
-double cv_score(double cv, double limit) {
-    if (cv >= limit || limit <= 0) return 0.0;
-    return std::clamp((limit - cv) / limit, 0.0, 1.0);
+double cv_score(double cv, double limit, double at_limit) {
+    // Negated so that a NaN CV scores 0.
+    if (!(cv < limit) || !(limit > 0)) return 0.0;
+    const double below = std::clamp((limit - cv) / limit, 0.0, 1.0);
+    return std::clamp(at_limit + (1.0 - at_limit) * below, 0.0, 1.0);
 }
 
 }  // namespace arbiter::kaladin

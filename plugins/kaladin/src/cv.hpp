@@ -31,7 +31,8 @@ std::optional<IntervalWindow> newest_window(const std::deque<Input>& recent, siz
 // deviation). nullopt for fewer than 4 intervals or a mean of 0.
 std::optional<double> trimmed_cv(std::vector<int64_t> intervals_us);
 
-// 0 at the limit, 1 at a CV of 0.
-double cv_score(double cv, double limit);
+// 0 at or above the limit; under it, at_limit just below the limit rising linearly to 1 at
+// a CV of 0 (at_limit 0: the plain distance below the limit).
+double cv_score(double cv, double limit, double at_limit = 0.0);
 
 }  // namespace arbiter::kaladin

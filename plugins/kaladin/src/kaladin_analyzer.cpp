@@ -112,6 +112,7 @@ Limit KaladinAnalyzer::limit(Check check, const std::string& tier, double tick_r
         value = std::min(value, rate_tripwire(settings_.rate_tripwire_per_min,
                                               settings_.rate_tripwire_tick_share, tick_rate_hz));
     if (check == Check::reaction) value = std::max(value, settings_.reaction_tripwire_ms);
+    if (check == Check::cv) value *= settings_.cv_baseline_margin;
     out.value = value;
     out.from_baseline = true;
     out.percentile = tail;
@@ -277,7 +278,9 @@ void KaladinAnalyzer::on_input(MatchState& match, uint32_t id, PlayerState& p, S
         e.add("cv", *cv)
             .add("limit", limit_evidence(cv_limit))
             .add("trimmed", "the single shortest and longest interval left out");
-        report(id, p, Check::cv, cv_score(*cv, cv_limit.value), false, cv_limit,
+        if (cv_limit.from_baseline) e.add("baseline_margin", settings_.cv_baseline_margin);
+        report(id, p, Check::cv, cv_score(*cv, cv_limit.value, settings_.cv_score_at_limit),
+               false, cv_limit,
                window_evidence(std::move(e)), signals);
     }
     const Limit entropy_limit = limit(Check::entropy, p.tier, hz);

@@ -19,6 +19,10 @@ Settings Settings::parse(const ConfigTable& t) {
     s.window_step =
         static_cast<uint32_t>(t.integer("window_step", s.window_step, Range::between(1, 1000)));
     s.cv_limit = t.number("cv_limit", s.cv_limit, Range::between(0.0, 10.0));
+    s.cv_score_at_limit =
+        t.number("cv_score_at_limit", s.cv_score_at_limit, Range::between(0.0, 1.0));
+    s.cv_baseline_margin =
+        t.number("cv_baseline_margin", s.cv_baseline_margin, Range::between(0.0, 1.0));
     s.entropy_limit_bits =
         t.number("entropy_limit_bits", s.entropy_limit_bits, Range::between(0.0, 64.0));
     s.reaction_min_pairs = static_cast<uint32_t>(

@@ -21,7 +21,17 @@ struct Settings {
     double window_s = 30.0;
     // A new window is measured every this many distinct inputs.
     uint32_t window_step = 5;
-    double cv_limit = 0.05;
+    // Below this trimmed CV a window is a script's. Not the seed's 0.05: real humans never
+    // go below 0.16 on windows of 100 intervals (../shared/data/human-traces; 0.29 on
+    // kaladin's windows of 30 s at least), and scripts that jitter a fixed delay live in
+    // between (uniform jitter of 30 %: about 0.075). docs/server-config.md has the margin.
+    double cv_limit = 0.13;
+    // The score of a window just under cv_limit, rising linearly to 1 at a CV of 0: above
+    // the sample config's monitor_threshold (0.3), so that the whole band is at Monitor.
+    double cv_score_at_limit = 0.35;
+    // With a population baseline, the limit is its low tail times this: the tail is the
+    // lowest humans reach, and a limit at it would take the lowest of them.
+    double cv_baseline_margin = 0.8;
     double entropy_limit_bits = 1.0;
 
     uint32_t reaction_min_pairs = 20;

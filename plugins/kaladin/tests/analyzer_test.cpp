@@ -7,12 +7,14 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <arbiter/sdk/batch_builder.hpp>
 #include <arbiter/sdk/state.hpp>
 #include <arbiter/sdk/testing.hpp>
 
 #include "baseline.hpp"
+#include "cv.hpp"
 #include "kaladin_analyzer.hpp"
 
 namespace arbiter::kaladin {
@@ -84,7 +86,8 @@ TEST(Analyzer, MetronomeGivesCvAndEntropySignalsWithEvidence) {
     ASSERT_FALSE(cv.empty());
     EXPECT_GE(cv.back().score, 0.9);
     EXPECT_FALSE(cv.back().tripwire);
-    for (const char* key : {"\"cv\":", "\"limit\":{\"value\":0.05", "no baseline file configured",
+    EXPECT_EQ(cv.back().score, 1.0);  // a CV of 0
+    for (const char* key : {"\"cv\":", "\"limit\":{\"value\":0.13", "no baseline file configured",
                             "\"window_s\":", "\"intervals\":", "\"inputs\":"})
         EXPECT_NE(cv.back().evidence.find(key), std::string::npos) << key << cv.back().evidence;
     auto entropy = of(signals, "timing.entropy");
@@ -290,24 +293,47 @@ BaselineFile baseline_with(const std::string& tier, uint64_t samples, double cv_
 }
 
 TEST(Analyzer, BaselineLimitNamesItsPercentile) {
-    // The tier's 0.1th percentile of the lowest CV is 0.1, above the fixed 0.05: a
-    // humanised rhythm of CV about 0.07 is signalled against it.
-    const auto file = baseline_with("gold", 200, 0.1);
+    // The tier's 0.1th percentile of the lowest CV is 0.5, so its limit is 0.4 (the margin
+    // of 0.8), above the fixed 0.13: a rhythm of CV about 0.2 is signalled against it.
+    const auto file = baseline_with("gold", 200, 0.5);
     Harness<KaladinAnalyzer> h(ConfigValue::table({}), file.write());
     ASSERT_TRUE(h.ok()) << h.error();
     Match m("gold");
-    rhythm(m, 180'000, 45'000, 90);
+    rhythm(m, 150'000, 150'000, 90);
     auto cv = of(h.feed(m.batch()), "timing.cv");
     ASSERT_FALSE(cv.empty());
     for (const char* key : {"\"source\":\"baseline\"", "\"tier\":\"gold\"", "\"percentile\":0.1",
-                            "\"samples\":200", "\"corpus_matches\":"})
+                            "\"samples\":200", "\"corpus_matches\":", "\"baseline_margin\":0.8"})
         EXPECT_NE(cv.back().evidence.find(key), std::string::npos) << key << cv.back().evidence;
+    EXPECT_NEAR(nlohmann::json::parse(cv.back().evidence)["limit"]["value"].get<double>(), 0.4,
+                0.01)
+        << cv.back().evidence;
 
-    // The same rhythm without a baseline: above 0.05, no signal.
+    // The same rhythm without a baseline: above the fixed 0.13, no signal.
     Harness<KaladinAnalyzer> plain;
     Match again("gold");
-    rhythm(again, 180'000, 45'000, 90);
+    rhythm(again, 150'000, 150'000, 90);
     EXPECT_TRUE(of(plain.feed(again.batch()), "timing.cv").empty());
+}
+
+// Scripts that jitter a fixed delay live between the seed's 0.05 and the humans' lowest
+// (0.16 on windows of 100 intervals): the whole band scores over the sample config's
+// monitor threshold (0.3), rising to 1 at a CV of 0; at and above 0.13 nothing.
+TEST(Analyzer, JitteredFixedDelaysAreSignalledAboveTheMonitorThreshold) {
+    EXPECT_EQ(cv_score(0.0, 0.13, 0.35), 1.0);
+    EXPECT_NEAR(cv_score(0.129, 0.13, 0.35), 0.355, 0.001);
+    EXPECT_EQ(cv_score(0.13, 0.13, 0.35), 0.0);
+    EXPECT_EQ(cv_score(std::nan(""), 0.13, 0.35), 0.0);
+    // A 200 ms delay plus up to 45 % jitter at 20 Hz: a trimmed CV of about 0.1.
+    Harness<KaladinAnalyzer> h;
+    Match m;
+    rhythm(m, 200'000, 90'000, 120);
+    auto cv = of(h.feed(m.batch()), "timing.cv");
+    ASSERT_FALSE(cv.empty());
+    const double measured = nlohmann::json::parse(cv.back().evidence)["cv"].get<double>();
+    EXPECT_GT(measured, 0.05) << cv.back().evidence;
+    EXPECT_LT(measured, 0.13) << cv.back().evidence;
+    EXPECT_GT(cv.back().score, 0.35) << cv.back().evidence;
 }
 
 TEST(Analyzer, SmallBaselineTierFallsBackAndSaysSo) {
