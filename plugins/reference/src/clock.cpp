@@ -61,27 +61,45 @@ std::optional<ClockRateMeasure> check_clock_rate(const Fifo<ClockSample>& trend,
     if (m.relay_s < limits.rate_min_window_s) return std::nullopt;
     m.client_s =
         (static_cast<double>(m.last.client_us) - static_cast<double>(m.first.client_us)) / 1e6;
-    std::vector<double> rates;
+    struct Pair {
+        double client_us, relay_us;
+        double rate() const { return client_us / relay_us; }
+    };
+    std::vector<Pair> pairs;
     for (size_t i = 1; i < closed; ++i) {
         const ClockSample& a = points[i - 1];
         const ClockSample& b = points[i];
         const double relay = static_cast<double>(b.relay_us - a.relay_us);
         if (!(relay > 0)) continue;
-        rates.push_back((static_cast<double>(b.client_us) - static_cast<double>(a.client_us)) /
-                        relay);
+        pairs.push_back(
+            {static_cast<double>(b.client_us) - static_cast<double>(a.client_us), relay});
     }
-    if (rates.empty()) return std::nullopt;
+    if (pairs.empty()) return std::nullopt;
+    std::vector<double> rates;
+    for (const Pair& p : pairs)
+        rates.push_back(p.rate());
     std::sort(rates.begin(), rates.end());
     const size_t n = rates.size();
-    // The rate the clock kept for all but its two fastest steps: a lag spike or a clock
-    // step spoils a pair or two and is set aside, while a clock sped up for more than two
-    // steps of the window (a speed hack switched on and off, say) shows. The median alone
-    // would let one that is on for less than half the time pass.
     m.median = n % 2 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
-    m.rate = n >= 5 ? rates[n - 3] : rates.front();
     m.slowest = rates.front();
     m.fastest = rates.back();
     m.steps = n;
+    // The rate over the whole trend but the two pairs that gained the most time. A clock
+    // step (an NTP correction) gains its size in one pair and never gives it back, and two
+    // can fall in one window, so those two are set aside; lag only ever delays a point, so
+    // the pair into it is slow and the pair out of it as much faster, and over the whole
+    // trend they cancel. A clock run fast keeps gaining in every pair, and one switched on
+    // and off gains in every stretch it is on: both show in the rest.
+    std::sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) {
+        return a.client_us - a.relay_us > b.client_us - b.relay_us;
+    });
+    const size_t set_aside = n >= 5 ? 2 : 0;
+    double client = 0, relay = 0;
+    for (size_t i = set_aside; i < pairs.size(); ++i) {
+        client += pairs[i].client_us;
+        relay += pairs[i].relay_us;
+    }
+    m.rate = client / relay;
     if (!(m.rate > limits.max_rate)) return std::nullopt;
     // Scored on the drift, not the ratio: 1.06 against 1.05 is a fifth past the limit.
     m.score = excess_score(m.rate - 1.0, limits.max_rate - 1.0);

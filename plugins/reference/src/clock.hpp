@@ -35,7 +35,7 @@ struct ClockSample {
 };
 
 struct ClockRateMeasure {
-    double rate = 0;     // the third-fastest pair's rate: all but two pairs kept it
+    double rate = 0;     // over the trend, the two pairs that gained most set aside
     double median = 0;   // the pairs' median rate
     double slowest = 0;  // the steps' rates, lowest and highest
     double fastest = 0;
@@ -49,12 +49,12 @@ struct ClockRateMeasure {
 // The client's clock against the relay's, robust to lag. Lag only ever delays an order,
 // so in each step of `rate_step_s` of relay time the order with the least delay (relay
 // time - client time smallest) is the one closest to the truth; the trend is the series of
-// those, one per step. The rate of each consecutive pair of steps is client time elapsed
-// over relay time elapsed; the clock's rate is the one all but its two fastest pairs kept.
-// A lag spike, even one of seconds with its burst, spoils a pair or two out of many; a
-// constant offset is latency and cancels out; a step of the client's clock (an NTP
-// correction) is one pair; a clock run fast for more than two steps of the window shows
-// (the median alone would let a speed hack switched on for less than half the time pass).
+// those, one per step. The clock's rate is client time elapsed over relay time elapsed
+// along the trend, less the two pairs of consecutive points that gained the most client
+// time. A constant offset is latency and cancels out; a lag spike delays a point, and the
+// pair after it gains what the pair before it lost; a step of the client's clock (an NTP
+// correction) gains in one pair only, and up to two of them are set aside. A clock run
+// fast gains in every pair, and one switched on and off in every stretch it is on.
 //
 // Adds `sample` to the trend (one point per step, the least delayed, oldest first, none
 // older than `rate_window_s` before it). True when a step has just closed: the moment to
