@@ -1,14 +1,19 @@
 // `arbiter soak CONFIG`: the false-positive soak (tools/include/arbiter/tools/soak.hpp).
 // Thousands of simulated honest players, a match at a time, through the configured
 // plugins; prints how many reached Monitor and FlagForReview, per profile and per check.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unistd.h>
+#include <thread>
 #include <vector>
 
 #include "arbiter/host/host.hpp"
@@ -157,6 +162,22 @@ int run_soak(const std::vector<std::string>& args) {
             std::filesystem::remove_all(path, ignored);
         }
     } const remove_work{work};
+    // A soak runs for minutes with a match of up to a gigabyte on disk: an interrupted one
+    // takes its folder with it. The signals wait for a thread of their own (blocked in
+    // every other), which removes the folder and ends the process as the signal would.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    std::thread([stop_signals, work] {
+        int signal = 0;
+        if (sigwait(&stop_signals, &signal) != 0) return;
+        std::error_code ignored;
+        std::filesystem::remove_all(work, ignored);
+        std::fprintf(stderr, "arbiter soak: stopped by signal %d; its matches removed\n", signal);
+        std::_Exit(128 + signal);
+    }).detach();
 
     std::vector<std::string> refused;
     auto make_host = [&]() {

@@ -2,8 +2,14 @@
 // sum of evaluations, the refusals, and a small slice of the soak itself through the
 // bundled plugins with the sample config: honest players of every honest profile, none
 // at FlagForReview, and nothing left behind in the work folder.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -126,6 +132,38 @@ TEST(SoakCommand, ASliceThroughTheBundledPluginsFlagsNoHonestPlayer) {
     EXPECT_TRUE(report["honest_by_check"].is_array());
     // Each match was deleted once evaluated, and the soak's own folder with them.
     EXPECT_TRUE(std::filesystem::is_empty(dir / "work"));
+}
+
+// Stopped half-way (SIGTERM, or ^C), the soak removes the match it was writing, up to a
+// gigabyte, and its folder, and ends as the signal would.
+TEST(SoakCommand, AnInterruptedSoakLeavesNothingBehind) {
+    TempDir dir;
+    const auto work = dir / "work";
+    std::filesystem::create_directories(work);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        ::freopen("/dev/null", "w", stderr);
+        ::execl(ARBITER_EXE, ARBITER_EXE, "soak", SAMPLE_CONFIG, "--players", "2000",
+                "--durations-s", "600", "--work-dir", work.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    // Until the first match is being written into the soak's own folder.
+    auto writing = [&] {
+        for (const auto& folder : std::filesystem::directory_iterator(work))
+            if (folder.is_directory() && !std::filesystem::is_empty(folder.path())) return true;
+        return false;
+    };
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!writing() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(writing()) << "no match was written within a minute";
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+    EXPECT_TRUE(std::filesystem::is_empty(work));
 }
 
 TEST(SoakCommand, BadArgumentsAreRefusedWithTheReason) {
