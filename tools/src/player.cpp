@@ -57,7 +57,7 @@ Player::Player(uint32_t id, const ProfileInfo& profile, uint64_t seed, const Hum
 
     clock_epoch_us_ =
         1'700'000'000'000'000 + static_cast<int64_t>(rng_.below(100'000'000'000'000ull));
-    clock_drift_ = rng_.uniform(-50e-6, 50e-6);
+    clock_drift_ = rng_.uniform(-100e-6, 100e-6);
     send_phase_ = rng_.uniform(0.0, 0.4);
     relay_phase_ = rng_.uniform(0.0, 0.5);
     address_hash_ = mix64(seed ^ 0xadd7e55ull);
