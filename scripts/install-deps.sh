@@ -7,7 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libboost-dev            # Boost.DLL (header-only)
   zlib1g-dev              # CRC-32 and crc32_combine (linear damage recovery)
-  libsodium-dev           # SHA-256 of pinned plugin libraries
+  libsodium-dev           # SHA-256 and Ed25519 signatures of pinned plugin libraries
+  minisign                # signs plugin libraries in the signature tests, as authors do
   libflatbuffers-dev flatbuffers-compiler
   libspdlog-dev libfmt-dev
   libtomlplusplus-dev

@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <thread>
@@ -765,6 +767,60 @@ TEST_F(Serve, SwapsAPluginUnderLoadWithoutLosingOrRepeatingAnEvent) {
     EXPECT_NE(log.find("reloaded 2.0.0 -> 1.0.0; state carried"), std::string::npos) << log;
     EXPECT_NE(log.find("stream paused"), std::string::npos);
     EXPECT_EQ(log.find("still in memory"), std::string::npos) << "an old version stayed resident";
+}
+
+// Issue 17, signed plugins under `serve`: a deploy replaces the library, then its
+// minisign signature. The library alone is refused (the old signature does not match it)
+// and the running build stays; the signature landing after it reloads the plugin, so the
+// pair comes in whichever lands last. minisign is Debian's, as plugin authors use it.
+TEST_F(Serve, ASignedDeployIsTakenWhenItsSignatureLands) {
+    if (std::system("command -v minisign >/dev/null 2>&1") != 0)
+        GTEST_SKIP() << "minisign is not installed (apt-get install minisign): nothing here can "
+                        "sign a plugin the way its authors do";
+    const fs::path deployed = dir_ / "arbiter-counter.so";
+    auto sh = [&](const std::string& command) {
+        return std::system(("cd '" + dir_.path().string() + "' && " + command +
+                            " >/dev/null 2>&1")
+                               .c_str());
+    };
+    ASSERT_EQ(sh("minisign -G -W -p author.pub -s author.key"), 0);
+    auto sign_into_place = [&] {
+        // Signed beside the new build, then renamed over the old signature.
+        ASSERT_EQ(sh("minisign -S -s author.key -m incoming.so -x incoming.minisig"), 0);
+        fs::rename(dir_ / "incoming.minisig", dir_ / "arbiter-counter.so.minisig");
+    };
+    fs::copy_file(COUNTER_V1, dir_ / "incoming.so");
+    sign_into_place();
+    fs::rename(dir_ / "incoming.so", deployed);
+    const std::string key = [&] {
+        std::ifstream in(dir_ / "author.pub");
+        std::string comment, line;
+        std::getline(in, comment);
+        std::getline(in, line);
+        return line;
+    }();
+    write_config(config_text("[signing]\nkeys = { author = \"" + key +
+                             "\" }\n[plugins.counter]\nlibrary = \"" + deployed.string() +
+                             "\"\nsigned_by = \"author\"\n[plugins.counter.config]\nreport_at = 3\n"));
+    ServerProcess server(config_path(), dir_.path());
+    auto counter_version = [&] {
+        const json now = status();
+        for (const auto& plugin : now.value("plugins", json::array()))
+            if (plugin.value("name", "") == "counter") return plugin.value("version", "");
+        return std::string();
+    };
+    ASSERT_EQ(counter_version(), "1.0.0") << server.log();
+
+    fs::copy_file(COUNTER_V2, dir_ / "incoming.so", fs::copy_options::overwrite_existing);
+    fs::copy_file(dir_ / "incoming.so", dir_ / "unsigned.so");
+    fs::rename(dir_ / "unsigned.so", deployed);
+    ASSERT_TRUE(server.wait_for_log("does not match the library's bytes")) << server.log();
+    EXPECT_EQ(counter_version(), "1.0.0");
+
+    sign_into_place();
+    for (int i = 0; i < 400 && counter_version() != "2.0.0"; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    EXPECT_EQ(counter_version(), "2.0.0") << server.log();
 }
 
 TEST_F(Serve, CtlReportsStatusAndReloadsOnRequest) {

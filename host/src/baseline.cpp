@@ -195,7 +195,7 @@ BaselineReport compute_baselines(const ServerConfig& config,
         std::shared_ptr<PluginLibrary> library;
         try {
             library = PluginLibrary::load(settings.library, settings.name, store, &metrics,
-                                          settings.sha256);
+                                          settings.pin());
         } catch (const PluginError& error) {
             // A plugin that cannot load cannot say whether it computes baselines.
             report.plugins.push_back({settings.name, settings.baseline, false, 0, error.what()});

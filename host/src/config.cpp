@@ -367,6 +367,57 @@ bool valid_plugin_name(const std::string& name) {
     return true;
 }
 
+// [plugins.NAME] signed_by and signature: which of [signing] keys may have signed the
+// library, and where its minisign signature is.
+void read_signers(TableReader& reader, const toml::table& table, PluginSettings& plugin,
+                  const std::filesystem::path& base_dir, const SigningSettings& signing) {
+    std::vector<std::pair<std::string, const toml::node*>> names;
+    if (const toml::node* node = reader.get("signed_by")) {
+        if (node->is_string()) {
+            names.emplace_back(*node->value<std::string>(), node);
+        } else if (const toml::array* array = node->as_array()) {
+            for (const auto& item : *array) {
+                if (!item.is_string()) {
+                    reader.problem(item, "signed_by", "expected the names of [signing] keys");
+                    return;
+                }
+                names.emplace_back(*item.value<std::string>(), &item);
+            }
+        } else {
+            reader.problem(*node, "signed_by",
+                           std::string("expected a key's name or an array of them, got ") +
+                               type_name(*node));
+            return;
+        }
+    }
+    for (const auto& [name, node] : names) {
+        auto key = std::find_if(signing.keys.begin(), signing.keys.end(),
+                                [&](const SigningKey& k) { return k.name == name; });
+        if (key == signing.keys.end()) {
+            std::string known;
+            for (const SigningKey& k : signing.keys) known += (known.empty() ? "" : ", ") + k.name;
+            reader.problem(*node, "signed_by",
+                           "no key '" + name + "' in [signing] keys" +
+                               (known.empty() ? std::string(" (it lists none)")
+                                              : " (it lists " + known + ")"));
+            continue;
+        }
+        plugin.signers.push_back(*key);
+    }
+    if (names.empty() && signing.require) plugin.signers = signing.keys;
+    std::string signature;
+    if (reader.string("signature", signature)) {
+        if (plugin.signers.empty())
+            reader.problem(*table.get("signature"), "signature",
+                           "a signature file, but no key to check it with: name one (signed_by) "
+                           "or require signatures ([signing] require)");
+        std::filesystem::path path(signature);
+        plugin.signature = path.is_absolute() ? path : (base_dir / path).lexically_normal();
+    } else if (!plugin.signers.empty()) {
+        plugin.signature = plugin.library.string() + ".minisig";
+    }
+}
+
 void read_plugin(const std::string& name, const toml::table& table, const SourcePosition& position,
                  const std::filesystem::path& base_dir, const ConfigLoadOptions& options,
                  const std::string& file, std::vector<std::string>& problems, ServerConfig& out) {
@@ -414,6 +465,7 @@ void read_plugin(const std::string& name, const toml::table& table, const Source
                            "expected the library's SHA-256: 64 hexadecimal digits (sha256sum "
                            "prints it, and so does `arbiter check-plugin`)");
     }
+    read_signers(reader, table, plugin, base_dir, out.signing);
     std::string baseline;
     if (reader.string("baseline", baseline) && !baseline.empty()) {
         std::filesystem::path path(baseline);
@@ -526,6 +578,33 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
         if (!config.host.work_dir.empty() &&
             std::filesystem::path(config.host.work_dir).is_relative())
             config.host.work_dir = (base_dir / config.host.work_dir).lexically_normal().string();
+        reader.reject_unknown();
+    }
+
+    // Before [plugins], whose signed_by names these keys.
+    if (const toml::table* signing = top.table("signing")) {
+        TableReader reader(*signing, "signing", file, problems);
+        if (const toml::table* keys = reader.table("keys")) {
+            for (const auto& [key, node] : *keys) {
+                const std::string name(key.str());
+                if (!node.is_string()) {
+                    reader.problem(node, "keys." + name,
+                                   std::string("expected a minisign public key (\"RW...\"), got ") +
+                                       type_name(node));
+                    continue;
+                }
+                try {
+                    config.signing.keys.push_back(
+                        parse_signing_key(name, *node.value<std::string>()));
+                } catch (const SignatureError& error) {
+                    reader.problem(node, "keys." + name, error.what());
+                }
+            }
+        }
+        reader.boolean("require", config.signing.require);
+        if (config.signing.require && config.signing.keys.empty())
+            problems.push_back(reader.where(*signing).str() +
+                               ": signing: require is true, but [signing] keys lists no key");
         reader.reject_unknown();
     }
 

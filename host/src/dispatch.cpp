@@ -77,7 +77,7 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
     try {
         check_bundled_plugin_exists(settings);
         auto library =
-            PluginLibrary::load(settings.library, settings.name, store, &metrics, settings.sha256);
+            PluginLibrary::load(settings.library, settings.name, store, &metrics, settings.pin());
         slot.model_class = settings.model_class.value_or(library->identity().declared_class);
         auto baseline = read_plugin_baseline(settings);
         slot.instance =

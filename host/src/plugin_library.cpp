@@ -184,9 +184,38 @@ PluginStore::~PluginStore() {
     std::filesystem::remove_all(dir_, ignored);
 }
 
+namespace {
+
+// The library's bytes against its minisign signature and the keys that may have signed it.
+void check_signature(std::span<const uint8_t> bytes, const std::filesystem::path& source,
+                     const std::string& label, const LibraryPin& pin) {
+    const std::string where = fmt::format("plugin '{}' ({})", label, source.string());
+    std::string minisig;
+    {
+        std::ifstream in(pin.signature, std::ios::binary);
+        if (!in)
+            throw PluginError(fmt::format(
+                "{}: the config asks for a signature, and {} cannot be read: {} (sign it with "
+                "`minisign -S -m {}`)",
+                where, pin.signature.string(), std::strerror(errno), source.string()));
+        minisig.resize(kMaxSignatureFileBytes + 1);
+        in.read(minisig.data(), static_cast<std::streamsize>(minisig.size()));
+        minisig.resize(static_cast<size_t>(in.gcount()));
+    }
+    try {
+        const VerifiedSignature verified = verify_signature(bytes, minisig, pin.signers);
+        spdlog::info("{}: signed by '{}' ({})", where, verified.signer, verified.trusted_comment);
+    } catch (const SignatureError& error) {
+        throw PluginError(fmt::format("{}: {}: {}: refused unloaded", where,
+                                      pin.signature.string(), error.what()));
+    }
+}
+
+}  // namespace
+
 std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
                                             const std::string& label,
-                                            const std::string& pinned_sha256) {
+                                            const LibraryPin& pin) {
     // Whoever can write the library runs code here: its owner and mode are checked, and
     // its size capped, before a byte of it is copied (file_trust.hpp).
     std::vector<uint8_t> read;
@@ -195,15 +224,16 @@ std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
     } catch (const std::exception& error) {
         throw PluginError(fmt::format("plugin '{}': {}", label, error.what()));
     }
-    if (!pinned_sha256.empty()) {
+    if (!pin.sha256.empty()) {
         const std::string actual = sha256_hex(read);
-        if (actual != pinned_sha256)
+        if (actual != pin.sha256)
             throw PluginError(
                 fmt::format("plugin '{}' ({}): its SHA-256 is {}, not the {} the config pins "
                             "(sha256): refused unloaded; if this build is the one to run, pin "
                             "its hash",
-                            label, source.string(), actual, pinned_sha256));
+                            label, source.string(), actual, pin.sha256));
     }
+    if (!pin.signers.empty()) check_signature(read, source, label, pin);
     std::vector<char> bytes(read.begin(), read.end());
 
     uint64_t generation;
@@ -235,7 +265,7 @@ std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
 std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& source,
                                                    const std::string& label, PluginStore& store,
                                                    Metrics* metrics,
-                                                   const std::string& pinned_sha256) {
+                                                   const LibraryPin& pin) {
     std::shared_ptr<PluginLibrary> plugin(new PluginLibrary());
     plugin->label_ = label;
     plugin->source_ = source;
@@ -246,7 +276,7 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
     if (!std::filesystem::is_regular_file(source, exists_error))
         throw refuse(std::filesystem::exists(source, exists_error) ? "not a regular file"
                                                                    : "file not found");
-    plugin->copy_ = store.add_copy(source, label, pinned_sha256);
+    plugin->copy_ = store.add_copy(source, label, pin);
 
     boost::dll::fs::error_code load_error;
     plugin->library_.load(plugin->copy_, load_error,

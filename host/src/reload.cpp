@@ -160,9 +160,9 @@ enum class ConfigStep {
 
 ConfigStep step_for(const PluginSettings* running, bool active, bool can_reconfigure,
                     const PluginSettings& wanted) {
-    // A new pin is checked by loading the file again against it.
+    // A new pin or signer is checked by loading the file again against it.
     if (!running || !active || running->library != wanted.library ||
-        running->sha256 != wanted.sha256)
+        running->pin() != wanted.pin())
         return ConfigStep::load;
     if (running->config == wanted.config && running->baseline == wanted.baseline)
         return ConfigStep::keep;

@@ -110,6 +110,55 @@ TEST(Config, OperatorPluginsMayNotRaiseTripwiresUnlessAllowed) {
     EXPECT_FALSE(config.plugins[0].tripwires);
 }
 
+// [signing] keys are minisign public keys by name; a plugin names the ones that may have
+// signed it (signed_by, a name or a list), or [signing] require asks it of every plugin.
+// The signature file is LIBRARY.minisig unless `signature` says otherwise.
+TEST(Config, SigningKeysAndWhoMaySignAPlugin) {
+    const std::string keys =
+        "[signing]\nkeys = { author = \"RWTe6hBAfIk27z+5RivFGC4V8Snr4t+DSQhdPx5QmLoBpXmFc0wjTTfP\","
+        " other = \"RWRlZgGKomM35SzfuKmEyKkymwNZIEOmIRxzLhdPmj9ap+Y8ayl6HVHA\" }\n";
+    auto config = parse(keys +
+                        "[plugins.p]\nlibrary = \"x.so\"\nsigned_by = \"author\"\n"
+                        "[plugins.q]\nlibrary = \"y.so\"\nsigned_by = [\"author\", \"other\"]\n"
+                        "signature = \"sigs/y.minisig\"\n[plugins.r]\nlibrary = \"z.so\"\n");
+    ASSERT_EQ(config.signing.keys.size(), 2u);
+    ASSERT_EQ(config.plugins.size(), 3u);
+    ASSERT_EQ(config.plugins[0].signers.size(), 1u);
+    EXPECT_EQ(config.plugins[0].signers[0].name, "author");
+    EXPECT_EQ(config.plugins[0].signature, "/etc/arbiter/x.so.minisig");
+    EXPECT_EQ(config.plugins[1].signers.size(), 2u);
+    EXPECT_EQ(config.plugins[1].signature, "/etc/arbiter/sigs/y.minisig");
+    EXPECT_TRUE(config.plugins[2].signers.empty()) << "nothing asks it to be signed";
+    EXPECT_FALSE(config.plugins[0].makes_what(config.plugins[1]));
+
+    auto required = parse(keys + "require = true\n[plugins.r]\nlibrary = \"z.so\"\n");
+    EXPECT_EQ(required.plugins[0].signers.size(), 2u) << "any listed key";
+    EXPECT_EQ(required.plugins[0].signature, "/etc/arbiter/z.so.minisig");
+}
+
+TEST(Config, SigningMistakesAreEachNamed) {
+    const std::string key = "\"RWTe6hBAfIk27z+5RivFGC4V8Snr4t+DSQhdPx5QmLoBpXmFc0wjTTfP\"";
+    EXPECT_TRUE(mentions(problems_of("[signing]\nkeys = { a = \"RWTe\" }\n"),
+                         "2:14: signing.keys.a: expected a minisign public key"));
+    EXPECT_TRUE(mentions(problems_of("[signing]\nkeys = { a = 5 }\n"),
+                         "signing.keys.a: expected a minisign public key (\"RW...\"), got an integer"));
+    EXPECT_TRUE(mentions(problems_of("[signing]\nrequire = true\n"),
+                         "signing: require is true, but [signing] keys lists no key"));
+    EXPECT_TRUE(mentions(problems_of("[signing]\nkeys = { a = " + key +
+                                     " }\n[plugins.p]\nlibrary = \"x.so\"\nsigned_by = \"b\"\n"),
+                         "plugins.p.signed_by: no key 'b' in [signing] keys (it lists a)"));
+    EXPECT_TRUE(mentions(problems_of("[plugins.p]\nlibrary = \"x.so\"\nsigned_by = \"b\"\n"),
+                         "no key 'b' in [signing] keys (it lists none)"));
+    EXPECT_TRUE(mentions(problems_of("[plugins.p]\nlibrary = \"x.so\"\nsigned_by = 3\n"),
+                         "plugins.p.signed_by: expected a key's name or an array of them"));
+    EXPECT_TRUE(mentions(problems_of("[plugins.p]\nlibrary = \"x.so\"\nsigned_by = [3]\n"),
+                         "plugins.p.signed_by: expected the names of [signing] keys"));
+    EXPECT_TRUE(mentions(
+        problems_of("[plugins.p]\nlibrary = \"x.so\"\nsignature = \"x.minisig\"\n"),
+        "plugins.p.signature: a signature file, but no key to check it with"));
+    EXPECT_TRUE(mentions(problems_of("[signing]\nkeyz = {}\n"), "unknown key 'signing.keyz'"));
+}
+
 // A pinned hash is 64 hexadecimal digits, in either case (sha256sum prints lower case).
 TEST(Config, APluginsPinnedHashIsSixtyFourHexDigits) {
     const std::string upper(64, 'A');

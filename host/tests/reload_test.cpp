@@ -3,6 +3,7 @@
 // each kind of config change applied.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -182,6 +183,77 @@ TEST_F(Reload, APinnedPluginRefusesAnyOtherBuild) {
     pinned.push(update(1));
     EXPECT_NE(evidence_of(pinned, 1).find("\"seen\":3"), std::string::npos)
         << evidence_of(pinned, 1);
+}
+
+// Issue 17, signed plugins: with `signed_by` a plugin loads only a build that minisign
+// signed with that key, checked on the private copy. The author signs v1, it loads; v2 is
+// dropped in beside the old signature and refused with the reason, v1 running on; v2
+// signed, it loads; its signature gone, or signed by another key, a reload is refused.
+// minisign is Debian's, as authors use it (scripts/install-deps.sh installs it).
+TEST_F(Reload, ASignedPluginLoadsOnlyWithItsAuthorsSignature) {
+    if (std::system("command -v minisign >/dev/null 2>&1") != 0)
+        GTEST_SKIP() << "minisign is not installed (apt-get install minisign): nothing here can "
+                        "sign a plugin the way its authors do";
+    auto run = [&](const std::string& command) {
+        ASSERT_EQ(std::system(("cd '" + dir_.string() + "' && " + command + " >/dev/null 2>&1")
+                                  .c_str()),
+                  0)
+            << command;
+    };
+    run("minisign -G -W -p author.pub -s author.key");
+    run("minisign -G -W -p other.pub -s other.key");
+    auto public_key = [&](const std::string& file) {
+        std::ifstream in(dir_ / file);
+        std::string comment, key;
+        std::getline(in, comment);
+        std::getline(in, key);
+        return key;
+    };
+    auto signed_config = [&] {
+        const std::string text =
+            "[signing]\nkeys = { author = \"" + public_key("author.pub") + "\", other = \"" +
+            public_key("other.pub") + "\" }\n[plugins.counter]\nlibrary = \"" +
+            plugin_path().string() +
+            "\"\nsigned_by = \"author\"\n[plugins.counter.config]\nreport_at = 3\n";
+        return arbiter::host::parse_config(text, "server_config.toml", dir_);
+    };
+    const std::string sign = "minisign -S -s author.key -m arbiter-counter.so -t counter";
+    {
+        Host unsigned_host(signed_config());
+        EXPECT_FALSE(unsigned_host.plugins()[0].active());
+        EXPECT_NE(unsigned_host.plugins()[0].error.find("arbiter-counter.so.minisig cannot be read"),
+                  std::string::npos)
+            << unsigned_host.plugins()[0].error;
+    }
+    run(sign);
+    Host host(signed_config());
+    ASSERT_TRUE(host.plugins()[0].active()) << host.plugins()[0].error;
+    host.push(update(1));
+
+    deploy(COUNTER_V2);  // the v1 signature still beside it
+    ReloadReport refused = host.reload_plugin("counter");
+    EXPECT_FALSE(refused.ok);
+    EXPECT_NE(refused.error.find("the signature by 'author'"), std::string::npos) << refused.error;
+    EXPECT_NE(refused.error.find("does not match the library's bytes"), std::string::npos);
+    EXPECT_EQ(host.plugins()[0].library->identity().version, "1.0.0");
+
+    run(sign);
+    ReloadReport loaded = host.reload_plugin("counter");
+    EXPECT_TRUE(loaded.ok) << loaded.error;
+    EXPECT_EQ(host.plugins()[0].library->identity().version, "2.0.0");
+
+    run("minisign -S -s other.key -m arbiter-counter.so -t counter");
+    ReloadReport other = host.reload_plugin("counter");
+    EXPECT_FALSE(other.ok);
+    EXPECT_NE(other.error.find("which is not one the config accepts here (author)"),
+              std::string::npos)
+        << other.error;
+
+    fs::remove(dir_ / "arbiter-counter.so.minisig");
+    ReloadReport gone = host.reload_plugin("counter");
+    EXPECT_FALSE(gone.ok);
+    EXPECT_NE(gone.error.find("cannot be read"), std::string::npos) << gone.error;
+    EXPECT_EQ(host.plugins()[0].library->identity().version, "2.0.0");
 }
 
 TEST_F(Reload, ANewPluginConfigIsAppliedWithoutAReload) {

@@ -568,8 +568,13 @@ json EventProcessor::plugins_json() const {
 
 std::vector<WatchedFile> EventProcessor::watched_files() const {
     std::vector<WatchedFile> files{{host_.config().file, ""}};
-    for (const auto& settings : host_.config().plugins)
-        if (settings.enabled) files.push_back({settings.library, settings.name});
+    for (const auto& settings : host_.config().plugins) {
+        if (!settings.enabled) continue;
+        files.push_back({settings.library, settings.name});
+        // A new build and its signature land one after the other: either one settling
+        // reloads the plugin, so whichever comes last brings the pair in.
+        if (!settings.signature.empty()) files.push_back({settings.signature, settings.name});
+    }
     return files;
 }
 

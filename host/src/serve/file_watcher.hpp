@@ -13,7 +13,7 @@ namespace arbiter::host::serve {
 
 struct WatchedFile {
     std::filesystem::path path;
-    std::string plugin;  // the plugin it is the library of; "" for the config file
+    std::string plugin;  // the plugin it is the library or signature of; "" for the config
 };
 
 class FileWatcher {

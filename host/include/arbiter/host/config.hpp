@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "arbiter/host/plugin_signature.hpp"
+
 namespace arbiter::host {
 
 enum class ModelClass : uint32_t { validation = 1, behavioural = 2, statistical = 3 };
@@ -113,6 +115,11 @@ struct PluginSettings {
     // The library's SHA-256 the operator pinned (64 lower-case hex digits), or "": a file
     // whose hash differs is refused, checked on the private copy that is loaded.
     std::string sha256;
+    // The keys one of which must have signed the library ([plugins.NAME] signed_by, or all
+    // of [signing] keys when [signing] require is set), and its minisign signature file
+    // (signature; default LIBRARY.minisig). No signer: no signature asked for.
+    std::vector<SigningKey> signers;
+    std::filesystem::path signature;
     std::vector<uint8_t> config;  // [plugins.NAME.config] as a FlexBuffers map
     SourcePosition position;      // of [plugins.NAME]
     // Where each key of the plugin's own table stands, by dotted path, so that a
@@ -125,14 +132,23 @@ struct PluginSettings {
     // plugin, library, pin, table and baseline. (Weight, class and trip-wires are the
     // host's own, applied to a generation at its swap.)
     bool makes_what(const PluginSettings& other) const {
-        return name == other.name && library == other.library && sha256 == other.sha256 &&
+        return name == other.name && library == other.library && pin() == other.pin() &&
                config == other.config && baseline == other.baseline;
     }
+    // What the library's bytes must satisfy before they are loaded.
+    LibraryPin pin() const { return {sha256, signers, signature}; }
+};
+
+// [signing]: the minisign public keys the operator trusts to sign plugin libraries.
+struct SigningSettings {
+    std::vector<SigningKey> keys;  // by the names the config gives them
+    bool require = false;          // every plugin must be signed by one of them
 };
 
 struct ServerConfig {
     std::filesystem::path file;
     HostSettings host;
+    SigningSettings signing;
     AggregationSettings aggregation;
     SinkSettings sinks;
     ServeSettings serve;

@@ -12,6 +12,7 @@
 #include <boost/dll/shared_library.hpp>
 
 #include <arbiter/arbiter_plugin.h>
+#include "arbiter/host/plugin_signature.hpp"
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/host_services.hpp"
 #include "arbiter/host/negotiation.hpp"
@@ -37,11 +38,12 @@ class PluginStore {
 
     // Copies a library in under a name made from its content hash and a new generation
     // number (written to a temporary name, then renamed). Throws PluginError.
-    // `pinned_sha256`, when not empty, is the SHA-256 the operator pinned: bytes that hash
-    // otherwise are refused before any copy is written. (The hash is taken only then: it
-    // costs more than the copy's own name, a CRC, for every load.)
+    // `pin` says what the bytes must satisfy: the SHA-256 the operator pinned, and a
+    // signature by one of the keys it names; bytes that fail either are refused before any
+    // copy is written. (The hash is taken only for a pin: it costs more than the copy's own
+    // name, a CRC, for every load.)
     std::filesystem::path add_copy(const std::filesystem::path& source, const std::string& label,
-                                   const std::string& pinned_sha256 = "");
+                                   const LibraryPin& pin = {});
     const std::filesystem::path& dir() const { return dir_; }
 
   private:
@@ -56,13 +58,13 @@ class PluginStore {
 class PluginLibrary {
   public:
     // label names the plugin in messages (its key in server_config.toml).
-    // `pinned_sha256`, when not empty, is the SHA-256 the operator pinned: a library whose
-    // bytes hash otherwise is refused; the bytes checked are those written to the private
-    // copy, in a folder of the host's own, so nothing can swap them before the load.
+    // `pin`: the SHA-256 the operator pinned and the keys one of which must have signed the
+    // library (plugin_signature.hpp); a library that fails either is refused. The bytes
+    // checked are those written to the private copy, in a folder of the host's own, so
+    // nothing can swap them before the load.
     static std::shared_ptr<PluginLibrary> load(const std::filesystem::path& source,
                                                const std::string& label, PluginStore& store,
-                                               Metrics* metrics,
-                                               const std::string& pinned_sha256 = "");
+                                               Metrics* metrics, const LibraryPin& pin = {});
     ~PluginLibrary();
     PluginLibrary(const PluginLibrary&) = delete;
     PluginLibrary& operator=(const PluginLibrary&) = delete;
