@@ -61,6 +61,7 @@ Player::Player(uint32_t id, const ProfileInfo& profile, uint64_t seed, const Hum
     send_phase_ = rng_.uniform(0.0, 0.4);
     relay_phase_ = rng_.uniform(0.0, 0.5);
     address_hash_ = mix64(seed ^ 0xadd7e55ull);
+    jitter_seed_ = mix64(seed ^ 0x717e4a11ull);
     if (behaviour_.aim_spread_mrad <= 0) {
         behaviour_.aim_spread_mrad = aim_rng_.uniform(kHumanAimLoMrad, kHumanAimHiMrad);
         behaviour_.aim_fatigue_per_h = aim_rng_.uniform(kHumanFatigueLo, kHumanFatigueHi);
@@ -209,12 +210,27 @@ void Player::skip(TickContext& ctx) {
 
 // ---- network: round trips, lag spikes, packet loss ------------------------------------
 
-double Player::oneway() {
+double Player::oneway(double t) {
     const double base =
         0.5 * behaviour_.base_rtt_s * rng_.uniform(0.95, 1.1) + rng_.uniform(0.0, 0.002);
-    // (Drawn only for a jittery link, so that every other player's draws stay as they were.)
-    return behaviour_.extra_jitter_s > 0 ? base + rng_.uniform(0.0, behaviour_.extra_jitter_s)
-                                         : base;
+    return behaviour_.extra_jitter_s > 0 ? base + queue_delay(t) : base;
+}
+
+// A jittery link's extra delay is queueing delay: it rises and falls, but smoothly (here at
+// most half a second per second: a value in [0, extra_jitter_s) every 0.3 s, straight
+// lines between), so that it delays and bunches packets without reordering them, as one
+// queue does. Each value comes from the player's seed and its index, not from the stream
+// of draws, so a packet sent ahead of time (an answer to a stimulus) sees the same link.
+double Player::queue_delay(double t) const {
+    constexpr double kKnotS = 0.3;
+    const double at = std::max(0.0, t) / kKnotS;
+    const auto i = static_cast<uint64_t>(at);
+    auto knot = [&](uint64_t k) {
+        const uint64_t h = mix64(jitter_seed_ ^ (k * 0x9e3779b97f4a7c15ull));
+        return static_cast<double>(h >> 11) * 0x1.0p-53 * behaviour_.extra_jitter_s;
+    };
+    const double f = at - static_cast<double>(i);
+    return knot(i) + f * (knot(i + 1) - knot(i));
 }
 
 double Player::rtt_now() {
@@ -231,7 +247,7 @@ double Player::send(TickContext& ctx, double t, Body body, bool may_be_lost) {
         burst_at_ = arrival;
     } else {
         if (may_be_lost && t >= loss_start_ && t < loss_end_ && rng_.chance(loss_p_)) return -1;
-        arrival = t + oneway();
+        arrival = t + oneway(t);
         // The packets held back by the last spike went into one queue, and a packet sent
         // after it joins that queue behind them: it cannot overtake the burst.
         if (arrival <= burst_at_) {
@@ -299,7 +315,7 @@ void Player::stimuli(TickContext& ctx) {
     if (rng_.chance(b.response_chance)) {
         const double reaction = b.inhuman_reactions ? rng_.uniform(b.reaction_lo_s, b.reaction_hi_s)
                                                     : std::max(0.14, rng_.lognormal(0.27, 0.25));
-        const double answer = t + oneway() + reaction;
+        const double answer = t + oneway(t) + reaction;
         if (answer < line_drop_at_) {
             build::Order o = order("command", answer, false, true);
             o.response_to = stimulus_id;

@@ -72,7 +72,8 @@ class Player {
     // Sends a packet at client time t: returns its relay arrival time, or a negative
     // number when the packet was lost.
     double send(TickContext& ctx, double t, Body body, bool may_be_lost);
-    double oneway();
+    double oneway(double t);            // the delay of a packet sent at t
+    double queue_delay(double t) const;  // a jittery link's extra delay at t
     double rtt_now();
     build::Order order(std::string_view kind, double t, bool repeat, bool with_target);
     // Points a targeted order at the player fought, when there is one in reach.
@@ -118,6 +119,7 @@ class Player {
     double spike_start_ = 0, spike_end_ = 0;
     bool spike_reported_ = false;
     double burst_at_ = 0;  // arrival of the last packet of the latest burst
+    uint64_t jitter_seed_ = 0;  // a jittery link's queueing delay (queue_delay)
     bool bursting_ = false;
     double loss_start_ = 0, loss_end_ = 0, loss_p_ = 0;
     double next_latency_ = 0;

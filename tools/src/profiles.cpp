@@ -30,7 +30,8 @@ Behaviour honest_long_spikes(Rng& rng) {
     return b;
 }
 
-// A jittery link: every packet up to 150 ms later again than its round trip says.
+// A jittery link: a queueing delay that swings between 0 and 150 ms on top of the round
+// trip, within a fraction of a second; packets bunch, but keep their order.
 Behaviour honest_jittery(Rng& rng) {
     Behaviour b = honest(rng);
     b.extra_jitter_s = 0.150;
@@ -184,7 +185,7 @@ constexpr ProfileInfo kProfiles[] = {
      honest},
     {"honest_long_spikes", false, "an honest player with lag spikes of up to 10 s every ~2 min",
      honest_long_spikes},
-    {"honest_jittery", false, "an honest player on a link that adds up to 150 ms of jitter",
+    {"honest_jittery", false, "an honest player on a link whose queueing adds 0-150 ms",
      honest_jittery},
     {"honest_ntp_steps", false, "an honest player whose client clock NTP steps by up to 1 s",
      honest_ntp_steps},

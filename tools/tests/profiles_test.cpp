@@ -37,6 +37,12 @@ struct Measures {
     int64_t most_ticks_ahead = INT64_MIN;  // an order's claimed tick minus the relay tick
     double clock_rate = 1.0;               // client time over relay time, across the orders
     int most_repeats_in_a_tick = 0;
+    // Orders the relay received after one the client sent more than a tick (50 ms) later:
+    // a link that reorders. The simulator's links keep the order, as one queue does. (Within
+    // a tick the parts of a player's step send in turn, not in time order; and an answer to
+    // a stimulus is planned when the stimulus arrives, so a spike that begins after may
+    // hold back packets sent before it: answers are left out.)
+    int orders_overtaken = 0;
     bool lag_burst = false;  // a silence of 0.3 s or more, then 3 updates within 5 ms
     uint32_t max_rtt_us = 0;
     std::vector<double> reactions;  // response relay time - stimulus time - lowest rtt
@@ -60,6 +66,7 @@ std::map<uint32_t, Measures> measure(const MatchFile& match) {
     std::map<uint32_t, std::vector<int64_t>> hit_times;
     std::map<uint32_t, std::map<uint64_t, int>> repeats_per_tick;
     std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> clock;  // relay, client
+    std::map<uint32_t, int64_t> latest_client_us;  // the latest client time of an order
     std::map<uint32_t, std::map<uint64_t, int64_t>> first_order_in_tick;
     std::map<uint64_t, int64_t> stimulus_at;
     std::map<uint32_t, std::vector<std::pair<uint64_t, int64_t>>> responses;
@@ -174,8 +181,14 @@ std::map<uint32_t, Measures> measure(const MatchFile& match) {
                     m.most_ticks_ahead =
                         std::max(m.most_ticks_ahead, static_cast<int64_t>(*o->claimed_tick()) -
                                                          static_cast<int64_t>(e->tick()));
-                if (o->client_time_us().has_value())
+                if (o->client_time_us().has_value()) {
+                    if (o->response_to() == 0) {
+                        auto& latest = latest_client_us[id];
+                        if (*o->client_time_us() < latest - 50'000) ++m.orders_overtaken;
+                        latest = std::max(latest, *o->client_time_us());
+                    }
                     clock[id].emplace_back(t, *o->client_time_us());
+                }
                 if (o->response_to() != 0) responses[id].emplace_back(o->response_to(), t);
                 if (o->target_player() != 0 && o->has_target() && !tracks[id].empty()) {
                     const auto& seen = tracks[o->target_player()];
@@ -517,8 +530,9 @@ TEST(Profiles, EveryProfileOfDetectionMdIsThere) {
 }
 
 // The harder honest players have what their names say: spikes of seconds (the first round
-// trip after one spans it), a player away from the keyboard for 20 s or more (no order
-// while positions go on), and the others are honest players all the same.
+// trip after one spans it), a jittery link that still delivers in order, a player away from
+// the keyboard for 20 s or more (no order while positions go on), and the others are
+// honest players all the same.
 TEST(Profiles, HarderHonestPlayersHaveWhatTheirNamesSay) {
     TempDir dir;
     SimulationOptions o;
@@ -539,6 +553,9 @@ TEST(Profiles, HarderHonestPlayersHaveWhatTheirNamesSay) {
         const Measures& m = measures.at(p.player);
         if (p.profile == "honest_long_spikes")
             longest_spike_rtt_us = std::max(longest_spike_rtt_us, m.max_rtt_us);
+        if (p.profile == "honest_jittery") {
+            EXPECT_EQ(m.orders_overtaken, 0) << "jitter is queueing delay: it keeps the order";
+        }
         if (p.profile == "honest_tab_out")
             for (size_t i = 1; i < m.distinct_tick_times.size(); ++i)
                 longest_away_us = std::max(longest_away_us, m.distinct_tick_times[i] -
