@@ -390,7 +390,9 @@ void read_signers(TableReader& reader, const toml::table& table, PluginSettings&
             return;
         }
     }
-    for (const auto& [name, node] : names) {
+    for (const auto& named : names) {
+        const std::string& name = named.first;
+        const toml::node* node = named.second;
         auto key = std::find_if(signing.keys.begin(), signing.keys.end(),
                                 [&](const SigningKey& k) { return k.name == name; });
         if (key == signing.keys.end()) {
