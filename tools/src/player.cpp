@@ -240,6 +240,9 @@ double Player::rtt_now() {
 double Player::send(TickContext& ctx, double t, Body body, bool may_be_lost) {
     double arrival;
     if (t >= spike_start_ && t < spike_end_) {
+        // A spike that loses what it holds: the reliable packets (orders, claims) are sent
+        // again and still arrive in the burst; the others (positions) are gone.
+        if (may_be_lost && spike_loses_) return -1;
         // Held back by the spike, then delivered in a burst a few hundred microseconds apart.
         arrival = bursting_ ? burst_at_ + rng_.uniform(0.0001, 0.0004)
                             : spike_end_ + 0.5 * behaviour_.base_rtt_s;
@@ -268,6 +271,8 @@ void Player::network(TickContext& ctx) {
         spike_end_ = spike_start_ + rng_.uniform(0.3, b.lag_spike_max_s);
         spike_reported_ = false;
         bursting_ = false;
+        // (Drawn only where spikes may lose, so that every other player's draws stay.)
+        spike_loses_ = b.lag_spike_loss_share > 0 && rng_.chance(b.lag_spike_loss_share);
     }
     if (!spike_reported_ && now >= spike_start_) {
         // The first round trip the relay measures after the spike spans the silence.

@@ -121,6 +121,7 @@ class Player {
     double burst_at_ = 0;  // arrival of the last packet of the latest burst
     uint64_t jitter_seed_ = 0;  // a jittery link's queueing delay (queue_delay)
     bool bursting_ = false;
+    bool spike_loses_ = false;  // this spike loses the positions it holds (no burst of them)
     double loss_start_ = 0, loss_end_ = 0, loss_p_ = 0;
     double next_latency_ = 0;
 

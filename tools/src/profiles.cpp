@@ -22,11 +22,14 @@ Behaviour honest(Rng& rng) {
 }
 
 // Honest players on harder terms, each alone so that a false positive names its cause.
-// Lag spikes of up to 10 s (with their bursts), every two minutes on average.
+// Lag spikes of up to 10 s, every two minutes on average: half of them end in a burst of
+// everything they held, half lose the positions (orders and claims, sent reliably, still
+// arrive in the burst).
 Behaviour honest_long_spikes(Rng& rng) {
     Behaviour b = honest(rng);
     b.lag_spike_every_s = 120.0;
     b.lag_spike_max_s = 10.0;
+    b.lag_spike_loss_share = 0.5;
     return b;
 }
 

@@ -44,6 +44,7 @@ struct Measures {
     // hold back packets sent before it: answers are left out.)
     int orders_overtaken = 0;
     bool lag_burst = false;  // a silence of 0.3 s or more, then 3 updates within 5 ms
+    int silences_without_burst = 0;  // 2 s or more without a position, then no such burst
     uint32_t max_rtt_us = 0;
     std::vector<double> reactions;  // response relay time - stimulus time - lowest rtt
     std::vector<double> intervals;  // between distinct ticks with a non-repeat order, seconds
@@ -67,6 +68,8 @@ std::map<uint32_t, Measures> measure(const MatchFile& match) {
     std::map<uint32_t, std::map<uint64_t, int>> repeats_per_tick;
     std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> clock;  // relay, client
     std::map<uint32_t, int64_t> latest_client_us;  // the latest client time of an order
+    // A silence of positions of 2 s or more: when it ended, and the updates within 5 ms.
+    std::map<uint32_t, std::pair<int64_t, int>> long_silence;
     std::map<uint32_t, std::map<uint64_t, int64_t>> first_order_in_tick;
     std::map<uint64_t, int64_t> stimulus_at;
     std::map<uint32_t, std::vector<std::pair<uint64_t, int64_t>>> responses;
@@ -125,7 +128,17 @@ std::map<uint32_t, Measures> measure(const MatchFile& match) {
                 if (u->ground_height().has_value())
                     m.deepest_below_ground = std::max(
                         m.deepest_below_ground, static_cast<double>(*u->ground_height() - p.z()));
+                if (auto s = long_silence.find(id);
+                    s != long_silence.end() && t - s->second.first > 5'000) {
+                    if (s->second.second < 3) ++m.silences_without_burst;
+                    long_silence.erase(s);
+                } else if (s != long_silence.end()) {
+                    ++s->second.second;
+                }
                 if (auto last = last_position_at.find(id); last != last_position_at.end()) {
+                    // (A respawn's silence is a death, not lag.)
+                    if (t - last->second >= 2'000'000 && !u->server_teleport())
+                        long_silence[id] = {t, 1};
                     if (t - last->second >= 300'000) {
                         burst[id] = {t, 1};
                     } else if (auto b = burst.find(id);
@@ -163,6 +176,7 @@ std::map<uint32_t, Measures> measure(const MatchFile& match) {
             }
             case fb::EventBody::PlayerJoin:
                 if (e->body_as_PlayerJoin()->reconnect()) ++m.reconnects;
+                last_position_at.erase(id);  // a new session: the time away is no silence
                 break;
             case fb::EventBody::LatencySample: {
                 const uint32_t rtt = e->body_as_LatencySample()->rtt_us();
@@ -530,7 +544,7 @@ TEST(Profiles, EveryProfileOfDetectionMdIsThere) {
 }
 
 // The harder honest players have what their names say: spikes of seconds (the first round
-// trip after one spans it), a jittery link that still delivers in order, a player away from
+// trip after one spans it; some end in a burst of positions, some lose them), a jittery link that still delivers in order, a player away from
 // the keyboard for 20 s or more (no order while positions go on), and the others are
 // honest players all the same.
 TEST(Profiles, HarderHonestPlayersHaveWhatTheirNamesSay) {
@@ -548,11 +562,15 @@ TEST(Profiles, HarderHonestPlayersHaveWhatTheirNamesSay) {
     const Truth truth = read_truth(default_truth_path(o.out));
     uint32_t longest_spike_rtt_us = 0;
     int64_t longest_away_us = 0;
+    int spike_bursts = 0, spikes_without_burst = 0;
     for (const TruthPlayer& p : truth.matches.at(0).players) {
         EXPECT_FALSE(p.cheater) << p.profile;
         const Measures& m = measures.at(p.player);
-        if (p.profile == "honest_long_spikes")
+        if (p.profile == "honest_long_spikes") {
             longest_spike_rtt_us = std::max(longest_spike_rtt_us, m.max_rtt_us);
+            spike_bursts += m.lag_burst;
+            spikes_without_burst += m.silences_without_burst;
+        }
         if (p.profile == "honest_jittery") {
             EXPECT_EQ(m.orders_overtaken, 0) << "jitter is queueing delay: it keeps the order";
         }
@@ -562,6 +580,8 @@ TEST(Profiles, HarderHonestPlayersHaveWhatTheirNamesSay) {
                                                                 m.distinct_tick_times[i - 1]);
     }
     EXPECT_GT(longest_spike_rtt_us, 3'000'000u) << "a spike of seconds shows in a round trip";
+    EXPECT_GT(spike_bursts, 0) << "spikes that end in a burst of positions";
+    EXPECT_GT(spikes_without_burst, 0) << "and spikes that lose them";
     EXPECT_GE(longest_away_us, 20'000'000) << "a player away sends no order for 20 s or more";
 }
 

@@ -29,6 +29,7 @@ struct Behaviour {
     double base_rtt_s = 0.06;         // the round trip to the relay
     double lag_spike_every_s = 60.0;  // mean time between lag spikes (0.3 s to the next)...
     double lag_spike_max_s = 1.2;     // ...this long each
+    double lag_spike_loss_share = 0;  // the share of spikes that lose the positions they hold
     double extra_jitter_s = 0.0;      // a queueing delay of up to this much (a jittery link)
     double clock_step_every_s =
         0.0;                     // mean time between steps of the client's clock (NTP); 0: none
