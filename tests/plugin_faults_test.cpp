@@ -59,6 +59,31 @@ TEST(PluginFaults, AnExceptionInOnBatchIsLoggedCountedAndContained) {
     EXPECT_TRUE(find_check(*player1, "echo", "test.echo"));
 }
 
+// Issue 17: a plugin in the host's process cannot be stopped, so a call past its
+// deadline_ms is logged with the plugin, the call and the time, and counted; every batch
+// is still processed, and a plugin within its deadline is not named.
+TEST(PluginFaults, ACallPastItsDeadlineIsLoggedAndCounted) {
+    TempDir dir;
+    LogCapture log;
+    host::Host host(parse(host_table(dir / "work") +
+                              plugin_table("slow", test_plugin("slow")) +
+                              "deadline_ms = 5\n[plugins.slow.config]\ndelay_us = 20000\n" +
+                              plugin_table("echo", test_plugin("echo")),
+                          dir.path()));
+    ASSERT_TRUE(host.plugin_errors().empty());
+    BatchBuilder builder(kTestRelay, kTestMatch);
+    for (int i = 0; i < 3; ++i)
+        ASSERT_FALSE(host.push(echo_batch(builder, 1'000'000 * (i + 1))));
+    EXPECT_EQ(host.counters().batches, 3u);
+    const auto& slow = host.plugins()[0];
+    EXPECT_EQ(slow.stats.over_deadline, 3u);
+    EXPECT_GE(slow.stats.slowest_ns, 20'000'000u);
+    EXPECT_EQ(host.plugins()[1].stats.over_deadline, 0u);
+    EXPECT_THAT(log.text(), HasSubstr("plugin 'slow': on_batch took "));
+    EXPECT_THAT(log.text(), HasSubstr("past its deadline of 5 ms (3 call(s) so far)"));
+    EXPECT_THAT(log.text(), Not(HasSubstr("plugin 'echo': on_batch took")));
+}
+
 TEST(PluginFaults, BadNumbersAreDroppedCountedAndLoggedAndNeverAssessed) {
     TempDir dir;
     LogCapture log;

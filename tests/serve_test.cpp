@@ -737,7 +737,7 @@ TEST_F(Serve, SwapsAPluginUnderLoadWithoutLosingOrRepeatingAnEvent) {
     // A config change under load: a new weight.
     write_config(config_text(plugins(2.0)));
     ASSERT_TRUE(
-        server.wait_for_log("plugin 'counter': new weight, class or trip-wire setting applied"))
+        server.wait_for_log("plugin 'counter': new weight, class, trip-wire or deadline setting applied"))
         << server.log();
     deploy(COUNTER_V1);  // the good build again, so the file on disk is what runs
 

@@ -48,13 +48,15 @@ void print_status(const json& status) {
                                  host::escape_for_message(connection.value("relay", ""), 64),
                                  connection.value("batches", 0), connection.value("events", 0),
                                  connection.value("refused", 0), connection.value("problems", 0));
-    std::cout << fmt::format("\n{:<12} {:<10} {:>10} {:>8} {:>12}  {}\n", "plugin", "version",
-                             "calls", "errors", "busy ms", "state");
+    std::cout << fmt::format("\n{:<12} {:<10} {:>10} {:>8} {:>12} {:>12} {:>9}  {}\n", "plugin",
+                             "version", "calls", "errors", "busy ms", "slowest ms", "late",
+                             "state");
     for (const auto& plugin : status["plugins"])
         std::cout << fmt::format(
-            "{:<12} {:<10} {:>10} {:>8} {:>12.1f}  {}\n", plugin.value("name", ""),
+            "{:<12} {:<10} {:>10} {:>8} {:>12.1f} {:>12.1f} {:>9}  {}\n", plugin.value("name", ""),
             plugin.value("version", ""), plugin.value("calls", 0), plugin.value("errors", 0),
-            plugin.value("busy_ms", 0.0),
+            plugin.value("busy_ms", 0.0), plugin.value("slowest_call_ms", 0.0),
+            plugin.value("over_deadline", 0),
             plugin.value("active", false) ? "active" : "REFUSED: " + plugin.value("error", ""));
     if (!status["recent_reloads"].empty()) std::cout << "\nrecent reloads:\n";
     for (const auto& report : status["recent_reloads"])

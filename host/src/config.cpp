@@ -454,6 +454,7 @@ void read_plugin(const std::string& name, const toml::table& table, const Source
     reader.boolean("enabled", plugin.enabled);
     reader.model_class("class", plugin.model_class);
     reader.number("weight", plugin.weight, 0.0, 100.0);
+    reader.integer("deadline_ms", plugin.deadline_ms, 1, 600'000);
     reader.boolean("tripwires", plugin.tripwires);
     if (reader.string("sha256", plugin.sha256)) {
         std::transform(plugin.sha256.begin(), plugin.sha256.end(), plugin.sha256.begin(),

@@ -39,6 +39,22 @@ uint64_t elapsed_ns(std::chrono::steady_clock::time_point start) {
                                      .count());
 }
 
+// Counts a call's time against the plugin, and one past its deadline as such: logged (the
+// first few, then every power of two) and counted. The call has returned by now: a plugin
+// in the host's process cannot be stopped safely, so all the host can do is say so.
+void timed(PluginSlot& slot, uint64_t ns, const char* call) {
+    slot.stats.busy_ns += ns;
+    slot.stats.slowest_ns = std::max(slot.stats.slowest_ns, ns);
+    if (ns <= slot.settings.deadline_ms * 1'000'000) return;
+    ++slot.stats.over_deadline;
+    if (worth_logging(static_cast<double>(slot.stats.over_deadline)))
+        spdlog::warn(
+            "plugin '{}': {} took {} ms, past its deadline of {} ms ({} call(s) so far); it "
+            "runs in the host's process, so the stream waited for it",
+            slot.settings.name, call, ns / 1'000'000, slot.settings.deadline_ms,
+            slot.stats.over_deadline);
+}
+
 }  // namespace
 
 namespace {
@@ -142,7 +158,7 @@ std::vector<SignalRecord> Dispatcher::dispatch(const VerifiedBatch& batch,
         if (slot.library->identity().schema_minor < min_schema_minor) continue;
         const auto start = std::chrono::steady_clock::now();
         CallResult result = slot.instance->on_batch(batch);
-        slot.stats.busy_ns += elapsed_ns(start);
+        timed(slot, elapsed_ns(start), "on_batch");
         collect(slot, std::move(result), batch.relay_id, batch.match_id, batch.last_relay_time_us,
                 "on_batch", out);
     }
@@ -156,7 +172,7 @@ std::vector<SignalRecord> Dispatcher::end_match(const std::string& relay_id, uin
         if (!slot.active()) continue;
         const auto start = std::chrono::steady_clock::now();
         CallResult result = slot.instance->on_match_end(relay_id, match_id);
-        slot.stats.busy_ns += elapsed_ns(start);
+        timed(slot, elapsed_ns(start), "on_match_end");
         collect(slot, std::move(result), relay_id, match_id, relay_time_us, "on_match_end", out);
     }
     return out;

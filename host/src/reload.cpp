@@ -32,7 +32,8 @@ std::string ReloadReport::describe() const {
                            to_version);
     if (plugin == "(sinks)")
         return "sinks: the security-event log now follows the new [sinks] settings";
-    return fmt::format("plugin '{}': new weight, class or trip-wire setting applied", plugin);
+    return fmt::format("plugin '{}': new weight, class, trip-wire or deadline setting applied",
+                       plugin);
 }
 
 ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* retired) {
@@ -265,7 +266,8 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
         if (step == ConfigStep::keep) {
             const bool changed = slot.settings.weight != settings.weight ||
                                  slot.settings.model_class != settings.model_class ||
-                                 slot.settings.tripwires != settings.tripwires;
+                                 slot.settings.tripwires != settings.tripwires ||
+                                 slot.settings.deadline_ms != settings.deadline_ms;
             slot.settings = settings;
             slot.model_class =
                 settings.model_class.value_or(slot.library->identity().declared_class);

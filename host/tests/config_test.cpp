@@ -229,6 +229,11 @@ TEST(Config, OutOfRangeValuesAreRefused) {
                          "server_config.toml:2:21: aggregation.monitor_threshold: expected a "
                          "number from 0 to 1, got 1.5"));
     EXPECT_TRUE(mentions(problems, "plugins.a.weight: expected a number from 0 to 100, got -1"));
+    EXPECT_TRUE(mentions(problems_of("[plugins.a]\nlibrary = \"a\"\ndeadline_ms = 0\n"),
+                         "plugins.a.deadline_ms: expected an integer from 1 to 600000, got 0"));
+    EXPECT_EQ(parse("[plugins.a]\nlibrary = \"a\"\ndeadline_ms = 250\n").plugins[0].deadline_ms,
+              250u);
+    EXPECT_EQ(parse("[plugins.a]\nlibrary = \"a\"\n").plugins[0].deadline_ms, 1000u);
 }
 
 TEST(Config, UnknownKeysAreReportedEverywhere) {

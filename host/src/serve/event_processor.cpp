@@ -520,7 +520,9 @@ json EventProcessor::status_json(const std::string& connections_json) const {
                            {"error", slot.error},
                            {"calls", slot.stats.calls},
                            {"errors", slot.stats.errors},
-                           {"busy_ms", static_cast<double>(slot.stats.busy_ns) / 1e6}});
+                           {"busy_ms", static_cast<double>(slot.stats.busy_ns) / 1e6},
+                           {"slowest_call_ms", static_cast<double>(slot.stats.slowest_ns) / 1e6},
+                           {"over_deadline", slot.stats.over_deadline}});
     }
     json reloads = json::array();
     for (const auto& report : recent_reloads_)

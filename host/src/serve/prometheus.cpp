@@ -61,7 +61,8 @@ MetricsView metrics_view(const Host& host, Metrics& metrics) {
     std::map<std::string, bool> plugin_keys;
     for (const auto& slot : host.plugins()) {
         view.plugins.push_back({slot.settings.name, slot.active(), slot.stats.calls,
-                                slot.stats.errors, slot.stats.busy_ns});
+                                slot.stats.errors, slot.stats.busy_ns,
+                                slot.stats.over_deadline});
         plugin_keys.emplace(slot.settings.name, true);
     }
     for (const auto& [name, value] : metrics.entries()) {
@@ -127,6 +128,9 @@ std::string render_prometheus(const MetricsView& view) {
                [](const Plugin& p) { return static_cast<double>(p.errors); });
     per_plugin("arbiter_plugin_busy_seconds_total", "counter", "Time spent inside the plugin.",
                [](const Plugin& p) { return static_cast<double>(p.busy_ns) / 1e9; });
+    per_plugin("arbiter_plugin_over_deadline_total", "counter",
+               "Calls into the plugin longer than its deadline_ms.",
+               [](const Plugin& p) { return static_cast<double>(p.over_deadline); });
 
     // A plugin's own metrics keep their names as a label: they are the plugin's to choose,
     // and Prometheus names cannot hold the dots they may have.

@@ -24,7 +24,7 @@ struct MetricsView {
     struct Plugin {
         std::string name;
         bool active = false;
-        uint64_t calls = 0, errors = 0, busy_ns = 0;
+        uint64_t calls = 0, errors = 0, busy_ns = 0, over_deadline = 0;
     };
     std::vector<Plugin> plugins;
     // What plugins record: "<plugin>.<metric>" in the host's Metrics, split here.

@@ -112,6 +112,10 @@ struct PluginSettings {
     double weight = 1.0;
     bool tripwires = false;          // may raise trip-wires (default: bundled ones)
     std::filesystem::path baseline;  // "" = none
+    // The longest one call into the plugin (a batch, a match's end) should take. A plugin in
+    // the host's process cannot be stopped safely, so one past it is logged and counted
+    // (PluginCallStats::over_deadline), and the stream waits for it.
+    uint64_t deadline_ms = 1000;
     // The library's SHA-256 the operator pinned (64 lower-case hex digits), or "": a file
     // whose hash differs is refused, checked on the private copy that is loaded.
     std::string sha256;

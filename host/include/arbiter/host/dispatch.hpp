@@ -25,6 +25,8 @@ struct PluginCallStats {
     uint64_t calls = 0;
     uint64_t errors = 0;
     uint64_t busy_ns = 0;  // wall time inside the plugin's on_batch and on_match_end
+    uint64_t slowest_ns = 0;     // the longest of those calls
+    uint64_t over_deadline = 0;  // calls longer than the plugin's deadline_ms
 };
 
 // One configured plugin: what the operator asked for and what the host made of it.
