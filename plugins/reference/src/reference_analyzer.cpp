@@ -938,6 +938,23 @@ void ReferenceAnalyzer::check_ground(uint32_t player_id, Player& player, const S
     }
 }
 
+namespace {
+
+// A window's lag allowance, widened to the silence the relay saw from the player before
+// the window's start where the track does not hold it: a track starts empty at a session's
+// start, and the positions of a spike that began before them (the first of a burst, the
+// rest lost, as a router's full queue drops them) are as old as the silence since the join
+// is long. Capped like every movement allowance; no widening with a cap of 0.
+void widen_by_silence(WindowMeasure& w, const Arrivals& arrivals, const MovementLimits& limits) {
+    const double silence =
+        silence_allowance_s(arrivals, w.start.t_us, w.start.t_us, limits.max_lag_allowance_s);
+    if (!(silence > w.allowance_s)) return;
+    w.allowance_s = silence;
+    w.speed = w.horizontal_m / (w.elapsed_s + w.allowance_s);
+}
+
+}  // namespace
+
 void ReferenceAnalyzer::check_windows(uint32_t player_id, Player& player, int64_t typical_us,
                                       Signals& signals) {
     const MovementLimits& limits = settings_.movement;
@@ -948,6 +965,7 @@ void ReferenceAnalyzer::check_windows(uint32_t player_id, Player& player, int64_
         player.sustained = {};
         return;
     }
+    widen_by_silence(*window, player.arrivals, limits);
     const double confidence = std::min(
         1.0, static_cast<double>(window->samples) / static_cast<double>(limits.min_samples));
     auto window_evidence = [](const WindowMeasure& w) {

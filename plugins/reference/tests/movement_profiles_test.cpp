@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "evidence_reader.hpp"
+#include "event_script.hpp"
 #include "match_script.hpp"
 
 namespace arbiter::reference {
@@ -115,6 +116,33 @@ INSTANTIATE_TEST_SUITE_P(Spikes, HopperThroughALagSpike,
                                            SpikeCase{"LateUpdateAfter2s", 5.4, 2.0, false},
                                            SpikeCase{"LateUpdateAfter4s", 5.4, 4.0, false}),
                          [](const auto& row) { return row.param.name; });
+
+// Issue 14's soak, seed 35: a player joins, and a lag spike begins at once. Its end brings
+// the first few positions it held (a router's full queue dropped the rest) and then fresh
+// ones, 18 m further on: the window from the last stale position to a fresh one spans the
+// movement of the whole silence since the join, which the track (empty at a session's
+// start) does not hold, so the silence the relay heard widens it. Joined just before the
+// burst, there is no silence and the same positions are a speed hack.
+TEST(HonestMovers, AJoinThenASpikeThatKeptOnlyItsFirstPositions) {
+    auto run = [](double join_s) {
+        test::EventScript script;
+        script.at(join_s, kPlayer, test::player_join("p"));
+        // Sent from 5.0 s at 6 m/s, held by the spike, delivered together at 7.2 s.
+        for (int i = 0; i < 6; ++i)
+            script.at(7.2 + i * 0.0002, kPlayer,
+                      build::Position{.position = fb::Vec3(static_cast<float>(0.3 * i), 0, 0)});
+        // Then fresh ones: where the player is now (2.2 s of 10 m/s later), every 50 ms.
+        for (int i = 0; i < 40; ++i)
+            script.at(7.25 + i * 0.05, kPlayer,
+                      build::Position{.position = fb::Vec3(
+                                          static_cast<float>(19.5 + 0.5 * i), 0, 0)});
+        return test::run_events(script);
+    };
+    const Signals honest = run(5.0);
+    EXPECT_TRUE(honest.empty()) << describe(honest);
+    const Signals no_silence = run(7.19);
+    EXPECT_FALSE(test::only(no_silence, kPlayer, "movement.speed").empty()) << describe(no_silence);
+}
 
 TEST(HonestMovers, HopperThroughPacketLoss) {
     // 15 % of the updates between 2 and 28 s lost, the landings of some jumps among them.
