@@ -142,6 +142,19 @@ int run_soak(const std::vector<std::string>& args) {
     auto rhythm = load_human_rhythm(command->human_traces, "soak");
     if (!rhythm) return kExitInput;
 
+    // The soak's players are made up: nothing of them goes to the operator's security log.
+    config->sinks.security_log.clear();
+    // A soak runs for minutes with a match of up to a gigabyte on disk: an interrupted one
+    // takes its folder with it. The signals wait for a thread of their own (blocked in
+    // every other, from before the folder exists), which removes the folder and then ends
+    // the process by the signal, as it would have.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
     // Each match in a folder of its own, so that two soaks never share a file.
     std::filesystem::path work;
     try {
@@ -162,21 +175,25 @@ int run_soak(const std::vector<std::string>& args) {
             std::filesystem::remove_all(path, ignored);
         }
     } const remove_work{work};
-    // A soak runs for minutes with a match of up to a gigabyte on disk: an interrupted one
-    // takes its folder with it. The signals wait for a thread of their own (blocked in
-    // every other), which removes the folder and ends the process as the signal would.
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
     std::thread([stop_signals, work] {
         int signal = 0;
         if (sigwait(&stop_signals, &signal) != 0) return;
-        std::error_code ignored;
-        std::filesystem::remove_all(work, ignored);
-        std::fprintf(stderr, "arbiter soak: stopped by signal %d; its matches removed\n", signal);
-        std::_Exit(128 + signal);
+        std::fprintf(stderr, "arbiter soak: stopped by signal %d; removing its matches\n", signal);
+        // The main thread may still be writing a file into the folder: try again until it
+        // is gone (remove_all fails with "not empty" when a file appears meanwhile).
+        for (int attempt = 0; attempt < 50; ++attempt) {
+            std::error_code error;
+            std::filesystem::remove_all(work, error);
+            if (!std::filesystem::exists(work, error)) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        ::signal(signal, SIG_DFL);
+        sigset_t just_this;
+        sigemptyset(&just_this);
+        sigaddset(&just_this, signal);
+        pthread_sigmask(SIG_UNBLOCK, &just_this, nullptr);
+        ::raise(signal);
+        std::_Exit(128 + signal);  // only if the signal did not end the process
     }).detach();
 
     std::vector<std::string> refused;

@@ -190,17 +190,17 @@ namespace {
 void check_signature(std::span<const uint8_t> bytes, const std::filesystem::path& source,
                      const std::string& label, const LibraryPin& pin) {
     const std::string where = fmt::format("plugin '{}' ({})", label, source.string());
+    // Held to the rules of every file the host reads: a regular file (a FIFO would hang
+    // the load), small, and written by nobody else.
     std::string minisig;
-    {
-        std::ifstream in(pin.signature, std::ios::binary);
-        if (!in)
-            throw PluginError(fmt::format(
-                "{}: the config asks for a signature, and {} cannot be read: {} (sign it with "
-                "`minisign -S -m {}`)",
-                where, pin.signature.string(), std::strerror(errno), source.string()));
-        minisig.resize(kMaxSignatureFileBytes + 1);
-        in.read(minisig.data(), static_cast<std::streamsize>(minisig.size()));
-        minisig.resize(static_cast<size_t>(in.gcount()));
+    try {
+        const std::vector<uint8_t> text = read_trusted_file(pin.signature, kSignatureRules);
+        minisig.assign(text.begin(), text.end());
+    } catch (const std::exception& error) {
+        throw PluginError(fmt::format(
+            "{}: the config asks for a signature, and it cannot be read: {} (sign the library "
+            "with `minisign -S -m {}`)",
+            where, error.what(), source.string()));
     }
     try {
         const VerifiedSignature verified = verify_signature(bytes, minisig, pin.signers);

@@ -84,22 +84,37 @@ std::optional<ClockRateMeasure> check_clock_rate(const Fifo<ClockSample>& trend,
     m.slowest = rates.front();
     m.fastest = rates.back();
     m.steps = n;
-    // The rate over the whole trend but the two pairs that gained the most time. A clock
-    // step (an NTP correction) gains its size in one pair and never gives it back, and two
-    // can fall in one window, so those two are set aside; lag only ever delays a point, so
-    // the pair into it is slow and the pair out of it as much faster, and over the whole
-    // trend they cancel. A clock run fast keeps gaining in every pair, and one switched on
-    // and off gains in every stretch it is on: both show in the rest.
-    std::sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) {
-        return a.client_us - a.relay_us > b.client_us - b.relay_us;
-    });
-    const size_t set_aside = n >= 5 ? 2 : 0;
-    double client = 0, relay = 0;
-    for (size_t i = set_aside; i < pairs.size(); ++i) {
-        client += pairs[i].client_us;
-        relay += pairs[i].relay_us;
+    // The rate over the whole trend but the two pairs that gained the most. A clock step
+    // (an NTP correction) gains its size in one pair and never gives it back, and two can
+    // fall in one window, so those two are set aside; lag only ever delays a point, so the
+    // pair into it loses what the pair out of it gains: a pair set aside takes the losing
+    // pair before it with it (else a client that holds its orders back now and then would
+    // pull its rate down). A clock run fast keeps gaining in every pair, and one switched on
+    // and off gains in every stretch it is on: both show in the rest. With fewer than five
+    // pairs (a player who sends few orders) nothing can be set aside, and the slowest pair
+    // is the rate.
+    if (n < 5) {
+        m.rate = rates.front();
+    } else {
+        auto gain = [&](size_t i) { return pairs[i].client_us - pairs[i].relay_us; };
+        std::vector<size_t> order(pairs.size());
+        for (size_t i = 0; i < order.size(); ++i)
+            order[i] = i;
+        std::sort(order.begin(), order.end(),
+                  [&](size_t a, size_t b) { return gain(a) > gain(b); });
+        std::vector<bool> aside(pairs.size(), false);
+        for (size_t k = 0; k < 2; ++k) {
+            aside[order[k]] = true;
+            if (order[k] > 0 && gain(order[k] - 1) < 0) aside[order[k] - 1] = true;
+        }
+        double client = 0, relay = 0;
+        for (size_t i = 0; i < pairs.size(); ++i) {
+            if (aside[i]) continue;
+            client += pairs[i].client_us;
+            relay += pairs[i].relay_us;
+        }
+        m.rate = relay > 0 ? client / relay : rates.front();
     }
-    m.rate = client / relay;
     if (!(m.rate > limits.max_rate)) return std::nullopt;
     // Scored on the drift, not the ratio: 1.06 against 1.05 is a fifth past the limit.
     m.score = excess_score(m.rate - 1.0, limits.max_rate - 1.0);

@@ -942,12 +942,24 @@ namespace {
 
 // A window's lag allowance, widened to the silence the relay saw from the player before
 // the window's start where the track does not hold it: a track starts empty at a session's
-// start, and the positions of a spike that began before them (the first of a burst, the
-// rest lost, as a router's full queue drops them) are as old as the silence since the join
-// is long. Capped like every movement allowance; no widening with a cap of 0.
-void widen_by_silence(WindowMeasure& w, const Arrivals& arrivals, const MovementLimits& limits) {
+// start (and again at a server teleport), and the positions of a spike that began before
+// them (the first of a burst, the rest lost, as a router's full queue drops them) are as
+// old as the silence since the join is long. Only a silence that began before the track's
+// first position counts: one the track holds is the track's to allow for (measure_window),
+// so a client that falls silent mid-track gains nothing here. Capped like every movement
+// allowance; no widening with a cap of 0.
+void widen_by_silence(WindowMeasure& w, const Track& track, const Arrivals& arrivals,
+                      const MovementLimits& limits) {
+    if (track.samples.empty() || !(limits.max_lag_allowance_s > 0)) return;
+    const int64_t first_us = track.samples.front().t_us;
+    const int64_t look_back_us = static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) + 1'000'000;
+    int64_t longest_us = 0;
+    for (const Gap& g : arrivals.gaps)
+        if (g.t_us >= w.start.t_us - look_back_us && g.t_us <= w.start.t_us &&
+            g.t_us - g.gap_us < first_us)
+            longest_us = std::max(longest_us, g.gap_us);
     const double silence =
-        silence_allowance_s(arrivals, w.start.t_us, w.start.t_us, limits.max_lag_allowance_s);
+        std::min(static_cast<double>(longest_us) / 1e6, limits.max_lag_allowance_s);
     if (!(silence > w.allowance_s)) return;
     w.allowance_s = silence;
     w.speed = w.horizontal_m / (w.elapsed_s + w.allowance_s);
@@ -965,7 +977,7 @@ void ReferenceAnalyzer::check_windows(uint32_t player_id, Player& player, int64_
         player.sustained = {};
         return;
     }
-    widen_by_silence(*window, player.arrivals, limits);
+    widen_by_silence(*window, track, player.arrivals, limits);
     const double confidence = std::min(
         1.0, static_cast<double>(window->samples) / static_cast<double>(limits.min_samples));
     auto window_evidence = [](const WindowMeasure& w) {

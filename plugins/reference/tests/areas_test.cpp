@@ -590,6 +590,35 @@ TEST(ClockRateSpeedUp, ASpeedHackSwitchedOnAndOffIsCaught) {
     EXPECT_GE(flagged * 2, judged) << "flagged in most windows of a minute";
 }
 
+// A 1.1 x clock with one order a step, whose client holds one order a minute back by 3 s
+// (all it sent in that step): the pair into the late point loses 2.5 s, the pair out of it
+// gains 3.5 s. Setting the gain aside alone would leave the loss to pull the rate down to
+// 1.03; the losing pair goes aside with it, and the clock shows at 1.1.
+TEST(ClockRateSpeedUp, HoldingAnOrderBackNowAndThenDoesNotHideIt) {
+    std::vector<ClockSample> samples;
+    for (int k = 0; k < 36; ++k) {
+        const double sent = 5.0 * k + 0.5;
+        const double late = k % 12 == 6 ? 3.05 : 0.05;
+        samples.push_back({std::llround((sent + late) * 1e6), std::llround(sent * 1.1 * 1e6)});
+    }
+    const auto measured = measure(samples);
+    ASSERT_TRUE(measured.has_value());
+    EXPECT_NEAR(measured->rate, 1.1, 0.01);
+}
+
+// Few orders (a player back from being away): under five pairs nothing can be set aside,
+// so the slowest pair is the rate, and a late first point is not a fast clock.
+TEST(ClockRateSparse, FewPairsTakeTheSlowest) {
+    std::vector<ClockSample> sparse;
+    // An order every 10 s for 50 s, the first 2.5 s late.
+    for (int i = 0; i <= 5; ++i) {
+        const double sent = i * 10.0;
+        sparse.push_back({std::llround((sent + (i == 0 ? 2.55 : 0.05)) * 1e6),
+                          std::llround(sent * 1e6)});
+    }
+    EXPECT_FALSE(ever_flagged(sparse));
+}
+
 // A speed-up is caught within a minute of play, with its real rate.
 TEST(ClockRateSpeedUp, IsCaughtWithinAMinuteWithItsRate) {
     for (double rate : {1.1, 1.25, 2.0}) {

@@ -24,6 +24,8 @@ inline constexpr FileRules kPluginLibraryRules{"plugin library", 1024ull << 20};
 inline constexpr FileRules kBaselineRules{"baseline file", 256ull << 20};
 inline constexpr FileRules kTokenRules{"token file", 4096, true};
 inline constexpr FileRules kConfigRules{"config file", 16ull << 20};
+// A plugin's minisign signature: four short lines (plugin_signature.hpp).
+inline constexpr FileRules kSignatureRules{"signature file", 4096};
 
 // Why `path` may not be trusted under `rules`, or nothing when it may. Follows a final
 // symbolic link (a deploy tool's "current" link is common), then checks the file and
