@@ -4,7 +4,7 @@
 # the bundled plugins with the sample config; prints how many reached Monitor and
 # FlagForReview, per profile and per check. One match at a time is simulated, evaluated
 # and deleted, so memory and disk hold one match (at most ~1 GB of events) however many
-# players. About 25 minutes on 2 cores. Installs what is missing and builds first.
+# players. About 18 minutes here (one core). Installs what is missing and builds first.
 #
 # Extra arguments go to `arbiter soak` and override the defaults, e.g.
 #   bash scripts/soak.sh --players 2000 --durations-s 600,1800 --seed 100 --json
