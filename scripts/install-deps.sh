@@ -9,6 +9,7 @@ packages=(
   zlib1g-dev              # CRC-32 and crc32_combine (linear damage recovery)
   libsodium-dev           # SHA-256 and Ed25519 signatures of pinned plugin libraries
   minisign                # signs plugin libraries in the signature tests, as authors do
+  libseccomp-dev          # the system-call filter of isolated plugins' runner
   libflatbuffers-dev flatbuffers-compiler
   libspdlog-dev libfmt-dev
   libtomlplusplus-dev

@@ -420,6 +420,33 @@ void read_signers(TableReader& reader, const toml::table& table, PluginSettings&
     }
 }
 
+void read_isolation(TableReader& reader, const toml::table& table,
+                    PluginSettings::Isolation& isolation) {
+    std::string mode;
+    if (reader.string("isolation", mode)) {
+        if (mode == "process")
+            isolation.process = true;
+        else if (mode != "none")
+            reader.problem(*table.get("isolation"), "isolation",
+                           "expected \"none\" (in the host's process) or \"process\" (in a "
+                           "confined child process), got \"" + mode + "\"");
+    }
+    const char* const keys[] = {"memory_mb",   "cpu_seconds",  "checkpoint_batches",
+                                "checkpoint_seconds", "max_restarts", "restart_window_s"};
+    reader.integer("memory_mb", isolation.memory_mb, 64, 1024 * 1024);
+    reader.integer("cpu_seconds", isolation.cpu_seconds, 0, 365ll * 24 * 3600);
+    reader.integer("checkpoint_batches", isolation.checkpoint_batches, 1, 1'000'000'000);
+    reader.integer("checkpoint_seconds", isolation.checkpoint_seconds, 1, 24 * 3600);
+    reader.integer("max_restarts", isolation.max_restarts, 0, 1000);
+    reader.integer("restart_window_s", isolation.restart_window_s, 1, 7 * 24 * 3600);
+    if (isolation.process) return;
+    for (const char* key : keys)
+        if (const toml::node* node = table.get(key))
+            reader.problem(*node, key,
+                           "applies to an isolated plugin only: add isolation = \"process\", "
+                           "or remove it");
+}
+
 void read_plugin(const std::string& name, const toml::table& table, const SourcePosition& position,
                  const std::filesystem::path& base_dir, const ConfigLoadOptions& options,
                  const std::string& file, std::vector<std::string>& problems, ServerConfig& out) {
@@ -456,6 +483,7 @@ void read_plugin(const std::string& name, const toml::table& table, const Source
     reader.number("weight", plugin.weight, 0.0, 100.0);
     reader.integer("deadline_ms", plugin.deadline_ms, 1, 600'000);
     reader.boolean("tripwires", plugin.tripwires);
+    read_isolation(reader, table, plugin.isolation);
     if (reader.string("sha256", plugin.sha256)) {
         std::transform(plugin.sha256.begin(), plugin.sha256.end(), plugin.sha256.begin(),
                        [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -578,6 +606,8 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
                            std::string("expected one of ") + kLogLevelsText);
         reader.integer("max_batch_bytes", config.host.max_batch_bytes, 1024, 64ll * 1024 * 1024);
         reader.boolean("partial_start", config.host.partial_start);
+        if (reader.string("plugin_runner", config.host.plugin_runner))
+            config.host.plugin_runner = resolve_path(config.host.plugin_runner, base_dir);
         if (!config.host.work_dir.empty() &&
             std::filesystem::path(config.host.work_dir).is_relative())
             config.host.work_dir = (base_dir / config.host.work_dir).lexically_normal().string();

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "arbiter/host/file_trust.hpp"
+#include "arbiter/host/isolated_instance.hpp"
 #include "arbiter/host/suggest.hpp"
 
 namespace arbiter::host {
@@ -47,10 +48,13 @@ void timed(PluginSlot& slot, uint64_t ns, const char* call) {
     slot.stats.slowest_ns = std::max(slot.stats.slowest_ns, ns);
     if (ns <= slot.settings.deadline_ms * 1'000'000) return;
     ++slot.stats.over_deadline;
+    // An isolated plugin past its deadline was killed and has said so already.
+    if (slot.settings.isolation.process) return;
     if (worth_logging(static_cast<double>(slot.stats.over_deadline)))
         spdlog::warn(
             "plugin '{}': {} took {} ms, past its deadline of {} ms ({} call(s) so far); it "
-            "runs in the host's process, so the stream waited for it",
+            "runs in the host's process, so the stream waited for it (isolation = \"process\" "
+            "would stop it at its deadline)",
             slot.settings.name, call, ns / 1'000'000, slot.settings.deadline_ms,
             slot.stats.over_deadline);
 }
@@ -87,24 +91,38 @@ void check_bundled_plugin_exists(const PluginSettings& settings) {
 
 }  // namespace
 
-PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics) {
+PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics,
+                            const std::filesystem::path& plugin_runner) {
     PluginSlot slot;
     slot.settings = settings;
     try {
         check_bundled_plugin_exists(settings);
-        auto library =
-            PluginLibrary::load(settings.library, settings.name, store, &metrics, settings.pin());
-        slot.model_class = settings.model_class.value_or(library->identity().declared_class);
         auto baseline = read_plugin_baseline(settings);
-        slot.instance =
-            std::make_unique<PluginInstance>(library, settings, baseline, 0, 1, &metrics);
+        std::shared_ptr<PluginLibrary> library;
+        if (settings.isolation.process) {
+            // Nothing of the plugin runs here: the child loads the copy and negotiates.
+            library = PluginLibrary::copy_for_isolation(settings.library, settings.name, store,
+                                                        settings.pin());
+            slot.instance = std::make_unique<IsolatedInstance>(
+                library, settings, baseline,
+                plugin_runner.empty() ? default_plugin_runner() : plugin_runner, &metrics);
+        } else {
+            library = PluginLibrary::load(settings.library, settings.name, store, &metrics,
+                                          settings.pin());
+            slot.instance =
+                std::make_unique<PluginInstance>(library, settings, baseline, 0, 1, &metrics);
+        }
+        slot.model_class = settings.model_class.value_or(library->identity().declared_class);
         slot.library = std::move(library);
         const auto& id = slot.library->identity();
-        spdlog::info("plugin '{}': loaded {} {} (ABI {}, schema {}, capabilities {}, class {})",
+        spdlog::info("plugin '{}': loaded {} {} (ABI {}, schema {}, capabilities {}, class {}{})",
                      settings.name, id.name, id.version,
                      describe_version(id.abi_major, id.abi_minor, id.abi_minor_required),
                      describe_version(id.schema_major, id.schema_minor, id.schema_minor_required),
-                     describe_capabilities(id.capabilities), to_string(slot.model_class));
+                     describe_capabilities(id.capabilities), to_string(slot.model_class),
+                     settings.isolation.process
+                         ? fmt::format(", isolated in process {}", slot.instance->isolation().pid)
+                         : std::string());
     } catch (const PluginError& error) {
         slot.instance.reset();
         slot.library.reset();
@@ -154,7 +172,7 @@ std::vector<SignalRecord> Dispatcher::dispatch(const VerifiedBatch& batch,
                                                uint32_t min_schema_minor) {
     std::vector<SignalRecord> out;
     for (auto& slot : slots_) {
-        if (!slot.active()) continue;
+        if (!slot.active() || !slot.instance->takes_calls()) continue;
         if (slot.library->identity().schema_minor < min_schema_minor) continue;
         const auto start = std::chrono::steady_clock::now();
         CallResult result = slot.instance->on_batch(batch);
@@ -169,7 +187,7 @@ std::vector<SignalRecord> Dispatcher::end_match(const std::string& relay_id, uin
                                                 int64_t relay_time_us) {
     std::vector<SignalRecord> out;
     for (auto& slot : slots_) {
-        if (!slot.active()) continue;
+        if (!slot.active() || !slot.instance->takes_calls()) continue;
         const auto start = std::chrono::steady_clock::now();
         CallResult result = slot.instance->on_match_end(relay_id, match_id);
         timed(slot, elapsed_ns(start), "on_match_end");

@@ -20,7 +20,7 @@ Host::Host(ServerConfig config)
             spdlog::info("plugin '{}': disabled in {}", settings.name, settings.position.str());
             continue;
         }
-        dispatcher_.add(load_plugin_slot(settings, store_, metrics_));
+        dispatcher_.add(load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner));
     }
     open_sinks();
 }

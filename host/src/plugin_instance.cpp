@@ -120,6 +120,17 @@ std::string describe_config_refusal(const PluginSettings& settings, const std::s
     return place_config_problem(settings, detail, "refused its config");
 }
 
+std::string describe_create_failure(const PluginSettings& settings, arb_status status,
+                                    const std::string& detail) {
+    if (status == ARB_OK)
+        return fmt::format("{}: plugin '{}' ({}): create returned ARB_OK but no instance",
+                           settings.position.str(), settings.name, settings.library.string());
+    if (status == ARB_ERR_CONFIG) return describe_config_refusal(settings, detail);
+    return fmt::format("{}: plugin '{}' ({}): create failed with {}{}{}", settings.position.str(),
+                       settings.name, settings.library.string(), status_name(status),
+                       detail.empty() ? "" : ": ", detail);
+}
+
 std::string check_config_schema(const PluginLibrary& library, const PluginSettings& settings) {
     const nlohmann::json& schema = library.identity().config_schema;
     if (schema.is_null()) return "";
@@ -156,18 +167,10 @@ PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
         handle_ = created;
         return;
     }
-    std::string detail = created ? std::string(library_->api().last_error(created)) : std::string();
+    const char* last = created ? library_->api().last_error(created) : nullptr;
+    std::string detail = last ? std::string(last) : std::string();
     if (created) library_->api().destroy(created);
-    if (status == ARB_OK) {
-        throw PluginError(
-            fmt::format("{}: plugin '{}' ({}): create returned ARB_OK but no instance",
-                        settings.position.str(), settings.name, settings.library.string()));
-    }
-
-    if (status == ARB_ERR_CONFIG) throw PluginError(describe_config_refusal(settings, detail));
-    throw PluginError(fmt::format("{}: plugin '{}' ({}): create failed with {}{}{}",
-                                  settings.position.str(), settings.name, settings.library.string(),
-                                  status_name(status), detail.empty() ? "" : ": ", detail));
+    throw CreateError(describe_create_failure(settings, status, detail), status, detail);
 }
 
 PluginInstance::~PluginInstance() {
@@ -180,12 +183,16 @@ std::string PluginInstance::last_error() {
 }
 
 CallResult PluginInstance::on_batch(const VerifiedBatch& batch) {
+    return on_batch_bytes(batch.bytes, batch.last_relay_time_us);
+}
+
+CallResult PluginInstance::on_batch_bytes(std::span<const uint8_t> bytes,
+                                          int64_t last_relay_time_us) {
     CallResult result;
-    context_->relay_time_us.store(batch.last_relay_time_us, std::memory_order_relaxed);
+    context_->relay_time_us.store(last_relay_time_us, std::memory_order_relaxed);
     SinkAdapter adapter{this, &result};
     arb_signal_sink sink{sizeof(arb_signal_sink), &adapter, &SinkAdapter::emit};
-    result.status =
-        library_->api().on_batch(handle_, {batch.bytes.data(), batch.bytes.size()}, &sink);
+    result.status = library_->api().on_batch(handle_, {bytes.data(), bytes.size()}, &sink);
     if (result.status != ARB_OK) result.error = last_error();
     return result;
 }

@@ -266,53 +266,80 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& 
                                                    const std::string& label, PluginStore& store,
                                                    Metrics* metrics,
                                                    const LibraryPin& pin) {
+    std::shared_ptr<PluginLibrary> plugin = copy_for_isolation(source, label, store, pin);
+    plugin->open(metrics);
+    return plugin;
+}
+
+std::shared_ptr<PluginLibrary> PluginLibrary::copy_for_isolation(
+    const std::filesystem::path& source, const std::string& label, PluginStore& store,
+    const LibraryPin& pin) {
     std::shared_ptr<PluginLibrary> plugin(new PluginLibrary());
     plugin->label_ = label;
     plugin->source_ = source;
-    const std::string where = fmt::format("plugin '{}' ({})", label, source.string());
-    auto refuse = [&](const std::string& reason) { return PluginError(where + ": " + reason); };
-
     std::error_code exists_error;
     if (!std::filesystem::is_regular_file(source, exists_error))
-        throw refuse(std::filesystem::exists(source, exists_error) ? "not a regular file"
-                                                                   : "file not found");
+        throw PluginError(fmt::format("plugin '{}' ({}): {}", label, source.string(),
+                                      std::filesystem::exists(source, exists_error)
+                                          ? "not a regular file"
+                                          : "file not found"));
     plugin->copy_ = store.add_copy(source, label, pin);
+    plugin->owns_copy_ = true;
+    return plugin;
+}
+
+std::shared_ptr<PluginLibrary> PluginLibrary::open_copy(const std::filesystem::path& copy,
+                                                        const std::filesystem::path& source,
+                                                        const std::string& label,
+                                                        Metrics* metrics) {
+    std::shared_ptr<PluginLibrary> plugin(new PluginLibrary());
+    plugin->label_ = label;
+    plugin->source_ = source;
+    plugin->copy_ = copy;
+    plugin->owns_copy_ = false;
+    plugin->open(metrics);
+    return plugin;
+}
+
+void PluginLibrary::open(Metrics* metrics) {
+    const std::string where = fmt::format("plugin '{}' ({})", label_, source_.string());
+    auto refuse = [&](const std::string& reason) { return PluginError(where + ": " + reason); };
 
     boost::dll::fs::error_code load_error;
-    plugin->library_.load(plugin->copy_, load_error,
-                          boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    library_.load(copy_, load_error,
+                  boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     if (load_error) {
         // Boost.DLL keeps dlerror()'s text to itself; ask the loader once more for it.
         std::string detail = load_error.message();
-        if (void* handle = ::dlopen(plugin->copy_.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+        if (void* handle = ::dlopen(copy_.c_str(), RTLD_NOW | RTLD_LOCAL)) {
             ::dlclose(handle);
         } else if (const char* text = ::dlerror()) {
             detail = text;
         }
-        std::filesystem::remove(plugin->copy_, exists_error);
+        std::error_code ignored;
+        if (owns_copy_) std::filesystem::remove(copy_, ignored);
         // dlerror() names the private copy; the operator knows the file by its own name.
-        for (auto at = detail.find(plugin->copy_.string()); at != std::string::npos;
-             at = detail.find(plugin->copy_.string(), at + source.string().size()))
-            detail.replace(at, plugin->copy_.string().size(), source.string());
+        for (auto at = detail.find(copy_.string()); at != std::string::npos;
+             at = detail.find(copy_.string(), at + source_.string().size()))
+            detail.replace(at, copy_.string().size(), source_.string());
         throw refuse("not a loadable shared library: " + detail);
     }
-    if (!plugin->library_.has(ARB_ENTRY_SYMBOL))
+    if (!library_.has(ARB_ENTRY_SYMBOL))
         throw refuse("no entry symbol " ARB_ENTRY_SYMBOL
                      " (not an Arbiter plugin, or built without ARBITER_PLUGIN)");
-    auto& entry = plugin->library_.get<arb_status(arb_negotiation*)>(ARB_ENTRY_SYMBOL);
+    auto& entry = library_.get<arb_status(arb_negotiation*)>(ARB_ENTRY_SYMBOL);
 
-    plugin->library_context_.plugin_name = label;
-    plugin->library_context_.metrics = metrics;
+    library_context_.plugin_name = label_;
+    library_context_.metrics = metrics;
     NegotiatedPlugin negotiated;
     try {
-        negotiated = negotiate(&entry, host_services_table(), plugin->library_context_.handle());
+        negotiated = negotiate(&entry, host_services_table(), library_context_.handle());
     } catch (const NegotiationError& error) {
         throw refuse(error.what());
     }
-    plugin->identity_ = std::move(negotiated.identity);
-    plugin->api_ = negotiated.api;
-    read_config_schema(plugin->api_, label, plugin->identity_);
-    return plugin;
+    identity_ = std::move(negotiated.identity);
+    api_ = negotiated.api;
+    read_config_schema(api_, label_, identity_);
 }
 
 std::string PluginLibrary::sha256() const {
@@ -323,7 +350,7 @@ PluginLibrary::~PluginLibrary() {
     library_.unload();
     // ABI rule 14: a library that stays mapped after release (GNU unique symbols, a
     // thread_local with a destructor) would hand its old statics to a later load.
-    if (!copy_.empty()) {
+    if (owns_copy_ && !copy_.empty()) {
         if (library_still_resident(copy_)) {
             spdlog::warn(
                 "plugin '{}': {} is still resident after release (unique symbols or thread_local "

@@ -102,7 +102,7 @@ bool Host::release_retired(PluginSlot retired) {
 }
 
 PluginSlot Host::prepare_plugin(const PluginSettings& settings) {
-    return load_plugin_slot(settings, store_, metrics_);
+    return load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner);
 }
 
 ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
@@ -144,7 +144,7 @@ ReloadReport Host::reload_plugin(const std::string& name) {
         report.error = "no plugin '" + name + "' is configured";
         return report;
     }
-    ReloadReport report = swap_in(*slot, load_plugin_slot(slot->settings, store_, metrics_));
+    ReloadReport report = swap_in(*slot, load_plugin_slot(slot->settings, store_, metrics_, config_.host.plugin_runner));
     report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
     return report;
 }
@@ -217,7 +217,7 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
                 return slot;
             }
         }
-        return load_plugin_slot(settings, store_, metrics_);
+        return load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner);
     };
     aggregator_.set_settings(next.aggregation);
 

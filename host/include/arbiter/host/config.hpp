@@ -68,6 +68,9 @@ struct HostSettings {
     // so that a host that would report every player Clear for want of its plugins does
     // not start as if all were well.
     bool partial_start = false;
+    // The program that runs an isolated plugin; "" = arbiter-plugin-runner beside the
+    // bundled plugins' folder (<prefix>/lib/arbiter).
+    std::string plugin_runner;
 };
 
 // [serve]: how `arbiter serve` listens for relays (docs/serve-protocol.md). Read here so
@@ -124,6 +127,19 @@ struct PluginSettings {
     // (signature; default LIBRARY.minisig). No signer: no signature asked for.
     std::vector<SigningKey> signers;
     std::filesystem::path signature;
+    // isolation = "process": the plugin runs in a confined child process of its own
+    // (isolated_instance.hpp), which the host restarts from its last checkpoint when it
+    // fails and quarantines when it keeps failing. The rest bound and pace that child.
+    struct Isolation {
+        bool process = false;
+        uint64_t memory_mb = 1024;       // address space of the child (RLIMIT_AS)
+        uint64_t cpu_seconds = 0;        // CPU time of one child (RLIMIT_CPU); 0 = no limit
+        uint64_t checkpoint_batches = 1000;  // save the state after this many calls,
+        uint64_t checkpoint_seconds = 10;    // or this long after the last save
+        uint64_t max_restarts = 3;           // faults allowed within restart_window_s;
+        uint64_t restart_window_s = 300;     // one more quarantines the plugin
+        bool operator==(const Isolation&) const = default;
+    } isolation;
     std::vector<uint8_t> config;  // [plugins.NAME.config] as a FlexBuffers map
     SourcePosition position;      // of [plugins.NAME]
     // Where each key of the plugin's own table stands, by dotted path, so that a
@@ -133,11 +149,12 @@ struct PluginSettings {
     // The position of a key path the plugin named, or of its table.
     SourcePosition locate(const std::string& key_path) const;
     // Whether an instance made from `other` is what these settings would make: the same
-    // plugin, library, pin, table and baseline. (Weight, class and trip-wires are the
+    // plugin, library, pin, table, baseline and isolation. (Weight, class and trip-wires are the
     // host's own, applied to a generation at its swap.)
     bool makes_what(const PluginSettings& other) const {
         return name == other.name && library == other.library && pin() == other.pin() &&
-               config == other.config && baseline == other.baseline;
+               config == other.config && baseline == other.baseline &&
+               isolation == other.isolation;
     }
     // What the library's bytes must satisfy before they are loaded.
     LibraryPin pin() const { return {sha256, signers, signature}; }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,7 +35,7 @@ struct PluginSlot {
     PluginCallStats stats;
     PluginSettings settings;
     std::shared_ptr<PluginLibrary> library;  // null when the plugin was refused
-    std::unique_ptr<PluginInstance> instance;
+    std::unique_ptr<AnalyzerInstance> instance;
     std::string error;                                // why it was refused
     ModelClass model_class = ModelClass::validation;  // the operator's, else the plugin's
 
@@ -44,8 +45,10 @@ struct PluginSlot {
 // The baseline file a plugin's settings name, or nothing; throws PluginError.
 std::vector<uint8_t> read_plugin_baseline(const PluginSettings& settings);
 
-// Loads a configured plugin, creating its instance; a refusal fills slot.error.
-PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics);
+// Loads a configured plugin, creating its instance (in a child process started with
+// `plugin_runner`, "" for the default, when it is isolated); a refusal fills slot.error.
+PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics,
+                            const std::filesystem::path& plugin_runner = {});
 
 class Dispatcher {
   public:

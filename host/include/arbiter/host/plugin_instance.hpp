@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "arbiter/host/analyzer_instance.hpp"
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/host_services.hpp"
 #include "arbiter/host/ingest.hpp"
@@ -17,44 +18,39 @@
 
 namespace arbiter::host {
 
-// A signal as a plugin reported it, after the host's checks.
-struct RawSignal {
-    uint32_t player = 0;
-    std::string code;
-    double score = 0.0;
-    double confidence = 0.0;
-    bool tripwire = false;
-    std::string evidence_json;
+// create gave no instance: the status and the plugin's own words, beside the message the
+// operator reads (what()), so that an isolated plugin's runner can pass them to the host.
+class CreateError : public PluginError {
+  public:
+    CreateError(const std::string& message, arb_status status, std::string detail)
+        : PluginError(message), status_(status), detail_(std::move(detail)) {}
+    arb_status status() const { return status_; }
+    const std::string& detail() const { return detail_; }
+
+  private:
+    arb_status status_;
+    std::string detail_;
 };
 
-// The outcome of one call into a plugin.
-struct CallResult {
-    arb_status status = ARB_OK;
-    std::string error;  // status != ARB_OK: the plugin's last error
-    std::vector<RawSignal> signals;
-    size_t dropped = 0;  // malformed signals the host refused
-    bool ok() const { return status == ARB_OK; }
-};
-
-class PluginInstance {
+class PluginInstance final : public AnalyzerInstance {
   public:
     // Creates an instance; throws PluginError with the plugin's own reason, and, for a
     // config error, the file, line and column of the key it names.
     PluginInstance(std::shared_ptr<PluginLibrary> library, const PluginSettings& settings,
                    std::span<const uint8_t> baseline, uint32_t shard_index, uint32_t shard_count,
                    Metrics* metrics);
-    ~PluginInstance();
+    ~PluginInstance() override;
     PluginInstance(const PluginInstance&) = delete;
     PluginInstance& operator=(const PluginInstance&) = delete;
 
-    CallResult on_batch(const VerifiedBatch& batch);
-    CallResult on_match_end(const std::string& relay_id, uint64_t match_id);
-    // State across reload; nullopt with `error` set when the plugin cannot save.
-    std::optional<std::vector<uint8_t>> save_state(std::string& error);
-    CallResult restore_state(std::span<const uint8_t> blob);
-    // A new config without a reload (ARB_CAP_RECONFIGURE); all or nothing. Throws
-    // PluginError, placed at the key, when the table breaks the plugin's config schema.
-    CallResult configure(const PluginSettings& settings, std::span<const uint8_t> baseline);
+    CallResult on_batch(const VerifiedBatch& batch) override;
+    // The same for a batch the host verified elsewhere (an isolated plugin's runner hands
+    // the plugin the bytes where they lie, in the memory it shares with the host).
+    CallResult on_batch_bytes(std::span<const uint8_t> bytes, int64_t last_relay_time_us);
+    CallResult on_match_end(const std::string& relay_id, uint64_t match_id) override;
+    std::optional<std::vector<uint8_t>> save_state(std::string& error) override;
+    CallResult restore_state(std::span<const uint8_t> blob) override;
+    CallResult configure(const PluginSettings& settings, std::span<const uint8_t> baseline) override;
     // Population baselines (ARB_CAP_BASELINE, `arbiter baseline`): switch a fresh instance
     // to collecting, then take the blob; nullopt with `error` set when the plugin cannot.
     CallResult baseline_begin();
@@ -87,6 +83,11 @@ class PluginInstance {
 // A plugin's refusal of its config, as the operator should read it: the SDK's "key.path:
 // problem" becomes "file:line:column: plugins.NAME.config.key.path: problem".
 std::string describe_config_refusal(const PluginSettings& settings, const std::string& detail);
+
+// Why create gave no instance, as the operator should read it (a config refusal placed at
+// its key); status ARB_OK means it said OK and gave none.
+std::string describe_create_failure(const PluginSettings& settings, arb_status status,
+                                    const std::string& detail);
 
 // The first way the table breaks the JSON Schema the plugin describes (ABI 1.1's
 // describe_config), placed like a refusal; "" when it matches or there is no schema.

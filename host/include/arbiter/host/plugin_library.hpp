@@ -65,6 +65,20 @@ class PluginLibrary {
     static std::shared_ptr<PluginLibrary> load(const std::filesystem::path& source,
                                                const std::string& label, PluginStore& store,
                                                Metrics* metrics, const LibraryPin& pin = {});
+    // The copy alone, checked against `pin`, for a plugin that runs in a child process
+    // (isolation = "process"): nothing of it is loaded here. The child loads the copy
+    // (open_copy) and negotiates; adopt_identity then records what it answered.
+    static std::shared_ptr<PluginLibrary> copy_for_isolation(const std::filesystem::path& source,
+                                                             const std::string& label,
+                                                             PluginStore& store,
+                                                             const LibraryPin& pin = {});
+    // The runner's side: loads a copy the host made (and keeps; it is not removed here).
+    static std::shared_ptr<PluginLibrary> open_copy(const std::filesystem::path& copy,
+                                                    const std::filesystem::path& source,
+                                                    const std::string& label, Metrics* metrics);
+    void adopt_identity(PluginIdentity identity) { identity_ = std::move(identity); }
+    // Whether the library is loaded in this process (false for an isolated plugin's).
+    bool in_process() const { return library_.is_loaded(); }
     ~PluginLibrary();
     PluginLibrary(const PluginLibrary&) = delete;
     PluginLibrary& operator=(const PluginLibrary&) = delete;
@@ -83,10 +97,13 @@ class PluginLibrary {
 
   private:
     PluginLibrary() = default;
+    // dlopen of the copy, negotiation and the config schema; throws PluginError.
+    void open(Metrics* metrics);
 
     std::string label_;
     std::filesystem::path source_;
     std::filesystem::path copy_;
+    bool owns_copy_ = false;  // removed with this object (the host's copies)
     boost::dll::shared_library library_;
     PluginIdentity identity_;
     arb_plugin_api api_{};

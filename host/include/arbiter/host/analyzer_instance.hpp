@@ -1,0 +1,66 @@
+// One created instance of a plugin as the host calls it, wherever it runs: in the host's
+// own process (PluginInstance) or in a confined child process (IsolatedInstance,
+// `isolation = "process"`). Dispatch, reload and reconfiguration see only this.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <arbiter/arbiter_plugin.h>
+#include "arbiter/host/config.hpp"
+#include "arbiter/host/ingest.hpp"
+
+namespace arbiter::host {
+
+// A signal as a plugin reported it, after the host's checks.
+struct RawSignal {
+    uint32_t player = 0;
+    std::string code;
+    double score = 0.0;
+    double confidence = 0.0;
+    bool tripwire = false;
+    std::string evidence_json;
+};
+
+// The outcome of one call into a plugin.
+struct CallResult {
+    arb_status status = ARB_OK;
+    std::string error;  // status != ARB_OK: the plugin's last error
+    std::vector<RawSignal> signals;
+    size_t dropped = 0;  // malformed signals the host refused
+    bool ok() const { return status == ARB_OK; }
+};
+
+// How an isolated plugin's child has fared, for `arbiter ctl status`; all zero in process.
+struct IsolationStatus {
+    bool isolated = false;
+    int64_t pid = 0;             // the running child, 0 when none
+    uint64_t restarts = 0;       // children started after a fault
+    uint64_t checkpoints = 0;    // states saved to restart from
+    uint64_t replayed = 0;       // calls fed again to a restarted child
+    std::string last_fault;      // what stopped the last child that failed
+    std::string quarantined;     // why the plugin gets no more calls; "" when it does
+};
+
+class AnalyzerInstance {
+  public:
+    virtual ~AnalyzerInstance() = default;
+
+    virtual CallResult on_batch(const VerifiedBatch& batch) = 0;
+    virtual CallResult on_match_end(const std::string& relay_id, uint64_t match_id) = 0;
+    // State across reload; nullopt with `error` set when the plugin cannot save.
+    virtual std::optional<std::vector<uint8_t>> save_state(std::string& error) = 0;
+    virtual CallResult restore_state(std::span<const uint8_t> blob) = 0;
+    // A new config without a reload (ARB_CAP_RECONFIGURE); all or nothing. Throws
+    // PluginError, placed at the key, when the table breaks the plugin's config schema.
+    virtual CallResult configure(const PluginSettings& settings,
+                                 std::span<const uint8_t> baseline) = 0;
+    // False once a plugin is quarantined (isolated plugins only): dispatch passes it by.
+    virtual bool takes_calls() const { return true; }
+    virtual IsolationStatus isolation() const { return {}; }
+};
+
+}  // namespace arbiter::host

@@ -1,0 +1,627 @@
+#include "arbiter/host/isolated_instance.hpp"
+
+#include <fcntl.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "arbiter/host/config.hpp"
+#include "arbiter/host/plugin_instance.hpp"
+#include "arbiter/host/untrusted_text.hpp"
+#include "isolation/channel.hpp"
+#include "isolation/messages.hpp"
+
+namespace arbiter::host {
+
+namespace iso = isolation;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+// The shared memory: a batch of up to 4 MiB crosses in one piece, larger ones in chunks.
+constexpr size_t kRequestAreaBytes = 4u << 20;
+constexpr size_t kReplyAreaBytes = 4u << 20;
+// Calls since the last checkpoint are kept to feed a restarted child; past this many bytes
+// a checkpoint is taken at once.
+constexpr uint64_t kMaxJournalBytes = 256ull << 20;
+
+// Loading, creating and moving state take longer than a batch: at least 30 s.
+milliseconds slow_deadline(const PluginSettings& settings) {
+    return std::max(milliseconds(30'000), milliseconds(settings.deadline_ms) * 10);
+}
+
+std::string signal_text(int number) {
+    const char* abbreviation = ::sigabbrev_np(number);
+    return abbreviation ? fmt::format("SIG{} (signal {})", abbreviation, number)
+                        : fmt::format("signal {}", number);
+}
+
+std::string syscall_text(int64_t number) {
+    char* name = ::seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, static_cast<int>(number));
+    std::string text = name ? fmt::format("{} (system call {})", name, number)
+                            : fmt::format("system call {}", number);
+    ::free(name);
+    return text;
+}
+
+bool worth_logging(uint64_t n) { return n <= 5 || (n & (n - 1)) == 0; }
+
+}  // namespace
+
+std::filesystem::path default_plugin_runner() {
+    return default_bundled_plugin_dir().parent_path() / "arbiter-plugin-runner";
+}
+
+// ---- the child ----------------------------------------------------------------------
+
+struct IsolatedInstance::Child {
+    pid_t pid = -1;
+    int socket = -1;
+    iso::SharedAreas areas;
+    std::unique_ptr<iso::Channel> channel;
+
+    ~Child() {
+        if (pid > 0) {
+            ::kill(pid, SIGKILL);
+            int status = 0;
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+        }
+        if (socket >= 0) ::close(socket);
+        if (areas.base) ::munmap(areas.base, areas.total());
+    }
+
+    // Waits up to `grace` for the child to end by itself, then kills it; returns how it
+    // ended (waitpid's status) and forgets the pid.
+    int reap(milliseconds grace) {
+        int status = 0;
+        const auto until = Clock::now() + grace;
+        for (;;) {
+            const pid_t done = ::waitpid(pid, &status, WNOHANG);
+            if (done == pid || (done < 0 && errno != EINTR)) break;
+            if (Clock::now() >= until) {
+                ::kill(pid, SIGKILL);
+                while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+                }
+                break;
+            }
+            std::this_thread::sleep_for(milliseconds(1));
+        }
+        pid = -1;
+        return status;
+    }
+};
+
+namespace {
+
+// A descriptor moved above the runner's fixed ones, so that the dup2 in the child always
+// changes something (and clears close-on-exec).
+int moved_up(int fd) {
+    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    ::close(fd);
+    return moved;
+}
+
+}  // namespace
+
+void IsolatedInstance::start_child() {
+    auto child = std::make_unique<Child>();
+    auto fail = [&](const std::string& what) {
+        return Fault{fmt::format("could not start the plugin runner {}: {}: {}", runner_.string(),
+                                 what, std::strerror(errno))};
+    };
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) throw fail("socketpair");
+    child->socket = pair[0];
+    const int child_end = moved_up(pair[1]);
+    int memory = ::memfd_create("arbiter-plugin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (memory < 0 || child_end < 0) {
+        if (child_end >= 0) ::close(child_end);
+        throw fail("memfd_create");
+    }
+    memory = moved_up(memory);
+    child->areas.request_size = kRequestAreaBytes;
+    child->areas.reply_size = kReplyAreaBytes;
+    // Sealed at its size: the child cannot shrink it under the host's mapping (SIGBUS).
+    if (memory < 0 || ::ftruncate(memory, static_cast<off_t>(child->areas.total())) != 0 ||
+        ::fcntl(memory, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        ::close(child_end);
+        if (memory >= 0) ::close(memory);
+        throw fail("sizing the shared memory");
+    }
+    void* base = ::mmap(nullptr, child->areas.total(), PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0);
+    if (base == MAP_FAILED) {
+        ::close(child_end);
+        ::close(memory);
+        throw fail("mapping the shared memory");
+    }
+    child->areas.base = static_cast<uint8_t*>(base);
+
+    // Nothing of the host's crosses but the link: /dev/null for the standard descriptors,
+    // every other one closed, no environment, default signal handling, nothing blocked.
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, child_end, iso::kRunnerSocketFd);
+    posix_spawn_file_actions_adddup2(&actions, memory, iso::kRunnerMemoryFd);
+    posix_spawn_file_actions_addclosefrom_np(&actions, iso::kRunnerMemoryFd + 1);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+    const std::string parent = std::to_string(::getpid());
+    const std::string request = std::to_string(child->areas.request_size);
+    const std::string reply = std::to_string(child->areas.reply_size);
+    const std::string memory_mb = std::to_string(settings_.isolation.memory_mb);
+    const std::string cpu = std::to_string(settings_.isolation.cpu_seconds);
+    const std::string path = runner_.string();
+    const char* argv[] = {path.c_str(),      "--parent",    parent.c_str(),    "--request-bytes",
+                          request.c_str(),   "--reply-bytes", reply.c_str(),   "--memory-mb",
+                          memory_mb.c_str(), "--cpu-seconds", cpu.c_str(),     nullptr};
+#if defined(__SANITIZE_ADDRESS__)
+    // A sanitizer build's report would fork a symbolizer, which the filter forbids.
+    const char* envp[] = {"ASAN_OPTIONS=symbolize=0:detect_leaks=0", nullptr};
+#else
+    const char* envp[] = {nullptr};
+#endif
+    pid_t pid = -1;
+    const int spawned = ::posix_spawn(&pid, path.c_str(), &actions, &attributes,
+                                      const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    ::close(child_end);
+    ::close(memory);
+    if (spawned != 0) {
+        errno = spawned;
+        throw fail("posix_spawn");
+    }
+    child->pid = pid;
+    child->channel = std::make_unique<iso::Channel>(child->socket, child->areas, iso::Channel::Side::host);
+    child_ = std::move(child);
+
+    // Load and negotiate in the child.
+    iso::MessageWriter load;
+    load.text(library_->private_copy().string()).text(library_->source().string()).text(label_);
+    iso::RunnerReply loaded = exchange(iso::Op::load, load.data(), slow_deadline(settings_));
+    iso::RunnerReply notes;  // the load's log lines and metrics, nothing else
+    notes.logs = std::move(loaded.logs);
+    notes.logs_dropped = loaded.logs_dropped;
+    notes.metrics = std::move(loaded.metrics);
+    accept(std::move(notes));
+    if (!loaded.identity) {
+        stop_child();
+        throw PluginError(loaded.call.error.empty()
+                              ? fmt::format("plugin '{}' ({}): the runner loaded nothing", label_,
+                                            library_->source().string())
+                              : escape_for_message(loaded.call.error, 4096));
+    }
+    library_->adopt_identity(std::move(*loaded.identity));
+    if (std::string problem = check_config_schema(*library_, settings_); !problem.empty()) {
+        stop_child();
+        throw PluginError(problem);
+    }
+
+    iso::MessageWriter create;
+    create.bytes(settings_.config).bytes(baseline_).u32(0).u32(1);
+    iso::RunnerReply created = exchange(iso::Op::create, create.data(), slow_deadline(settings_));
+    const arb_status status = created.call.status;
+    const std::string detail = escape_for_message(created.call.error, 4096);
+    accept(std::move(created));
+    if (status != ARB_OK) {
+        stop_child();
+        throw PluginError(describe_create_failure(settings_, status, detail));
+    }
+}
+
+void IsolatedInstance::stop_child() { child_.reset(); }
+
+IsolatedInstance::Fault IsolatedInstance::fault_from_child(const std::string& what, bool kill) {
+    if (!child_) return {what};
+    const pid_t pid = child_->pid;
+    if (kill) ::kill(pid, SIGKILL);
+    const int status = child_->reap(milliseconds(kill ? 0 : 200));
+    child_.reset();
+    std::string how;
+    if (WIFSIGNALED(status)) {
+        const int number = WTERMSIG(status);
+        if (number == SIGXCPU)
+            how = fmt::format("used up its CPU time (cpu_seconds = {})",
+                              settings_.isolation.cpu_seconds);
+        else if (!kill)
+            how = "crashed with " + signal_text(number);
+    } else if (WIFEXITED(status)) {
+        switch (WEXITSTATUS(status)) {
+            case iso::kExitOutOfMemory:
+                how = fmt::format("ran out of memory (memory_mb = {})", settings_.isolation.memory_mb);
+                break;
+            case iso::kExitConfinement:
+                how = "could not confine itself";
+                break;
+            case iso::kExitForbiddenCall:
+                break;  // `what` names the call
+            default:
+                how = fmt::format("exited with status {}", WEXITSTATUS(status));
+        }
+    }
+    return {fmt::format("its process (pid {}) {}{}{}", pid, what, how.empty() ? "" : ": ", how)};
+}
+
+iso::RunnerReply IsolatedInstance::exchange(iso::Op op, std::span<const uint8_t> payload,
+                                            milliseconds deadline) {
+    if (!child_) throw Fault{"no process is running"};
+    const auto until = Clock::now() + deadline;
+    try {
+        child_->channel->send(op, payload, until);
+        iso::Channel::Message message = child_->channel->receive(until, iso::kMaxReplyBytes);
+        if (message.op != iso::Op::reply)
+            throw iso::ChannelError(iso::ChannelError::Kind::protocol,
+                                    fmt::format("answered with frame {}",
+                                                static_cast<uint32_t>(message.op)));
+        return iso::decode_reply(message.payload);
+    } catch (const iso::ChannelError& error) {
+        switch (error.kind()) {
+            case iso::ChannelError::Kind::timeout:
+                throw fault_from_child(fmt::format("took longer than its deadline of {} ms and was "
+                                                   "killed",
+                                                   deadline.count()),
+                                       true);
+            case iso::ChannelError::Kind::forbidden_call:
+                throw fault_from_child("made a system call isolated plugins may not make, " +
+                                           syscall_text(error.detail()) + ", and was stopped",
+                                       false);
+            case iso::ChannelError::Kind::closed:
+                throw fault_from_child("ended", false);
+            default:
+                throw fault_from_child(std::string("broke the protocol (") + error.what() +
+                                           ") and was killed",
+                                       true);
+        }
+    }
+}
+
+// ---- lifecycle ----------------------------------------------------------------------
+
+IsolatedInstance::IsolatedInstance(std::shared_ptr<PluginLibrary> library,
+                                   const PluginSettings& settings,
+                                   std::span<const uint8_t> baseline,
+                                   const std::filesystem::path& runner, Metrics* metrics)
+    : library_(std::move(library)),
+      label_(library_->label()),
+      runner_(runner),
+      settings_(settings),
+      baseline_(baseline.begin(), baseline.end()),
+      metrics_(metrics),
+      last_checkpoint_(Clock::now()) {
+    try {
+        start_child();
+    } catch (const Fault& fault) {
+        throw PluginError(fmt::format("{}: plugin '{}' ({}): isolated: {}", settings.position.str(),
+                                      label_, settings.library.string(), fault.what));
+    }
+}
+
+IsolatedInstance::~IsolatedInstance() = default;
+
+IsolationStatus IsolatedInstance::isolation() const {
+    IsolationStatus status;
+    status.isolated = true;
+    status.pid = child_ ? child_->pid : 0;
+    status.restarts = restarts_;
+    status.checkpoints = checkpoints_;
+    status.replayed = replayed_;
+    status.last_fault = last_fault_;
+    status.quarantined = quarantined_;
+    return status;
+}
+
+// ---- replies ------------------------------------------------------------------------
+
+CallResult IsolatedInstance::accept(iso::RunnerReply&& reply) {
+    for (const iso::LogLine& line : reply.logs)
+        spdlog::log(static_cast<spdlog::level::level_enum>(line.level), "{}",
+                    escape_for_message(line.text, iso::kMaxLogLineBytes));
+    if (reply.logs_dropped)
+        spdlog::warn("plugin '{}': {} more log line(s) of one call not shown", label_,
+                     reply.logs_dropped);
+    if (metrics_) {
+        // Only the plugin's own names and the host's count of its dropped signals.
+        const std::string own = label_ + ".";
+        const std::string dropped = "host.signals_dropped." + label_;
+        for (const iso::MetricUpdate& metric : reply.metrics) {
+            const bool ours = metric.name.starts_with(own) &&
+                              valid_metric_name(std::string_view(metric.name).substr(own.size()));
+            if (!ours && metric.name != dropped) continue;
+            metric.counter ? metrics_->add(metric.name, metric.value)
+                           : metrics_->set(metric.name, metric.value);
+        }
+    }
+    CallResult result;
+    result.status = reply.call.status;
+    result.error = escape_for_message(reply.call.error, 4096);
+    result.dropped = reply.call.dropped;
+    for (RawSignal& signal : reply.call.signals) {
+        // The runner checked them; the host checks again, since the runner is the plugin's.
+        const arb_signal view{ARB_SIGNAL_SIZE_1_0,
+                              signal.player,
+                              signal.tripwire ? ARB_SIGNAL_TRIPWIRE : 0u,
+                              signal.score,
+                              signal.confidence,
+                              {signal.code.data(), signal.code.size()},
+                              {signal.evidence_json.data(), signal.evidence_json.size()}};
+        if (const std::string problem = signal_problem(&view); !problem.empty()) {
+            ++result.dropped;
+            if (metrics_) metrics_->add("host.signals_dropped." + label_, 1);
+            spdlog::warn("plugin '{}': dropped a signal (code '{}', player {}): {}", label_,
+                         escape_for_message(signal.code, 128), signal.player, problem);
+            continue;
+        }
+        if (signal.evidence_json.empty()) signal.evidence_json = "{}";
+        result.signals.push_back(std::move(signal));
+    }
+    return result;
+}
+
+CallResult IsolatedInstance::quarantined_result() const {
+    CallResult result;
+    result.status = ARB_ERR_INTERNAL;
+    result.error = "quarantined: " + quarantined_;
+    return result;
+}
+
+// ---- the stream ---------------------------------------------------------------------
+
+CallResult IsolatedInstance::stream_call(iso::Op op, std::vector<uint8_t> payload, const char* what) {
+    if (!quarantined_.empty()) return quarantined_result();
+    if (!child_) recover(last_fault_.empty() ? "no process was running" : last_fault_);
+    if (!quarantined_.empty()) return quarantined_result();
+    std::string fault;
+    try {
+        iso::RunnerReply reply = exchange(op, payload, milliseconds(settings_.deadline_ms));
+        // A heap that is full stays full: a fresh child from the checkpoint is the cure.
+        if (reply.call.status == ARB_ERR_OUT_OF_MEMORY) {
+            accept(std::move(reply));
+            throw fault_from_child(fmt::format("ran out of memory in {} (memory_mb = {}) and was "
+                                               "killed",
+                                               what, settings_.isolation.memory_mb),
+                                   true);
+        }
+        CallResult result = accept(std::move(reply));
+        if (library_->has(ARB_CAP_STATE)) {
+            journal_bytes_ += payload.size();
+            journal_.push_back({op, std::move(payload)});
+        }
+        checkpoint_if_due();
+        return result;
+    } catch (const Fault& failed) {
+        fault = failed.what;
+    }
+    recover(fault);
+    CallResult result;
+    result.status = ARB_ERR_INTERNAL;
+    result.error = fmt::format("isolated: {}; the plugin did not see this {} ({})", fault, what,
+                               quarantined_.empty() ? "restarted" : "now quarantined");
+    return result;
+}
+
+CallResult IsolatedInstance::on_batch(const VerifiedBatch& batch) {
+    iso::MessageWriter request;
+    request.i64(batch.last_relay_time_us).bytes(batch.bytes);
+    return stream_call(iso::Op::batch, std::move(request.data()), "batch");
+}
+
+CallResult IsolatedInstance::on_match_end(const std::string& relay_id, uint64_t match_id) {
+    if (!library_->has(ARB_CAP_MATCH_END)) return {};
+    iso::MessageWriter request;
+    request.text(relay_id).u64(match_id);
+    return stream_call(iso::Op::match_end, std::move(request.data()), "match end");
+}
+
+// ---- faults, restarts, checkpoints --------------------------------------------------
+
+void IsolatedInstance::recover(std::string fault) {
+    last_fault_ = fault;
+    stop_child();
+    for (;;) {
+        const auto now = Clock::now();
+        recent_faults_.push_back(now);
+        const auto window = std::chrono::seconds(settings_.isolation.restart_window_s);
+        while (!recent_faults_.empty() && now - recent_faults_.front() > window)
+            recent_faults_.pop_front();
+        if (recent_faults_.size() > settings_.isolation.max_restarts) {
+            quarantined_ = fmt::format(
+                "{} fault(s) within {} s (max_restarts = {}), the last: {}", recent_faults_.size(),
+                settings_.isolation.restart_window_s, settings_.isolation.max_restarts, fault);
+            spdlog::error("plugin '{}': quarantined after {}; it gets no more batches until it "
+                          "is reloaded (`arbiter ctl reload {}`, or a change of its file or table)",
+                          label_, quarantined_, label_);
+            if (metrics_) metrics_->set("host.plugin_quarantined." + label_, 1);
+            journal_.clear();
+            journal_bytes_ = 0;
+            return;
+        }
+        spdlog::error("plugin '{}': isolated: {}; starting a new process ({} of {} restarts "
+                      "within {} s)",
+                      label_, fault, recent_faults_.size(), settings_.isolation.max_restarts,
+                      settings_.isolation.restart_window_s);
+        if (metrics_) metrics_->add("host.plugin_restarts." + label_, 1);
+        try {
+            start_child();
+            ++restarts_;
+            std::string state = "started empty (the plugin cannot save state: no ARB_CAP_STATE; "
+                                "its history of the matches in play is lost)";
+            if (checkpoint_) {
+                iso::MessageWriter request;
+                request.bytes(*checkpoint_);
+                iso::RunnerReply restored =
+                    exchange(iso::Op::restore_state, request.data(), slow_deadline(settings_));
+                if (restored.call.status != ARB_OK) {
+                    state = fmt::format("started empty (it refused its checkpoint with {}: {})",
+                                        status_name(restored.call.status),
+                                        escape_for_message(restored.call.error, 400));
+                    journal_.clear();
+                    journal_bytes_ = 0;
+                } else {
+                    state = fmt::format("restored from its checkpoint ({} bytes)", checkpoint_->size());
+                }
+            } else if (library_->has(ARB_CAP_STATE)) {
+                state = "started empty, as it was created";
+            }
+            // Fed again what it saw since: its signals, logs and metrics went out the first time.
+            for (const JournalEntry& entry : journal_) {
+                exchange(entry.op, entry.payload, milliseconds(settings_.deadline_ms));
+                ++replayed_;
+            }
+            spdlog::warn("plugin '{}': running again in process {}: {}, then fed again the {} "
+                         "call(s) since",
+                         label_, child_->pid, state, journal_.size());
+            return;
+        } catch (const Fault& again) {
+            fault = again.what;
+            last_fault_ = fault;
+            stop_child();
+        } catch (const PluginError& refused) {
+            // Refused now what it took before (its file is the private copy: unlikely).
+            fault = refused.what();
+            last_fault_ = fault;
+            stop_child();
+        }
+    }
+}
+
+void IsolatedInstance::checkpoint_if_due() {
+    if (!library_->has(ARB_CAP_STATE) || !child_) return;
+    const bool due = journal_.size() >= settings_.isolation.checkpoint_batches ||
+                     Clock::now() - last_checkpoint_ >=
+                         std::chrono::seconds(settings_.isolation.checkpoint_seconds) ||
+                     journal_bytes_ >= kMaxJournalBytes;
+    if (due) take_checkpoint();
+}
+
+bool IsolatedInstance::take_checkpoint() {
+    last_checkpoint_ = Clock::now();
+    try {
+        iso::RunnerReply reply = exchange(iso::Op::save_state, {}, slow_deadline(settings_));
+        std::optional<std::vector<uint8_t>> blob = std::move(reply.blob);
+        const std::string error = reply.call.error;
+        accept(std::move(reply));
+        if (!blob) {
+            if (worth_logging(++checkpoints_failed_))
+                spdlog::warn("plugin '{}': no checkpoint ({}); a restart goes back to the last one",
+                             label_, escape_for_message(error, 400));
+            if (journal_bytes_ >= kMaxJournalBytes) {
+                spdlog::warn("plugin '{}': {} MiB of calls since its last checkpoint: no longer "
+                             "kept; a restart would start it empty",
+                             label_, journal_bytes_ >> 20);
+                checkpoint_.reset();
+                journal_.clear();
+                journal_bytes_ = 0;
+            }
+            return false;
+        }
+        checkpoint_ = std::move(blob);
+        journal_.clear();
+        journal_bytes_ = 0;
+        ++checkpoints_;
+        return true;
+    } catch (const Fault& fault) {
+        recover(fault.what);
+        return false;
+    }
+}
+
+// ---- state and config, through the boundary -----------------------------------------
+
+std::optional<std::vector<uint8_t>> IsolatedInstance::save_state(std::string& error) {
+    if (!quarantined_.empty()) {
+        error = "quarantined: " + quarantined_;
+        return std::nullopt;
+    }
+    if (!library_->has(ARB_CAP_STATE)) {
+        error = "the plugin keeps no state across reloads (no ARB_CAP_STATE)";
+        return std::nullopt;
+    }
+    if (!take_checkpoint()) {
+        error = last_fault_.empty() ? "the plugin could not save its state" : last_fault_;
+        // The last good checkpoint is still the plugin's state as of some calls ago.
+        return std::nullopt;
+    }
+    return checkpoint_;
+}
+
+CallResult IsolatedInstance::restore_state(std::span<const uint8_t> blob) {
+    if (!quarantined_.empty()) return quarantined_result();
+    iso::MessageWriter request;
+    request.bytes(blob);
+    try {
+        CallResult result = accept(exchange(iso::Op::restore_state, request.data(),
+                                            slow_deadline(settings_)));
+        if (result.ok()) {
+            checkpoint_.emplace(blob.begin(), blob.end());
+            journal_.clear();
+            journal_bytes_ = 0;
+            last_checkpoint_ = Clock::now();
+        }
+        return result;
+    } catch (const Fault& fault) {
+        recover(fault.what);
+        CallResult result;
+        result.status = ARB_ERR_INTERNAL;
+        result.error = "isolated: " + fault.what;
+        return result;
+    }
+}
+
+CallResult IsolatedInstance::configure(const PluginSettings& settings,
+                                       std::span<const uint8_t> baseline) {
+    if (!quarantined_.empty()) return quarantined_result();
+    if (!library_->has(ARB_CAP_RECONFIGURE)) {
+        CallResult result;
+        result.status = ARB_ERR_UNSUPPORTED;
+        result.error =
+            "the plugin cannot take a new config without a reload (no ARB_CAP_RECONFIGURE)";
+        return result;
+    }
+    if (std::string problem = check_config_schema(*library_, settings); !problem.empty())
+        throw PluginError(problem);
+    iso::MessageWriter request;
+    request.bytes(settings.config).bytes(baseline);
+    try {
+        CallResult result = accept(exchange(iso::Op::configure, request.data(),
+                                            slow_deadline(settings_)));
+        if (result.ok()) {
+            // A restart creates the child with the new table, from a state saved under it.
+            settings_.config = settings.config;
+            settings_.config_positions = settings.config_positions;
+            baseline_.assign(baseline.begin(), baseline.end());
+            take_checkpoint();
+        }
+        return result;
+    } catch (const Fault& fault) {
+        recover(fault.what);
+        CallResult result;
+        result.status = ARB_ERR_INTERNAL;
+        result.error = "isolated: " + fault.what;
+        return result;
+    }
+}
+
+}  // namespace arbiter::host
