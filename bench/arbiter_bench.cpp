@@ -7,7 +7,8 @@
 // process's CPU time, so a core shared with other work still gives the cost per event;
 // everything runs on one thread. The reload pause is wall time, as the stream sees it.
 // Sections: core (floor, whole path, direct limit, interleaved round by round), batch,
-// players, plugins, memory, reload. --filter keeps the core items whose name holds TEXT
+// players, plugins, isolated (wall clock: the plugins run in child processes), memory,
+// reload. --filter keeps the core items whose name holds TEXT
 // (for a profile of one item).
 #include <malloc.h>
 
@@ -59,16 +60,27 @@ struct Item {
     std::string name;
     std::function<uint64_t()> step;
     std::vector<double> ns_per_event;  // one per repetition
+    // Timed on the wall clock: an isolated plugin works in a child process, whose CPU time
+    // is not this process's; the stream waits for it, so wall time is what it costs.
+    bool wall = false;
 };
 
-// Runs step until `seconds` of CPU time have passed; returns ns per event.
+double wall_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// Runs step until `seconds` of CPU time (wall time for an item with `wall`) have passed;
+// returns ns per event.
 double measure(Item& item, double seconds) {
     uint64_t events = 0;
-    const double start = cpu_seconds();
+    const auto clock = item.wall ? wall_seconds : cpu_seconds;
+    const double start = clock();
     double now = start;
     while (now - start < seconds) {
         events += item.step();
-        now = cpu_seconds();
+        now = clock();
     }
     const double ns = (now - start) * 1e9 / static_cast<double>(std::max<uint64_t>(events, 1));
     item.ns_per_event.push_back(ns);
@@ -346,6 +358,49 @@ void run_plugins(const Settings& s) {
     std::printf("\n");
 }
 
+// The whole path with each bundled plugin in the host's process and isolated (a child
+// process, shared memory), on the wall clock for both; the goal is isolated <= 1.5x in
+// process at batches of 256.
+void run_isolated(const Settings& s) {
+    std::printf("isolation = \"process\" against in process (%u players, wall clock, one core "
+                "busy at a time):\n",
+                kPlayers);
+    const std::vector<std::pair<std::string, std::vector<PluginSpec>>> configs = {
+        {"reference", {reference_plugin()}},
+        {"lagpool", {lagpool_plugin()}},
+        {"kaladin", {kaladin_plugin()}},
+        {"all three", {reference_plugin(), lagpool_plugin(), kaladin_plugin()}}};
+    std::vector<size_t> batches = {64, 256, 1024};
+    if (s.quick) batches = {256};
+    std::vector<std::string> ratios;
+    for (size_t batch : batches) {
+        for (const auto& [label, plugins] : configs) {
+            double ns[2] = {0, 0};
+            for (const bool isolated : {false, true}) {
+                std::vector<PluginSpec> specs = plugins;
+                for (PluginSpec& spec : specs) spec.isolated = isolated;
+                HostUnderTest t = host_under_test(specs, kPlayers, batch, kWarmTicks);
+                Item item{"isolated",
+                          label + (isolated ? ", isolated" : ", in process") + ", batch " +
+                              std::to_string(batch),
+                          whole_path(t.host, t.stream)};
+                item.wall = true;
+                for (int r = 0; r < s.reps; ++r)
+                    measure(item, s.seconds);
+                print_item(item);
+                ns[isolated ? 1 : 0] = median_ns(item);
+            }
+            char line[160];
+            std::snprintf(line, sizeof line, "  %-40s %6.2f%s", (label + ", batch " + std::to_string(batch)).c_str(),
+                          ns[1] / ns[0], batch == 256 ? "   (goal: <= 1.5)" : "");
+            ratios.push_back(line);
+        }
+    }
+    std::printf("\nratios (isolated / in process, of ns/event):\n");
+    for (const std::string& line : ratios) std::printf("%s\n", line.c_str());
+    std::printf("\n");
+}
+
 size_t heap_in_use() {
     const struct mallinfo2 info = mallinfo2();
     return info.uordblks + info.hblkhd;
@@ -439,7 +494,7 @@ int usage() {
     std::fprintf(stderr,
                  "usage: arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... "
                  "[--only SECTION]... [--filter TEXT] [--soak-matches N]\n"
-                 "sections: core batch players plugins memory reload serve, and soak (only when "
+                 "sections: core batch players plugins isolated memory reload serve, and soak (only when "
                  "named with --only)\n");
     return 1;
 }
@@ -477,8 +532,8 @@ int main(int argc, char** argv) {
         print_header();
         const std::vector<std::pair<std::string, void (*)(const Settings&)>> sections = {
             {"core", run_core},       {"batch", run_batch},   {"players", run_players},
-            {"plugins", run_plugins}, {"memory", run_memory}, {"reload", run_reload},
-            {"serve", run_serve},     {"soak", run_soak}};
+            {"plugins", run_plugins}, {"isolated", run_isolated}, {"memory", run_memory},
+            {"reload", run_reload},   {"serve", run_serve},     {"soak", run_soak}};
         // The soak is long and measures memory, not speed: it runs only when named.
         for (const auto& [name, run] : sections)
             if (s.only.empty() ? !s.skip.count(name) && name != "soak" : s.only.count(name) > 0) run(s);

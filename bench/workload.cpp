@@ -86,13 +86,17 @@ PluginSpec reference_plugin() {
 PluginSpec lagpool_plugin() {
     return {"lagpool", "lagpool"};
 }
+PluginSpec kaladin_plugin() {
+    return {"kaladin", "kaladin"};
+}
 
 std::unique_ptr<host::Host> make_host(const std::vector<PluginSpec>& plugins) {
     std::string text =
         "[host]\nserver_id = \"bench\"\nlog_level = \"warn\"\n"
         "[sinks]\nsecurity_log = \"\"\n";
     for (const PluginSpec& plugin : plugins)
-        text += "[plugins." + plugin.name + "]\nlibrary = \"" + plugin.library + "\"\n";
+        text += "[plugins." + plugin.name + "]\nlibrary = \"" + plugin.library + "\"\n" +
+                (plugin.isolated ? "isolation = \"process\"\n" : "");
     // The host logs each plugin it loads and reloads at info; the tables are the output.
     spdlog::set_level(spdlog::level::warn);
     host::ConfigLoadOptions options;

@@ -65,12 +65,14 @@ size_t verify_and_walk(std::span<const uint8_t> bytes, double& sink);
 struct PluginSpec {
     std::string name;
     std::string library;
+    bool isolated = false;  // isolation = "process"
 };
 
 // The bundled plugins (reference, lagpool) and the no-op plugin of bench/.
 PluginSpec noop_plugin(const std::string& name = "noop");
 PluginSpec reference_plugin();
 PluginSpec lagpool_plugin();
+PluginSpec kaladin_plugin();
 
 // A host running these plugins with their defaults; throws std::runtime_error when one is
 // refused.

@@ -236,6 +236,44 @@ TEST(Config, OutOfRangeValuesAreRefused) {
     EXPECT_EQ(parse("[plugins.a]\nlibrary = \"a\"\n").plugins[0].deadline_ms, 1000u);
 }
 
+TEST(Config, IsolationIsReadWithItsLimitsAndRefusedWhereItDoesNotApply) {
+    const auto isolated = parse(
+        "[host]\nplugin_runner = \"bin/runner\"\n[plugins.a]\nlibrary = \"a\"\nisolation = "
+        "\"process\"\nmemory_mb = 512\ncpu_seconds = 60\ncheckpoint_batches = 10\n"
+        "checkpoint_seconds = 5\nmax_restarts = 0\nrestart_window_s = 30\n");
+    const auto& a = isolated.plugins[0].isolation;
+    EXPECT_TRUE(a.process);
+    EXPECT_EQ(a.memory_mb, 512u);
+    EXPECT_EQ(a.cpu_seconds, 60u);
+    EXPECT_EQ(a.checkpoint_batches, 10u);
+    EXPECT_EQ(a.checkpoint_seconds, 5u);
+    EXPECT_EQ(a.max_restarts, 0u);
+    EXPECT_EQ(a.restart_window_s, 30u);
+    EXPECT_TRUE(isolated.host.plugin_runner.ends_with("bin/runner"));
+    const auto defaults = parse("[plugins.a]\nlibrary = \"a\"\n").plugins[0].isolation;
+    EXPECT_FALSE(defaults.process);
+    EXPECT_EQ(defaults.memory_mb, 1024u);
+    EXPECT_EQ(defaults.max_restarts, 3u);
+
+    EXPECT_TRUE(mentions(problems_of("[plugins.a]\nlibrary = \"a\"\nisolation = \"sandbox\"\n"),
+                         "plugins.a.isolation: expected \"none\" (in the host's process) or "
+                         "\"process\" (in a confined child process), got \"sandbox\""));
+    EXPECT_TRUE(mentions(problems_of("[plugins.a]\nlibrary = \"a\"\nisolation = true\n"),
+                         "plugins.a.isolation: expected a string, got a boolean"));
+    EXPECT_TRUE(mentions(problems_of("[plugins.a]\nlibrary = \"a\"\nmemory_mb = 512\n"),
+                         "plugins.a.memory_mb: applies to an isolated plugin only"));
+    EXPECT_TRUE(mentions(
+        problems_of("[plugins.a]\nlibrary = \"a\"\nisolation = \"process\"\nmemory_mb = 1\n"),
+        "plugins.a.memory_mb: expected an integer from 64 to 1048576, got 1"));
+    EXPECT_TRUE(mentions(problems_of("[plugins.a]\nlibrary = \"a\"\nisolation = "
+                                     "\"process\"\ncheckpoint_batches = -5\n"),
+                         "plugins.a.checkpoint_batches: expected an integer from 1 to"));
+    // A change of isolation makes another instance: a reload, not a reweight.
+    auto other = isolated.plugins[0];
+    other.isolation.memory_mb = 256;
+    EXPECT_FALSE(isolated.plugins[0].makes_what(other));
+}
+
 TEST(Config, UnknownKeysAreReportedEverywhere) {
     auto problems = problems_of(R"(
 [agregation]
