@@ -1141,6 +1141,49 @@ TEST_F(Serve, ExposesItsMetricsToAPrometheusScrape) {
 // Scrapes and control commands are capped like relays: sixteen scrapers that connect and
 // say nothing hold their slots only until serve.hello_timeout_ms, the seventeenth is told
 // 503 at once, and relays are never kept out by them.
+// Issue 17: under `arbiter serve`, an isolated plugin that crashes on every batch is
+// restarted, then quarantined; the server, its relay and the bundled plugin go on, the
+// relay hears the same assessments as a replay without the bad plugin, and ctl status and
+// the metrics say what happened.
+TEST_F(Serve, AnIsolatedPluginThatKeepsCrashingIsQuarantinedAndTheServerGoesOn) {
+    const std::string bad = test_plugin("bad", "arbiter-test-misbehaves.so",
+                                        "mode = \"segfault\"\nat_batch = 50");
+    // isolation goes in [plugins.bad], before its config table.
+    const std::string isolated_bad =
+        bad.substr(0, bad.find("[plugins.bad.config]")) +
+        "isolation = \"process\"\nmax_restarts = 1\n" +
+        bad.substr(bad.find("[plugins.bad.config]"));
+    write_config(config_text(bundled("reference") + isolated_bad,
+                             "metrics_listen = \"127.0.0.1:0\"\n"));
+    arbiter::test::write_text(dir_ / "alone.toml", "[plugins.reference]\nlibrary = \"reference\"\n");
+    const fs::path match = fs::path(SAMPLES_DIR) / "sample-match.arbev";
+    const auto records = records_of(match);
+    ServerProcess server(config_path(), dir_.path());
+    RelayClient relay = RelayClient::connect_unix(relay_socket().string());
+    relay.hello("sample-relay", "");
+    for (const auto& record : records)
+        relay.send_batch(record);
+    (void)relay.sync(1);
+    auto frames = relay.take_received();
+    EXPECT_TRUE(errors_in(frames).empty());
+    expect_same_actions_as_replay(last_assessments(frames), dir_ / "alone.toml", match, dir_.path());
+
+    const json now = status();
+    ASSERT_TRUE(now.contains("plugins")) << now.dump();
+    const json& entry = now["plugins"][1];
+    EXPECT_EQ(entry.value("isolation", ""), "process");
+    EXPECT_EQ(entry.value("restarts", 0), 1);
+    EXPECT_NE(entry.value("quarantined", "").find("crashed with SIGSEGV"), std::string::npos)
+        << entry.dump();
+    EXPECT_EQ(now["counters"].value("batches", 0u), records.size());
+    const std::string table = arbiter::test::ctl(control_socket(), {"status"}, dir_.path());
+    EXPECT_NE(table.find("QUARANTINED: 2 fault(s)"), std::string::npos) << table;
+    const std::string response =
+        http_exchange(server.metrics_address(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_NE(response.find("arbiter_plugin_quarantined{plugin=\"bad\"} 1"), std::string::npos);
+    EXPECT_NE(response.find("arbiter_plugin_restarts_total{plugin=\"bad\"} 1"), std::string::npos);
+}
+
 TEST_F(Serve, IdleScrapersAreCappedAndLetGo) {
     write_config(config_text(bundled("reference"),
                              "metrics_listen = \"127.0.0.1:0\"\nhello_timeout_ms = 1500\n"));

@@ -51,13 +51,21 @@ void print_status(const json& status) {
     std::cout << fmt::format("\n{:<12} {:<10} {:>10} {:>8} {:>12} {:>12} {:>9}  {}\n", "plugin",
                              "version", "calls", "errors", "busy ms", "slowest ms", "late",
                              "state");
-    for (const auto& plugin : status["plugins"])
+    for (const auto& plugin : status["plugins"]) {
+        std::string state =
+            plugin.value("active", false) ? "active" : "REFUSED: " + plugin.value("error", "");
+        if (plugin.value("active", false) && plugin.value("isolation", "none") == "process") {
+            state = plugin.value("quarantined", "").empty()
+                        ? fmt::format("active, isolated (pid {}, {} restart(s))",
+                                      plugin.value("pid", 0), plugin.value("restarts", 0))
+                        : "QUARANTINED: " + plugin.value("quarantined", "");
+        }
         std::cout << fmt::format(
             "{:<12} {:<10} {:>10} {:>8} {:>12.1f} {:>12.1f} {:>9}  {}\n", plugin.value("name", ""),
             plugin.value("version", ""), plugin.value("calls", 0), plugin.value("errors", 0),
             plugin.value("busy_ms", 0.0), plugin.value("slowest_call_ms", 0.0),
-            plugin.value("over_deadline", 0),
-            plugin.value("active", false) ? "active" : "REFUSED: " + plugin.value("error", ""));
+            plugin.value("over_deadline", 0), state);
+    }
     if (!status["recent_reloads"].empty()) std::cout << "\nrecent reloads:\n";
     for (const auto& report : status["recent_reloads"])
         std::cout << "  " << report.value("message", "") << "\n";

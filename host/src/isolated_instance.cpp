@@ -177,9 +177,11 @@ void IsolatedInstance::start_child() {
     const char* argv[] = {path.c_str(),      "--parent",    parent.c_str(),    "--request-bytes",
                           request.c_str(),   "--reply-bytes", reply.c_str(),   "--memory-mb",
                           memory_mb.c_str(), "--cpu-seconds", cpu.c_str(),     nullptr};
-#if defined(__SANITIZE_ADDRESS__)
-    // A sanitizer build's report would fork a symbolizer, which the filter forbids.
-    const char* envp[] = {"ASAN_OPTIONS=symbolize=0:detect_leaks=0", nullptr};
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    // A sanitizer build's runner: no symbolizer (a process the filter forbids) and no
+    // handler of its own for a crash, so that the plugin's crash reads as one.
+    const char* envp[] = {"ASAN_OPTIONS=symbolize=0:detect_leaks=0:handle_segv=0:handle_abort=0",
+                          "TSAN_OPTIONS=symbolize=0:handle_segv=0:report_signal_unsafe=0", nullptr};
 #else
     const char* envp[] = {nullptr};
 #endif

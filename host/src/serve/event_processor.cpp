@@ -514,15 +514,26 @@ json EventProcessor::status_json(const std::string& connections_json) const {
     }
     json plugins = json::array();
     for (const auto& slot : host_.plugins()) {
-        plugins.push_back({{"name", slot.settings.name},
-                           {"version", slot.active() ? slot.library->identity().version : ""},
-                           {"active", slot.active()},
-                           {"error", slot.error},
-                           {"calls", slot.stats.calls},
-                           {"errors", slot.stats.errors},
-                           {"busy_ms", static_cast<double>(slot.stats.busy_ns) / 1e6},
-                           {"slowest_call_ms", static_cast<double>(slot.stats.slowest_ns) / 1e6},
-                           {"over_deadline", slot.stats.over_deadline}});
+        json entry = {{"name", slot.settings.name},
+                      {"version", slot.active() ? slot.library->identity().version : ""},
+                      {"active", slot.active()},
+                      {"error", slot.error},
+                      {"calls", slot.stats.calls},
+                      {"errors", slot.stats.errors},
+                      {"busy_ms", static_cast<double>(slot.stats.busy_ns) / 1e6},
+                      {"slowest_call_ms", static_cast<double>(slot.stats.slowest_ns) / 1e6},
+                      {"over_deadline", slot.stats.over_deadline},
+                      {"isolation", slot.settings.isolation.process ? "process" : "none"}};
+        if (slot.active() && slot.settings.isolation.process) {
+            const IsolationStatus isolated = slot.instance->isolation();
+            entry["pid"] = isolated.pid;
+            entry["restarts"] = isolated.restarts;
+            entry["checkpoints"] = isolated.checkpoints;
+            entry["replayed"] = isolated.replayed;
+            entry["last_fault"] = isolated.last_fault;
+            entry["quarantined"] = isolated.quarantined;
+        }
+        plugins.push_back(std::move(entry));
     }
     json reloads = json::array();
     for (const auto& report : recent_reloads_)

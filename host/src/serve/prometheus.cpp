@@ -60,9 +60,12 @@ MetricsView metrics_view(const Host& host, Metrics& metrics) {
     view.tracked_players = host.tracked_players();
     std::map<std::string, bool> plugin_keys;
     for (const auto& slot : host.plugins()) {
+        const IsolationStatus isolated =
+            slot.active() ? slot.instance->isolation() : IsolationStatus{};
         view.plugins.push_back({slot.settings.name, slot.active(), slot.stats.calls,
-                                slot.stats.errors, slot.stats.busy_ns,
-                                slot.stats.over_deadline});
+                                slot.stats.errors, slot.stats.busy_ns, slot.stats.over_deadline,
+                                slot.settings.isolation.process, !isolated.quarantined.empty(),
+                                isolated.restarts});
         plugin_keys.emplace(slot.settings.name, true);
     }
     for (const auto& [name, value] : metrics.entries()) {
@@ -131,6 +134,15 @@ std::string render_prometheus(const MetricsView& view) {
     per_plugin("arbiter_plugin_over_deadline_total", "counter",
                "Calls into the plugin longer than its deadline_ms.",
                [](const Plugin& p) { return static_cast<double>(p.over_deadline); });
+    per_plugin("arbiter_plugin_isolated", "gauge",
+               "1 when the plugin runs in a confined child process (isolation = \"process\").",
+               [](const Plugin& p) { return p.isolated ? 1.0 : 0.0; });
+    per_plugin("arbiter_plugin_restarts_total", "counter",
+               "Child processes of an isolated plugin started again after a fault.",
+               [](const Plugin& p) { return static_cast<double>(p.restarts); });
+    per_plugin("arbiter_plugin_quarantined", "gauge",
+               "1 when an isolated plugin failed too often and gets no more calls.",
+               [](const Plugin& p) { return p.quarantined ? 1.0 : 0.0; });
 
     // A plugin's own metrics keep their names as a label: they are the plugin's to choose,
     // and Prometheus names cannot hold the dots they may have.

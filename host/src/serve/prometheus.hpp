@@ -25,6 +25,8 @@ struct MetricsView {
         std::string name;
         bool active = false;
         uint64_t calls = 0, errors = 0, busy_ns = 0, over_deadline = 0;
+        bool isolated = false, quarantined = false;
+        uint64_t restarts = 0;
     };
     std::vector<Plugin> plugins;
     // What plugins record: "<plugin>.<metric>" in the host's Metrics, split here.
