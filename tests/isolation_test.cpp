@@ -87,6 +87,32 @@ TEST(Isolation, AnIsolatedPluginIsLoadedInAChildAndNegotiatedThere) {
     EXPECT_EQ(host.metrics().get("bad.seen"), 3.0);
 }
 
+TEST(Isolation, AnIsolatedPluginLogsAndIsReconfiguredThroughTheBoundary) {
+    TempDir dir;
+    LogCapture log;
+    const std::string base = host_table(dir / "work") +
+                             "[plugins.reference]\nlibrary = " + toml_literal(reference_plugin()) +
+                             "\nisolation = \"process\"\n[plugins.reference.config.movement]\n";
+    host::Host host(parse(base + "max_speed = 20.0\n", dir.path()));
+    ASSERT_TRUE(host.plugin_errors().empty()) << joined(host.plugin_errors());
+    const int64_t pid = host.plugins()[0].instance->isolation().pid;
+    // A new table, taken live (ARB_CAP_RECONFIGURE) by the same child.
+    const auto reports = host.apply_config(parse(base + "max_speed = 25.0\n", dir.path()));
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_TRUE(reports[0].ok) << reports[0].describe();
+    EXPECT_EQ(reports[0].change, "reconfigured");
+    EXPECT_EQ(host.plugins()[0].instance->isolation().pid, pid);
+    // A table the plugin refuses is refused placed at its key, as in process.
+    const auto refused = host.apply_config(parse(base + "max_speed = -3.0\n", dir.path()));
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_FALSE(refused[0].ok);
+    EXPECT_THAT(refused[0].error, HasSubstr("plugins.reference.config.movement.max_speed"));
+
+    // The plugin's own log lines cross too, tagged with its key.
+    host::Host logged(parse(host_table(dir / "work2") + misbehaving_table("none"), dir.path()));
+    EXPECT_THAT(log.text(), HasSubstr("[plugin bad] created, mode none"));
+}
+
 struct BadCase {
     const char* mode;
     const char* says;  // in the quarantine reason

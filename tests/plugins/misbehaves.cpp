@@ -42,6 +42,7 @@ class Misbehaves final : public arbiter::Analyzer {
           at_batch_(context.config.integer("at_batch", 2, arbiter::Range::at_least(1))),
           every_(context.config.boolean("every", true)) {
         context.config.reject_unknown_keys();
+        if (!context.config.is_describing()) context.host.info("created, mode " + mode_);
     }
 
     void on_batch(const arbiter::Batch& batch, arbiter::Signals&) override {
