@@ -171,9 +171,16 @@ void Dispatcher::collect(PluginSlot& slot, CallResult&& result, const std::strin
 std::vector<SignalRecord> Dispatcher::dispatch(const VerifiedBatch& batch,
                                                uint32_t min_schema_minor) {
     std::vector<SignalRecord> out;
+    auto takes = [&](const PluginSlot& slot) {
+        return slot.active() && slot.instance->takes_calls() &&
+               slot.library->identity().schema_minor >= min_schema_minor;
+    };
+    // Isolated plugins get the batch first and work on it in their own processes while the
+    // ones in the host's process run; the answers are still taken in the config's order.
+    for (auto& slot : slots_)
+        if (takes(slot)) slot.instance->start_batch(batch);
     for (auto& slot : slots_) {
-        if (!slot.active() || !slot.instance->takes_calls()) continue;
-        if (slot.library->identity().schema_minor < min_schema_minor) continue;
+        if (!takes(slot)) continue;
         const auto start = std::chrono::steady_clock::now();
         CallResult result = slot.instance->on_batch(batch);
         timed(slot, elapsed_ns(start), "on_batch");

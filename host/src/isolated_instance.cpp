@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -267,12 +268,39 @@ IsolatedInstance::Fault IsolatedInstance::fault_from_child(const std::string& wh
     return {fmt::format("its process (pid {}) {}{}{}", pid, what, how.empty() ? "" : ": ", how)};
 }
 
-iso::RunnerReply IsolatedInstance::exchange(iso::Op op, std::span<const uint8_t> payload,
-                                            milliseconds deadline) {
+IsolatedInstance::Fault IsolatedInstance::fault_from_link(const iso::ChannelError& error,
+                                                          milliseconds deadline) {
+    switch (error.kind()) {
+        case iso::ChannelError::Kind::timeout:
+            return fault_from_child(
+                fmt::format("took longer than its deadline of {} ms and was killed",
+                            deadline.count()),
+                true);
+        case iso::ChannelError::Kind::forbidden_call:
+            return fault_from_child("made a system call isolated plugins may not make, " +
+                                        syscall_text(error.detail()) + ", and was stopped",
+                                    false);
+        case iso::ChannelError::Kind::closed:
+            return fault_from_child("ended", false);
+        default:
+            return fault_from_child(
+                std::string("broke the protocol (") + error.what() + ") and was killed", true);
+    }
+}
+
+void IsolatedInstance::send_request(iso::Op op, std::span<const uint8_t> payload,
+                                    Clock::time_point until, milliseconds deadline) {
     if (!child_) throw Fault{"no process is running"};
-    const auto until = Clock::now() + deadline;
     try {
         child_->channel->send(op, payload, until);
+    } catch (const iso::ChannelError& error) {
+        throw fault_from_link(error, deadline);
+    }
+}
+
+iso::RunnerReply IsolatedInstance::receive_reply(Clock::time_point until, milliseconds deadline) {
+    if (!child_) throw Fault{"no process is running"};
+    try {
         iso::Channel::Message message = child_->channel->receive(until, iso::kMaxReplyBytes);
         if (message.op != iso::Op::reply)
             throw iso::ChannelError(iso::ChannelError::Kind::protocol,
@@ -280,24 +308,15 @@ iso::RunnerReply IsolatedInstance::exchange(iso::Op op, std::span<const uint8_t>
                                                 static_cast<uint32_t>(message.op)));
         return iso::decode_reply(message.payload);
     } catch (const iso::ChannelError& error) {
-        switch (error.kind()) {
-            case iso::ChannelError::Kind::timeout:
-                throw fault_from_child(fmt::format("took longer than its deadline of {} ms and was "
-                                                   "killed",
-                                                   deadline.count()),
-                                       true);
-            case iso::ChannelError::Kind::forbidden_call:
-                throw fault_from_child("made a system call isolated plugins may not make, " +
-                                           syscall_text(error.detail()) + ", and was stopped",
-                                       false);
-            case iso::ChannelError::Kind::closed:
-                throw fault_from_child("ended", false);
-            default:
-                throw fault_from_child(std::string("broke the protocol (") + error.what() +
-                                           ") and was killed",
-                                       true);
-        }
+        throw fault_from_link(error, deadline);
     }
+}
+
+iso::RunnerReply IsolatedInstance::exchange(iso::Op op, std::span<const uint8_t> payload,
+                                            milliseconds deadline) {
+    const auto until = Clock::now() + deadline;
+    send_request(op, payload, until, deadline);
+    return receive_reply(until, deadline);
 }
 
 // ---- lifecycle ----------------------------------------------------------------------
@@ -391,13 +410,20 @@ CallResult IsolatedInstance::quarantined_result() const {
 
 // ---- the stream ---------------------------------------------------------------------
 
-CallResult IsolatedInstance::stream_call(iso::Op op, std::vector<uint8_t> payload, const char* what) {
+CallResult IsolatedInstance::stream_call(Request request, const char* what) {
     if (!quarantined_.empty()) return quarantined_result();
-    if (!child_) recover(last_fault_.empty() ? "no process was running" : last_fault_);
+    if (!request.sent && !child_)
+        recover(last_fault_.empty() ? "no process was running" : last_fault_);
     if (!quarantined_.empty()) return quarantined_result();
+    const milliseconds deadline(settings_.deadline_ms);
     std::string fault;
     try {
-        iso::RunnerReply reply = exchange(op, payload, milliseconds(settings_.deadline_ms));
+        if (request.send_fault) throw Fault{*request.send_fault};
+        if (!request.sent) {
+            request.until = Clock::now() + deadline;
+            send_request(request.op, request.payload, request.until, deadline);
+        }
+        iso::RunnerReply reply = receive_reply(request.until, deadline);
         // A heap that is full stays full: a fresh child from the checkpoint is the cure.
         if (reply.call.status == ARB_ERR_OUT_OF_MEMORY) {
             accept(std::move(reply));
@@ -408,8 +434,8 @@ CallResult IsolatedInstance::stream_call(iso::Op op, std::vector<uint8_t> payloa
         }
         CallResult result = accept(std::move(reply));
         if (library_->has(ARB_CAP_STATE)) {
-            journal_bytes_ += payload.size();
-            journal_.push_back({op, std::move(payload)});
+            journal_bytes_ += request.payload.size();
+            journal_.push_back({request.op, std::move(request.payload)});
         }
         checkpoint_if_due();
         return result;
@@ -424,17 +450,53 @@ CallResult IsolatedInstance::stream_call(iso::Op op, std::vector<uint8_t> payloa
     return result;
 }
 
+IsolatedInstance::Request IsolatedInstance::batch_request(const VerifiedBatch& batch) {
+    iso::MessageWriter writer;
+    writer.i64(batch.last_relay_time_us).bytes(batch.bytes);
+    Request request;
+    request.op = iso::Op::batch;
+    request.payload = std::move(writer.data());
+    request.relay_id = batch.relay_id;
+    request.match_id = batch.match_id;
+    request.sequence = batch.sequence;
+    return request;
+}
+
+void IsolatedInstance::start_batch(const VerifiedBatch& batch) {
+    if (!quarantined_.empty() || !child_) return;
+    Request request = batch_request(batch);
+    const milliseconds deadline(settings_.deadline_ms);
+    request.until = Clock::now() + deadline;
+    request.sent = true;
+    try {
+        send_request(request.op, request.payload, request.until, deadline);
+    } catch (const Fault& fault) {
+        request.send_fault = fault.what;  // reported by on_batch, in the plugin's turn
+    }
+    started_ = std::move(request);
+}
+
 CallResult IsolatedInstance::on_batch(const VerifiedBatch& batch) {
-    iso::MessageWriter request;
-    request.i64(batch.last_relay_time_us).bytes(batch.bytes);
-    return stream_call(iso::Op::batch, std::move(request.data()), "batch");
+    std::optional<Request> started = std::exchange(started_, std::nullopt);
+    // The batch start_batch sent is this one: dispatch starts and collects each in turn.
+    if (started && started->relay_id == batch.relay_id && started->match_id == batch.match_id &&
+        started->sequence == batch.sequence)
+        return stream_call(std::move(*started), "batch");
+    if (started) {
+        // Never the case in dispatch; were it, the child answers the earlier one first.
+        (void)stream_call(std::move(*started), "batch");
+    }
+    return stream_call(batch_request(batch), "batch");
 }
 
 CallResult IsolatedInstance::on_match_end(const std::string& relay_id, uint64_t match_id) {
     if (!library_->has(ARB_CAP_MATCH_END)) return {};
-    iso::MessageWriter request;
-    request.text(relay_id).u64(match_id);
-    return stream_call(iso::Op::match_end, std::move(request.data()), "match end");
+    iso::MessageWriter writer;
+    writer.text(relay_id).u64(match_id);
+    Request request;
+    request.op = iso::Op::match_end;
+    request.payload = std::move(writer.data());
+    return stream_call(std::move(request), "match end");
 }
 
 // ---- faults, restarts, checkpoints --------------------------------------------------

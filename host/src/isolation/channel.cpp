@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -37,7 +38,14 @@ void Channel::send_frame(const Frame& frame) {
 }
 
 Frame Channel::receive_frame(Clock::time_point deadline) {
+    // The first read does not wait: a reply to a batch started earlier is often there
+    // already, and then one system call is all it costs.
+    bool try_first = true;
     for (;;) {
+        if (std::exchange(try_first, false)) {
+            Frame frame;
+            if (try_receive(frame)) return frame;
+        }
         int timeout_ms = -1;
         if (deadline != Clock::time_point::max()) {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -53,24 +61,27 @@ Frame Channel::receive_frame(Clock::time_point deadline) {
             throw ChannelError(ChannelError::Kind::io,
                                fmt::format("waiting for the other end: {}", std::strerror(errno)));
         if (ready == 0) continue;  // the loop re-checks the deadline
-
         Frame frame;
-        // One byte more than a frame, so that a longer datagram shows as one.
-        uint8_t buffer[sizeof(Frame) + 1];
-        const ssize_t got = ::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT | MSG_TRUNC);
-        if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (got == 0) throw ChannelError(ChannelError::Kind::closed, "the other end closed the link");
-        if (got < 0 && errno == ECONNRESET)
-            throw ChannelError(ChannelError::Kind::closed, "the other end closed the link");
-        if (got < 0)
-            throw ChannelError(ChannelError::Kind::io,
-                               fmt::format("reading from the other end: {}", std::strerror(errno)));
-        if (got != static_cast<ssize_t>(sizeof frame))
-            throw ChannelError(ChannelError::Kind::protocol,
-                               fmt::format("a frame of {} bytes, not {}", got, sizeof frame));
-        std::memcpy(&frame, buffer, sizeof frame);
-        return frame;
+        if (try_receive(frame)) return frame;
     }
+}
+
+bool Channel::try_receive(Frame& frame) {
+    // One byte more than a frame, so that a longer datagram shows as one.
+    uint8_t buffer[sizeof(Frame) + 1];
+    const ssize_t got = ::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT | MSG_TRUNC);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) return false;
+    if (got == 0) throw ChannelError(ChannelError::Kind::closed, "the other end closed the link");
+    if (got < 0 && errno == ECONNRESET)
+        throw ChannelError(ChannelError::Kind::closed, "the other end closed the link");
+    if (got < 0)
+        throw ChannelError(ChannelError::Kind::io,
+                           fmt::format("reading from the other end: {}", std::strerror(errno)));
+    if (got != static_cast<ssize_t>(sizeof frame))
+        throw ChannelError(ChannelError::Kind::protocol,
+                           fmt::format("a frame of {} bytes, not {}", got, sizeof frame));
+    std::memcpy(&frame, buffer, sizeof frame);
+    return true;
 }
 
 void Channel::send(Op op, std::span<const uint8_t> payload, Clock::time_point deadline) {

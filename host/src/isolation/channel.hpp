@@ -111,6 +111,8 @@ class Channel {
   private:
     void send_frame(const Frame& frame);
     Frame receive_frame(std::chrono::steady_clock::time_point deadline);
+    // One frame if one is waiting; false when none is. Throws as receive_frame does.
+    bool try_receive(Frame& frame);
     std::span<uint8_t> my_area() const;
     std::span<const uint8_t> peer_area() const;
 

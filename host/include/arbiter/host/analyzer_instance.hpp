@@ -49,6 +49,10 @@ class AnalyzerInstance {
   public:
     virtual ~AnalyzerInstance() = default;
 
+    // Begins a batch the next on_batch(batch) finishes: an instance that works elsewhere
+    // (a child process) starts on it while the host calls the plugins before it; one in
+    // the host's process does nothing here.
+    virtual void start_batch(const VerifiedBatch&) {}
     virtual CallResult on_batch(const VerifiedBatch& batch) = 0;
     virtual CallResult on_match_end(const std::string& relay_id, uint64_t match_id) = 0;
     // State across reload; nullopt with `error` set when the plugin cannot save.

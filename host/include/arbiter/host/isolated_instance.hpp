@@ -34,6 +34,7 @@ namespace arbiter::host {
 
 namespace isolation {
 struct RunnerReply;
+class ChannelError;
 enum class Op : uint32_t;
 }  // namespace isolation
 
@@ -53,6 +54,9 @@ class IsolatedInstance final : public AnalyzerInstance {
     IsolatedInstance(const IsolatedInstance&) = delete;
     IsolatedInstance& operator=(const IsolatedInstance&) = delete;
 
+    // Sends the batch and returns at once, so that the child works while the host calls
+    // the plugins before it in the config; on_batch(batch) then collects the answer.
+    void start_batch(const VerifiedBatch& batch) override;
     CallResult on_batch(const VerifiedBatch& batch) override;
     CallResult on_match_end(const std::string& relay_id, uint64_t match_id) override;
     std::optional<std::vector<uint8_t>> save_state(std::string& error) override;
@@ -72,16 +76,33 @@ class IsolatedInstance final : public AnalyzerInstance {
         isolation::Op op;
         std::vector<uint8_t> payload;
     };
+    // A call of the stream, sent (by start_batch) or still to send.
+    struct Request {
+        isolation::Op op{};
+        std::vector<uint8_t> payload;
+        bool sent = false;
+        std::chrono::steady_clock::time_point until;  // its deadline, once sent
+        std::optional<std::string> send_fault;       // sending it failed
+        std::string relay_id;                        // which batch it is
+        uint64_t match_id = 0, sequence = 0;
+    };
 
     void start_child();  // spawn, load, create; throws Fault, or PluginError on a refusal
     void stop_child();
     // One request and its reply; throws Fault (the child is then stopped).
     isolation::RunnerReply exchange(isolation::Op op, std::span<const uint8_t> payload,
                                     std::chrono::milliseconds deadline);
+    void send_request(isolation::Op op, std::span<const uint8_t> payload,
+                      std::chrono::steady_clock::time_point until,
+                      std::chrono::milliseconds deadline);
+    isolation::RunnerReply receive_reply(std::chrono::steady_clock::time_point until,
+                                         std::chrono::milliseconds deadline);
     Fault fault_from_child(const std::string& what, bool kill);
+    Fault fault_from_link(const isolation::ChannelError& error, std::chrono::milliseconds deadline);
     // A call of the stream (batch, match end): answered, journaled and checkpointed; or,
     // when the child fails, recovered and reported failed.
-    CallResult stream_call(isolation::Op op, std::vector<uint8_t> payload, const char* what);
+    CallResult stream_call(Request request, const char* what);
+    static Request batch_request(const VerifiedBatch& batch);
     // Logs, metrics and checked signals of a reply, as an in-process call would give them.
     CallResult accept(isolation::RunnerReply&& reply);
     void recover(std::string fault);
@@ -96,6 +117,7 @@ class IsolatedInstance final : public AnalyzerInstance {
     std::vector<uint8_t> baseline_;
     Metrics* metrics_;
     std::unique_ptr<Child> child_;
+    std::optional<Request> started_;  // sent by start_batch, not yet collected
 
     std::optional<std::vector<uint8_t>> checkpoint_;
     std::vector<JournalEntry> journal_;
