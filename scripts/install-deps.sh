@@ -10,6 +10,7 @@ packages=(
   libsodium-dev           # SHA-256 and Ed25519 signatures of pinned plugin libraries
   minisign                # signs plugin libraries in the signature tests, as authors do
   libseccomp-dev          # the system-call filter of isolated plugins' runner
+  libsqlite3-dev          # the review store (store.hpp)
   libflatbuffers-dev flatbuffers-compiler
   libspdlog-dev libfmt-dev
   libtomlplusplus-dev

@@ -345,5 +345,58 @@ TEST(Cli, TheRegeneratedSampleIsByteIdenticalToTheCommittedOne) {
            "regenerate it";
 }
 
+// Issue 16: the main job writes to a store, and `arbiter review` puts the sample's two
+// cheaters at the top with their evidence; a verdict takes one off the queue, and the
+// export is a truth file `arbiter evaluate` reads.
+TEST(Cli, ReviewShowsTheSamplesCheatersFirstAndRecordsVerdicts) {
+    TempDir dir;
+    std::string config = read_text(kSampleConfig);
+    config.replace(config.find("[sinks]"), 7, "[store]\npath = \"review.db\"\n\n[sinks]");
+    write_text(dir / "server_config.toml", config);
+    const std::string cfg = (dir / "server_config.toml").string();
+    auto replay = run_command({kArbiter, "replay", cfg, kSampleMatch}, dir.path());
+    ASSERT_EQ(replay.exit_status, 0) << replay.err;
+
+    auto queue = run_command({kArbiter, "review", cfg, "queue"}, dir.path());
+    ASSERT_EQ(queue.exit_status, 0) << queue.err;
+    const auto lines = lines_of(queue.out);
+    ASSERT_GE(lines.size(), 3u) << queue.out;
+    EXPECT_EQ(words_of(lines[1])[1], "trent") << queue.out;
+    EXPECT_THAT(queue.out, HasSubstr("mallory"));
+    EXPECT_THAT(queue.out, Not(HasSubstr("alice")));
+
+    auto dossier = run_command({kArbiter, "review", cfg, "dossier", "trent", "--json"}, dir.path());
+    ASSERT_EQ(dossier.exit_status, 0) << dossier.err;
+    const auto json = nlohmann::json::parse(dossier.out);
+    ASSERT_FALSE(json["events"].empty());
+    EXPECT_TRUE(json["events"][0]["evidence"].is_object());
+    EXPECT_EQ(json["matches"][0]["action"], "FlagForReview");
+
+    auto verdict = run_command({kArbiter, "review", cfg, "verdict", "trent", "confirmed",
+                                "--reviewer", "alice", "--note", "teleports"},
+                               dir.path());
+    EXPECT_EQ(verdict.exit_status, 0) << verdict.err;
+    auto bad = run_command({kArbiter, "review", cfg, "verdict", "trent", "guilty", "--reviewer",
+                            "alice"},
+                           dir.path());
+    EXPECT_EQ(bad.exit_status, 1);
+    EXPECT_THAT(bad.err, HasSubstr("expected confirmed, false_positive or inconclusive"));
+    auto after = run_command({kArbiter, "review", cfg, "queue"}, dir.path());
+    EXPECT_THAT(after.out, Not(HasSubstr("trent")));
+
+    auto exported =
+        run_command({kArbiter, "review", cfg, "export", (dir / "reviewed.truth.json").string()},
+                    dir.path());
+    ASSERT_EQ(exported.exit_status, 0) << exported.err;
+    auto evaluated = run_command({kArbiter, "evaluate", kSampleConfig, kSampleMatch, "--truth",
+                                  (dir / "reviewed.truth.json").string(), "--json"},
+                                 dir.path());
+    EXPECT_THAT(evaluated.out + evaluated.err, HasSubstr("confirmed"));
+
+    auto none = run_command({kArbiter, "review", kSampleConfig, "queue"}, dir.path());
+    EXPECT_EQ(none.exit_status, 2);
+    EXPECT_THAT(none.err, HasSubstr("has no store: set [store] path"));
+}
+
 }  // namespace
 }  // namespace arbiter::test

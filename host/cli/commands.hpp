@@ -32,6 +32,8 @@ int run_serve(const std::vector<std::string>& args);
 int run_ctl(const std::vector<std::string>& args);
 // A recorded match streamed to a running server, as a relay would (host/cli/send.cpp).
 int run_send(const std::vector<std::string>& args);
+// The reviewer's side of the store: queue, dossier, verdicts, export (host/cli/review.cpp).
+int run_review(const std::vector<std::string>& args);
 
 // Sets up logging to stderr at a level ("info", "warn", ...). An unknown level is a usage
 // error, said on stderr (false): spdlog would read it as "off" and hide every error.

@@ -69,6 +69,14 @@ constexpr Usage kUsages[] = {
     {"ctl",
      "arbiter ctl SOCKET|CONFIG status|plugins|assessments|reload [PLUGIN] [--json]\n"
      "    Asks a running server over its control socket.\n"},
+    {"review",
+     "arbiter review CONFIG queue [--limit N] [--window-days D] [--json]\n"
+     "       arbiter review CONFIG dossier PLAYER [--json]\n"
+     "       arbiter review CONFIG verdict PLAYER VERDICT --reviewer NAME [--note TEXT]\n"
+     "       arbiter review CONFIG export OUT.truth.json\n"
+     "    The store's review queue (most urgent first, with cross-server notes), a player's\n"
+     "    dossier with every flag's evidence, verdicts (confirmed, false_positive,\n"
+     "    inconclusive) and their export as labels for `arbiter evaluate`.\n"},
     {"send",
      "arbiter send EVENTS.arbev... SOCKET|ADDRESS:PORT [--relay NAME] [--token-file FILE]\n"
      "        [--json] [--quiet]\n"
@@ -150,6 +158,7 @@ int main(int argc, char** argv) {
     if (command == "serve") return arbiter::cli::run_serve(args);
     if (command == "ctl") return arbiter::cli::run_ctl(args);
     if (command == "send") return arbiter::cli::run_send(args);
+    if (command == "review") return arbiter::cli::run_review(args);
     if (command == "check-plugin") return arbiter::cli::run_check_plugin(args);
     std::vector<std::string> commands = {"help"};
     for (const Usage& usage : kUsages) commands.emplace_back(usage.name);

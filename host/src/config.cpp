@@ -672,6 +672,15 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
         reader.reject_unknown();
     }
 
+    if (const toml::table* store = top.table("store")) {
+        TableReader reader(*store, "store", file, problems);
+        if (reader.string("path", config.store.path) && !config.store.path.empty())
+            config.store.path = resolve_path(config.store.path, base_dir);
+        reader.integer("commit_interval_ms", config.store.commit_interval_ms, 1, 60'000);
+        reader.integer("max_queued", config.store.max_queued, 1, 100'000'000);
+        reader.reject_unknown();
+    }
+
     if (const toml::table* serve = top.table("serve"))
         read_serve(*serve, file, base_dir, problems, config.serve);
 

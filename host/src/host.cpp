@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "arbiter/host/input_lost.hpp"
+#include "arbiter/host/store.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 
 #include <arbiter/events_generated.h>
@@ -26,6 +27,10 @@ Host::Host(ServerConfig config)
 }
 
 void Host::open_sinks() {
+    if (config_.store.enabled())
+        add_sink(std::make_shared<StoreSink>(config_.store, config_.host.server_id,
+                                             config_.sinks.report_threshold,
+                                             config_.aggregation.review_threshold));
     if (config_.sinks.security_log.empty()) return;
     security_log_ = std::make_shared<SecurityEventLog>(
         config_.sinks.security_log, config_.host.server_id, config_.sinks.report_threshold,
@@ -118,15 +123,31 @@ void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
         // aggregator: a lookup by relay, match and player for every event is most of the
         // host's own cost per event.
         const auto* join = event->body_as_PlayerJoin();
-        if (!join && !match.players.insert(player).second) continue;
+        const auto [seen, first] = match.players.try_emplace(player);
+        if (!join && !first) continue;
+        if (first) seen->second.first_seen_us = event->relay_time_us();
         std::string account = join && join->account_id() ? join->account_id()->str() : "";
+        if (!account.empty()) seen->second.account = account;
         aggregator_.observe_player({batch.relay_id, batch.match_id, player}, account);
     }
 }
 
-void Host::aggregate(const std::vector<SignalRecord>& signals) {
+void Host::aggregate(std::vector<SignalRecord> signals) {
     // Most batches bring no signal: nothing to copy or call on the hot path.
     if (signals.empty()) return;
+    for (SignalRecord& signal : signals) {
+        const std::pair<std::string, uint64_t> key{signal.player.relay_id, signal.player.match_id};
+        auto open = open_matches_.find(key);
+        const OpenMatch* match = open != open_matches_.end() ? &open->second
+                                 : ending_match_.second && ending_match_.first == key
+                                     ? ending_match_.second
+                                     : nullptr;
+        if (!match) continue;
+        auto player = match->players.find(signal.player.player);
+        if (player == match->players.end()) continue;
+        signal.account = player->second.account;
+        signal.player_first_seen_us = player->second.first_seen_us;
+    }
     // A sink may add or remove sinks from inside its call (an embedding program changing
     // its callback from the callback): each call goes over a copy, which also keeps the
     // sink being called alive.
@@ -187,10 +208,19 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
     auto it = open_matches_.find({relay_id, match_id});
     if (it == open_matches_.end()) return;
     int64_t last_relay_time_us = it->second.last_relay_time_us;
+    // Its players stay known to the sinks for the signals of its end.
+    const OpenMatch ending = std::move(it->second);
     open_matches_.erase(it);
     ledger_.match_ended(relay_id, match_id, complete);
     ++counters_.matches_ended;
+    ending_match_ = {{relay_id, match_id}, &ending};
     aggregate(dispatcher_.end_match(relay_id, match_id, last_relay_time_us));
+    ending_match_ = {};
+    if (sinks_.empty()) return;
+    const std::vector<Assessment> players = match_assessments(relay_id, match_id);
+    const std::vector<std::shared_ptr<Sink>> sinks = sinks_;
+    for (auto& sink : sinks)
+        sink->on_match_end(relay_id, match_id, complete, players);
 }
 
 bool Host::close() {

@@ -8,7 +8,7 @@
 # Not `set -euo pipefail`: this file is sourced into interactive shells, whose options are
 # theirs. It must still work under `set -u` (the test sources it so).
 
-_arbiter_commands="replay plugins check-plugin simulate import evaluate soak baseline serve ctl send help"
+_arbiter_commands="replay plugins check-plugin simulate import evaluate soak baseline serve ctl send review help"
 _arbiter_log_levels="trace debug info warn error off"
 _arbiter_ctl_commands="status plugins assessments reload"
 
@@ -35,6 +35,7 @@ _arbiter_options() {
         serve) echo "--unix --tcp --control --metrics --ready-file --log-level --help" ;;
         ctl) echo "--json --help" ;;
         send) echo "--relay --token-file --json --quiet --help" ;;
+        review) echo "--limit --window-days --reviewer --note --json --help" ;;
     esac
 }
 
@@ -45,6 +46,7 @@ _arbiter_takes_value() {
             "serve --log-level" | "evaluate --truth") return 0 ;;
         "check-plugin --config" | "check-plugin --events") return 0 ;;
         "send --relay" | "send --token-file") return 0 ;;
+        "review --limit" | "review --window-days" | "review --reviewer" | "review --note") return 0 ;;
         "serve --unix" | "serve --tcp" | "serve --control" | "serve --metrics" | \
             "serve --ready-file") return 0 ;;
         "simulate --list-profiles" | "simulate --quiet" | "simulate --help") return 1 ;;
@@ -211,6 +213,16 @@ _arbiter_candidates() {
             fi
             ;;
         plugins | serve | soak) ((positional == 0)) && _arbiter_files "$cur" toml ;;
+        review)
+            case $positional in
+                0) _arbiter_files "$cur" toml ;;
+                1) _arbiter_words_from "queue dossier verdict export" "$cur" ;;
+                3)
+                    [[ ${positionals[1]} == verdict ]] &&
+                        _arbiter_words_from "confirmed false_positive inconclusive" "$cur"
+                    ;;
+            esac
+            ;;
         # Event files, then the server's socket (or an ADDRESS:PORT typed by hand).
         send) _arbiter_files "$cur" arbev sock ;;
         check-plugin) ((positional == 0)) && _arbiter_files "$cur" so ;;

@@ -37,6 +37,10 @@ struct SignalRecord {
     bool tripwire = false;
     std::string evidence_json;
     int64_t reported_at_us = 0;  // relay time of the batch in hand when it was reported
+    // Set by the host for its sinks: the player's account (from their join, where known)
+    // and the relay time of the player's first event in the match.
+    std::string account;
+    std::optional<int64_t> player_first_seen_us;
 
     // score × confidence × weight, at most 1.
     double weighted() const;

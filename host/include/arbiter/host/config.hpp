@@ -166,12 +166,21 @@ struct SigningSettings {
     bool require = false;          // every plugin must be signed by one of them
 };
 
+// [store]: the database reviewers work from (store.hpp, docs/review.md).
+struct StoreSettings {
+    std::string path;                   // the SQLite file; "" = no store
+    uint64_t commit_interval_ms = 200;  // how often the writer commits; what kill -9 may lose
+    uint64_t max_queued = 100'000;      // records waiting for the writer before push-back
+    bool enabled() const { return !path.empty(); }
+};
+
 struct ServerConfig {
     std::filesystem::path file;
     HostSettings host;
     SigningSettings signing;
     AggregationSettings aggregation;
     SinkSettings sinks;
+    StoreSettings store;
     ServeSettings serve;
     std::vector<PluginSettings> plugins;  // in file order
 };

@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -148,8 +149,14 @@ class Host {
   private:
     // A match that has had batches and no end yet.
     struct OpenMatch {
-        int64_t last_relay_time_us = 0;        // of its last batch
-        std::unordered_set<uint32_t> players;  // already known to the aggregator
+        int64_t last_relay_time_us = 0;  // of its last batch
+        // Players already known to the aggregator: the relay time of each one's first
+        // event, and its account (what the sinks record with a signal).
+        struct Player {
+            int64_t first_seen_us = 0;
+            std::string account;
+        };
+        std::unordered_map<uint32_t, Player> players;
     };
     void register_players(const VerifiedBatch& batch, OpenMatch& match);
     // Ends a match: `complete` when by its own MatchEnd, not because its stream stopped.
@@ -157,7 +164,7 @@ class Host {
     // Puts a freshly loaded slot in place of the old one, carrying state across.
     ReloadReport swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* retired = nullptr);
     void open_sinks();
-    void aggregate(const std::vector<SignalRecord>& signals);
+    void aggregate(std::vector<SignalRecord> signals);
     // The lost stretches of its match, added to an assessment from the aggregator.
     Assessment with_lost_input(Assessment assessment) const;
 
@@ -169,6 +176,8 @@ class Host {
     std::vector<std::shared_ptr<Sink>> sinks_;
     std::shared_ptr<SecurityEventLog> security_log_;
     std::map<std::pair<std::string, uint64_t>, OpenMatch> open_matches_;
+    // The match being ended, while its plugins report their final signals.
+    std::pair<std::pair<std::string, uint64_t>, const OpenMatch*> ending_match_{{}, nullptr};
     SequenceLedger ledger_;
     HostCounters counters_;
     bool closed_ = false;

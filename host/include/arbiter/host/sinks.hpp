@@ -20,6 +20,11 @@ class Sink {
     virtual void on_signal(const SignalRecord& signal) { (void)signal; }
     // A player's action went up.
     virtual void on_action(const Assessment& assessment) { (void)assessment; }
+    // A match ended (`complete`: by its own MatchEnd), with every player's final assessment.
+    virtual void on_match_end(const std::string& relay_id, uint64_t match_id, bool complete,
+                              const std::vector<Assessment>& players) {
+        (void)relay_id, (void)match_id, (void)complete, (void)players;
+    }
     virtual void flush() {}
 };
 

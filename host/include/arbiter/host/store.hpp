@@ -1,0 +1,142 @@
+// The store: where what Arbiter reports stays, for people to review (seed 001's
+// SecurityEvent table and its panel). Signals at the reporting threshold become security
+// events with their evidence; assessments are kept per player per match (the final one
+// when the match ends); reviewers record verdicts. `[store] path` turns it on
+// (docs/review.md).
+//
+// Writing never stalls the event thread for the database: records go to a bounded queue
+// and a writer thread commits them in batched transactions every commit_interval_ms.
+// When the queue is full the event thread waits for room (push-back, never a silent
+// drop); when the database fails, the records are held and retried, and the log says so.
+// flush() (the host's close, SIGTERM) returns once everything given is committed; a
+// process killed outright loses at most the last commit interval.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "arbiter/host/assessment.hpp"
+#include "arbiter/host/config.hpp"
+#include "arbiter/host/sinks.hpp"
+
+namespace arbiter::host {
+
+namespace store {
+class Database;
+}
+
+// The player a reviewer judges: the account of their join, or, without one, the player
+// within their match ("relay/match/player").
+std::string review_subject(const PlayerKey& player, const std::string& account);
+
+class StoreSink : public Sink {
+  public:
+    // Opens (creating) the store and brings its schema forward; throws std::runtime_error
+    // naming the file and the reason.
+    StoreSink(const StoreSettings& settings, std::string server_id, double report_threshold,
+              double review_threshold);
+    ~StoreSink() override;
+    StoreSink(const StoreSink&) = delete;
+    StoreSink& operator=(const StoreSink&) = delete;
+
+    void on_signal(const SignalRecord& signal) override;
+    void on_action(const Assessment& assessment) override;
+    void on_match_end(const std::string& relay_id, uint64_t match_id, bool complete,
+                      const std::vector<Assessment>& players) override;
+    // Waits until every record given so far is committed. A database that stays down is
+    // tried for 30 s; then the log says how many records are left (they stay queued).
+    void flush() override;
+
+    struct Counters {
+        uint64_t queued = 0;     // records waiting now
+        uint64_t committed = 0;  // records in the database
+        uint64_t commits = 0;    // transactions
+        uint64_t failures = 0;   // transactions that failed and were retried
+        uint64_t waits = 0;      // times the event thread waited for room
+    };
+    Counters counters() const;
+
+  private:
+    struct Record;
+    void push(Record record);
+    void write_loop();
+    void write(std::vector<Record>& records);
+
+    StoreSettings settings_;
+    std::string server_id_;
+    double report_threshold_;
+    double review_threshold_;
+    std::unique_ptr<store::Database> db_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable wake_writer_, room_, done_;
+    std::deque<Record> queue_;
+    uint64_t in_flight_ = 0;  // taken by the writer, not yet committed
+    bool stopping_ = false;
+    int flushes_waiting_ = 0;
+    Counters counters_;
+    std::thread writer_;
+};
+
+// The review side: the queue, a player's dossier, verdicts and their export. Opens the
+// store the config names (`arbiter review`, the review page); reads while servers write.
+class ReviewStore {
+  public:
+    explicit ReviewStore(const StoreSettings& settings);
+    ~ReviewStore();
+
+    // A player in the queue: what was flagged, where, how bad and how recent.
+    struct QueueEntry {
+        std::string subject;
+        int max_severity = 0;
+        uint64_t events = 0;      // security events not yet reviewed
+        uint64_t servers = 0;     // distinct servers that flagged the player
+        uint64_t matches = 0;
+        int64_t last_unix = 0;    // the latest of them
+        std::string top_event_types;  // "plugin:code" of the strongest, comma-separated
+        std::vector<std::string> correlation;  // tier 6 notes, in words
+        double trust = 0;                      // trust_score()
+    };
+    // Players with unreviewed events, most urgent first: flagged on several servers, then
+    // by severity, then by recency.
+    std::vector<QueueEntry> queue(size_t limit = 50, int64_t window_s = 7 * 24 * 3600);
+
+    struct Dossier {
+        std::string subject;
+        std::string json;  // everything, as JSON (docs/review.md has its fields)
+    };
+    std::optional<Dossier> dossier(const std::string& subject);
+
+    // Records a verdict (confirmed, false_positive, inconclusive) on a player by a
+    // reviewer, and marks their unreviewed events as reviewed with it. Throws
+    // std::invalid_argument for an unknown verdict or an empty reviewer name, and
+    // std::runtime_error when the store has no such player.
+    int64_t record_verdict(const std::string& subject, const std::string& verdict,
+                           const std::string& reviewer, const std::string& note);
+
+    // The verdicts as a truth file `arbiter evaluate` reads (docs/recorded-matches.md):
+    // every match of a confirmed player as a cheater, of a false positive as honest;
+    // inconclusive ones are left out. Returns the JSON text.
+    std::string export_truth();
+
+  private:
+    std::unique_ptr<store::Database> db_;
+};
+
+// Seed 000's default trust weighting, on the factors the store knows; 0 to 12000.
+struct TrustFactors {
+    double account_age_days = 0;    // since the store first saw the account
+    double rated_games_played = 0;  // matches the store holds for it
+    double anti_cheat_points = 0;   // confirmed verdicts and unreviewed flags (trust.cpp)
+    double report_rate = 0, commend_rate = 0, abandon_rate = 0, season_participation = 0;
+};
+double trust_score(const TrustFactors& factors);
+
+}  // namespace arbiter::host

@@ -1,0 +1,56 @@
+// The SQL the store speaks, over one back end: a connection, statements with `?`
+// placeholders, rows read by column. SQLite (sqlite_database.cpp) is the embedded default;
+// a back end for a database several hosts share implements the same two classes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace arbiter::host::store {
+
+// The database refused or failed; what() names the statement's purpose and the reason.
+class DatabaseError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+class Statement {
+  public:
+    virtual ~Statement() = default;
+    // Placeholders count from 1, as SQL numbers them.
+    virtual Statement& bind(int index, int64_t value) = 0;
+    virtual Statement& bind(int index, double value) = 0;
+    virtual Statement& bind(int index, std::string_view value) = 0;
+    virtual Statement& bind_null(int index) = 0;
+    // The next row: true while there is one. A statement without rows runs on the first.
+    virtual bool step() = 0;
+    // Ready to bind and run again.
+    virtual void reset() = 0;
+    virtual int64_t integer(int column) const = 0;
+    virtual double real(int column) const = 0;
+    virtual std::string text(int column) const = 0;
+    virtual bool is_null(int column) const = 0;
+};
+
+class Database {
+  public:
+    virtual ~Database() = default;
+    virtual void execute(std::string_view sql) = 0;  // one or more statements, no rows
+    virtual std::unique_ptr<Statement> prepare(std::string_view sql) = 0;
+    virtual void begin() = 0;
+    virtual void commit() = 0;
+    virtual void rollback() = 0;
+    // The id the last insert gave its row.
+    virtual int64_t last_insert_id() = 0;
+    // "sqlite", for messages and the few places the SQL differs.
+    virtual const char* kind() const = 0;
+};
+
+// Opens (creating) an SQLite file in WAL mode; throws DatabaseError naming it.
+std::unique_ptr<Database> open_sqlite(const std::string& path);
+
+}  // namespace arbiter::host::store

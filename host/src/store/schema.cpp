@@ -1,0 +1,123 @@
+#include "store/schema.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace arbiter::host::store {
+
+namespace {
+
+// `{id}` is the dialect's auto-numbered key.
+const std::vector<std::string> kMigrations = {
+    // 1: seed 001's SecurityEvent, the assessments and matches behind it, and verdicts.
+    R"sql(
+CREATE TABLE matches (
+  server_id TEXT NOT NULL,
+  relay_id TEXT NOT NULL,
+  match_id BIGINT NOT NULL,
+  first_seen_unix BIGINT NOT NULL,
+  ended_unix BIGINT,
+  complete INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (server_id, relay_id, match_id)
+);
+CREATE TABLE security_events (
+  event_id {id},
+  server_id TEXT NOT NULL,
+  relay_id TEXT NOT NULL,
+  match_id BIGINT NOT NULL,
+  player BIGINT NOT NULL,
+  account TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  plugin TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  model_class TEXT NOT NULL,
+  severity INTEGER NOT NULL,
+  score DOUBLE PRECISION NOT NULL,
+  confidence DOUBLE PRECISION NOT NULL,
+  weighted_score DOUBLE PRECISION NOT NULL,
+  tripwire INTEGER NOT NULL,
+  evidence TEXT NOT NULL,
+  relay_time_us BIGINT NOT NULL,
+  joined_relay_time_us BIGINT,
+  recorded_unix BIGINT NOT NULL,
+  reviewed INTEGER NOT NULL DEFAULT 0,
+  reviewed_by TEXT NOT NULL DEFAULT '',
+  verdict TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX security_events_subject ON security_events (subject, recorded_unix);
+CREATE INDEX security_events_match ON security_events (server_id, relay_id, match_id, player);
+CREATE TABLE assessments (
+  server_id TEXT NOT NULL,
+  relay_id TEXT NOT NULL,
+  match_id BIGINT NOT NULL,
+  player BIGINT NOT NULL,
+  account TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  action TEXT NOT NULL,
+  combined_score DOUBLE PRECISION NOT NULL,
+  final INTEGER NOT NULL,
+  assessment_json TEXT NOT NULL,
+  updated_unix BIGINT NOT NULL,
+  PRIMARY KEY (server_id, relay_id, match_id, player)
+);
+CREATE INDEX assessments_subject ON assessments (subject);
+CREATE TABLE verdicts (
+  verdict_id {id},
+  subject TEXT NOT NULL,
+  verdict TEXT NOT NULL CHECK (verdict IN ('confirmed', 'false_positive', 'inconclusive')),
+  reviewer TEXT NOT NULL,
+  note TEXT NOT NULL DEFAULT '',
+  recorded_unix BIGINT NOT NULL
+);
+CREATE INDEX verdicts_subject ON verdicts (subject, recorded_unix);
+)sql",
+};
+
+std::string dialect(const Database& db, std::string sql) {
+    const std::string id = std::string(db.kind()) == "sqlite" ? "INTEGER PRIMARY KEY AUTOINCREMENT"
+                                                              : "BIGSERIAL PRIMARY KEY";
+    for (auto at = sql.find("{id}"); at != std::string::npos; at = sql.find("{id}", at))
+        sql.replace(at, 4, id);
+    return sql;
+}
+
+}  // namespace
+
+void migrate(Database& db) {
+    static_assert(kSchemaVersion >= 1);
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
+        "applied_unix BIGINT NOT NULL)");
+    int64_t current = 0;
+    {
+        auto version = db.prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+        if (version->step()) current = version->integer(0);
+    }
+    if (current > kSchemaVersion)
+        throw DatabaseError(fmt::format(
+            "the store is at schema version {}, newer than this host's {}: upgrade the host, or "
+            "point it at another store",
+            current, kSchemaVersion));
+    for (int64_t step = current + 1; step <= kSchemaVersion; ++step) {
+        db.begin();
+        try {
+            db.execute(dialect(db, kMigrations[static_cast<size_t>(step - 1)]));
+            auto record = db.prepare(
+                "INSERT INTO schema_migrations (version, applied_unix) VALUES (?, ?)");
+            record->bind(1, step)
+                .bind(2, static_cast<int64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                                  std::chrono::system_clock::now().time_since_epoch())
+                                                  .count()));
+            record->step();
+            db.commit();
+        } catch (...) {
+            db.rollback();
+            throw;
+        }
+    }
+}
+
+}  // namespace arbiter::host::store

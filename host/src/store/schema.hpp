@@ -1,0 +1,19 @@
+// The store's tables, and the migrations that make them: numbered steps, each run once in
+// a transaction and recorded in schema_migrations, so that a store written by an older
+// host is brought forward in place and one written by a newer host is refused.
+#pragma once
+
+#include <cstdint>
+
+#include "store/database.hpp"
+
+namespace arbiter::host::store {
+
+// The schema version this host writes and reads.
+inline constexpr int64_t kSchemaVersion = 1;
+
+// Applies every migration the database has not had; throws DatabaseError, and refuses a
+// database whose version is newer than this host's.
+void migrate(Database& db);
+
+}  // namespace arbiter::host::store

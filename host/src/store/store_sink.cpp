@@ -1,0 +1,283 @@
+// The writing half of the store: a bounded queue filled on the event thread, a writer
+// thread that commits it in batches (store.hpp says why).
+#include <chrono>
+#include <variant>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "arbiter/host/store.hpp"
+#include "arbiter/host/untrusted_text.hpp"
+#include "store/database.hpp"
+#include "store/schema.hpp"
+
+namespace arbiter::host {
+
+using store::Database;
+using store::DatabaseError;
+
+namespace {
+
+int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+bool worth_logging(uint64_t n) { return n <= 5 || (n & (n - 1)) == 0; }
+
+}  // namespace
+
+std::string review_subject(const PlayerKey& player, const std::string& account) {
+    if (!account.empty()) return account;
+    return fmt::format("{}/{}/{}", player.relay_id, player.match_id, player.player);
+}
+
+struct StoreSink::Record {
+    struct Event {
+        SignalRecord signal;
+        std::string account;
+        int severity = 1;
+        int64_t recorded_unix = 0;
+    };
+    struct AssessmentRow {
+        Assessment assessment;
+        bool final = false;
+        int64_t recorded_unix = 0;
+    };
+    struct MatchRow {
+        std::string relay_id;
+        uint64_t match_id = 0;
+        bool ended = false;
+        bool complete = false;
+        int64_t recorded_unix = 0;
+    };
+    std::variant<Event, AssessmentRow, MatchRow> row;
+};
+
+StoreSink::StoreSink(const StoreSettings& settings, std::string server_id, double report_threshold,
+                     double review_threshold)
+    : settings_(settings),
+      server_id_(std::move(server_id)),
+      report_threshold_(report_threshold),
+      review_threshold_(review_threshold) {
+    try {
+        db_ = store::open_sqlite(settings.path);
+        store::migrate(*db_);
+    } catch (const DatabaseError& error) {
+        throw std::runtime_error(fmt::format("{}: the store: {}", settings.path, error.what()));
+    }
+    writer_ = std::thread([this] { write_loop(); });
+}
+
+StoreSink::~StoreSink() {
+    flush();
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_writer_.notify_all();
+    writer_.join();
+}
+
+void StoreSink::push(Record record) {
+    std::unique_lock lock(mutex_);
+    if (queue_.size() + in_flight_ >= settings_.max_queued) {
+        ++counters_.waits;
+        if (worth_logging(counters_.waits))
+            spdlog::warn("store {}: {} records wait for the database; the stream waits for room "
+                         "({} time(s) so far)",
+                         settings_.path, queue_.size() + in_flight_, counters_.waits);
+        room_.wait(lock, [&] { return queue_.size() + in_flight_ < settings_.max_queued; });
+    }
+    queue_.push_back(std::move(record));
+    counters_.queued = queue_.size();
+    wake_writer_.notify_one();
+}
+
+void StoreSink::on_signal(const SignalRecord& signal) {
+    if (signal.weighted() < report_threshold_ && !(signal.tripwire && signal.tripwires_allowed))
+        return;
+    Record::Event event{signal, signal.account, severity_of(signal, review_threshold_), unix_now()};
+    push({std::move(event)});
+}
+
+void StoreSink::on_action(const Assessment& assessment) {
+    push({Record::AssessmentRow{assessment, false, unix_now()}});
+}
+
+void StoreSink::on_match_end(const std::string& relay_id, uint64_t match_id, bool complete,
+                             const std::vector<Assessment>& players) {
+    const int64_t now = unix_now();
+    push({Record::MatchRow{relay_id, match_id, true, complete, now}});
+    for (const Assessment& assessment : players) push({Record::AssessmentRow{assessment, true, now}});
+}
+
+void StoreSink::flush() {
+    std::unique_lock lock(mutex_);
+    ++flushes_waiting_;
+    wake_writer_.notify_one();
+    // A database that is down is retried for a while, not for ever: a server that is
+    // stopping must stop, and says what it could not write.
+    const bool done = done_.wait_for(lock, std::chrono::seconds(30), [&] {
+        return (queue_.empty() && in_flight_ == 0) || stopping_;
+    });
+    --flushes_waiting_;
+    if (!done)
+        spdlog::error("store {}: {} record(s) still not written after 30 s of trying ({} "
+                      "failure(s)); they stay queued while the process runs",
+                      settings_.path, queue_.size() + in_flight_, counters_.failures);
+}
+
+StoreSink::Counters StoreSink::counters() const {
+    std::lock_guard lock(mutex_);
+    return counters_;
+}
+
+void StoreSink::write_loop() {
+    const auto interval = std::chrono::milliseconds(settings_.commit_interval_ms);
+    std::vector<Record> batch;
+    for (;;) {
+        {
+            std::unique_lock lock(mutex_);
+            // Commits come every interval, many records to one transaction; at once when
+            // the queue is full (the event thread waits) or someone waits for a flush.
+            wake_writer_.wait_for(lock, interval, [&] {
+                return stopping_ || flushes_waiting_ > 0 || queue_.size() >= settings_.max_queued;
+            });
+            if (queue_.empty() && batch.empty()) {
+                done_.notify_all();
+                if (stopping_) return;
+                continue;
+            }
+            while (!queue_.empty()) {
+                batch.push_back(std::move(queue_.front()));
+                queue_.pop_front();
+            }
+            in_flight_ = batch.size();
+            counters_.queued = 0;
+        }
+        try {
+            write(batch);
+            std::lock_guard lock(mutex_);
+            counters_.committed += batch.size();
+            ++counters_.commits;
+            in_flight_ = 0;
+            batch.clear();
+        } catch (const std::exception& error) {
+            // Held, not dropped: the same records go again after a pause.
+            std::lock_guard lock(mutex_);
+            ++counters_.failures;
+            if (worth_logging(counters_.failures))
+                spdlog::error("store {}: cannot write {} record(s): {}; they are held and tried "
+                              "again in 1 s ({} failure(s) so far)",
+                              settings_.path, batch.size(), error.what(), counters_.failures);
+        }
+        {
+            std::lock_guard lock(mutex_);
+            room_.notify_all();
+            if (queue_.empty() && in_flight_ == 0) done_.notify_all();
+        }
+        if (!batch.empty()) {
+            std::unique_lock lock(mutex_);
+            wake_writer_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });
+            if (stopping_) {
+                spdlog::error("store {}: stopping with {} record(s) it could not write",
+                              settings_.path, batch.size());
+                done_.notify_all();
+                return;
+            }
+        }
+    }
+}
+
+void StoreSink::write(std::vector<Record>& records) {
+    Database& db = *db_;
+    auto event = db.prepare(
+        "INSERT INTO security_events (server_id, relay_id, match_id, player, account, subject, "
+        "plugin, event_type, model_class, severity, score, confidence, weighted_score, tripwire, "
+        "evidence, relay_time_us, joined_relay_time_us, recorded_unix) VALUES "
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    auto match = db.prepare(
+        "INSERT INTO matches (server_id, relay_id, match_id, first_seen_unix) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (server_id, relay_id, match_id) DO NOTHING");
+    auto ended = db.prepare(
+        "UPDATE matches SET ended_unix = ?, complete = ? WHERE server_id = ? AND relay_id = ? AND "
+        "match_id = ?");
+    auto assessment = db.prepare(
+        "INSERT INTO assessments (server_id, relay_id, match_id, player, account, subject, action, "
+        "combined_score, final, assessment_json, updated_unix) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?) ON CONFLICT (server_id, relay_id, match_id, player) DO UPDATE SET "
+        "account = excluded.account, subject = excluded.subject, action = excluded.action, "
+        "combined_score = excluded.combined_score, final = excluded.final, "
+        "assessment_json = excluded.assessment_json, updated_unix = excluded.updated_unix");
+    auto seen = [&](const std::string& relay, uint64_t match_id, int64_t now) {
+        match->reset();
+        match->bind(1, server_id_).bind(2, relay).bind(3, static_cast<int64_t>(match_id)).bind(4, now);
+        match->step();
+    };
+    db.begin();
+    try {
+        for (Record& record : records) {
+            if (auto* e = std::get_if<Record::Event>(&record.row)) {
+                const SignalRecord& s = e->signal;
+                seen(s.player.relay_id, s.player.match_id, e->recorded_unix);
+                event->reset();
+                event->bind(1, server_id_)
+                    .bind(2, s.player.relay_id)
+                    .bind(3, static_cast<int64_t>(s.player.match_id))
+                    .bind(4, static_cast<int64_t>(s.player.player))
+                    .bind(5, e->account)
+                    .bind(6, review_subject(s.player, e->account))
+                    .bind(7, s.plugin)
+                    .bind(8, s.code)
+                    .bind(9, std::string_view(to_string(s.model_class)))
+                    .bind(10, static_cast<int64_t>(e->severity))
+                    .bind(11, s.score)
+                    .bind(12, s.confidence)
+                    .bind(13, s.weighted())
+                    .bind(14, static_cast<int64_t>(s.tripwire ? 1 : 0))
+                    .bind(15, s.evidence_json.empty() ? std::string_view("{}") : s.evidence_json)
+                    .bind(16, s.reported_at_us);
+                if (s.player_first_seen_us) event->bind(17, *s.player_first_seen_us);
+                else event->bind_null(17);
+                event->bind(18, e->recorded_unix);
+                event->step();
+            } else if (auto* a = std::get_if<Record::AssessmentRow>(&record.row)) {
+                const Assessment& x = a->assessment;
+                seen(x.player.relay_id, x.player.match_id, a->recorded_unix);
+                assessment->reset();
+                assessment->bind(1, server_id_)
+                    .bind(2, x.player.relay_id)
+                    .bind(3, static_cast<int64_t>(x.player.match_id))
+                    .bind(4, static_cast<int64_t>(x.player.player))
+                    .bind(5, x.account_id)
+                    .bind(6, review_subject(x.player, x.account_id))
+                    .bind(7, std::string_view(to_string(x.action)))
+                    .bind(8, x.combined_score)
+                    .bind(9, static_cast<int64_t>(a->final ? 1 : 0))
+                    .bind(10, assessment_json(x))
+                    .bind(11, a->recorded_unix);
+                assessment->step();
+            } else if (auto* m = std::get_if<Record::MatchRow>(&record.row)) {
+                seen(m->relay_id, m->match_id, m->recorded_unix);
+                ended->reset();
+                ended->bind(1, m->recorded_unix)
+                    .bind(2, static_cast<int64_t>(m->complete ? 1 : 0))
+                    .bind(3, server_id_)
+                    .bind(4, m->relay_id)
+                    .bind(5, static_cast<int64_t>(m->match_id));
+                ended->step();
+            }
+        }
+        db.commit();
+    } catch (...) {
+        try {
+            db.rollback();
+        } catch (const DatabaseError&) {
+        }
+        throw;
+    }
+}
+
+}  // namespace arbiter::host

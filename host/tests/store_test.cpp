@@ -1,0 +1,250 @@
+// The store on SQLite: its schema and migrations, the writer that never drops, what
+// kill -9 keeps, the review queue with tier 6's cross-server ranking, verdicts, their
+// export, and seed 000's trust score.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "arbiter/host/store.hpp"
+#include "store/database.hpp"
+#include "store/schema.hpp"
+#include "support/temp_dir.hpp"
+
+namespace arbiter::host {
+namespace {
+
+using ::testing::HasSubstr;
+using test::TempDir;
+
+StoreSettings settings_in(const TempDir& dir, uint64_t commit_ms = 20, uint64_t max_queued = 1000) {
+    StoreSettings settings;
+    settings.path = (dir / "store.db").string();
+    settings.commit_interval_ms = commit_ms;
+    settings.max_queued = max_queued;
+    return settings;
+}
+
+SignalRecord flag(const std::string& relay, uint64_t match, uint32_t player,
+                  const std::string& account, double score, int64_t t_us = 5'000'000) {
+    SignalRecord signal;
+    signal.plugin = "reference";
+    signal.code = "movement.speed";
+    signal.player = {relay, match, player};
+    signal.score = score;
+    signal.confidence = 1.0;
+    signal.evidence_json = "{\"speed_mps\":31.5}";
+    signal.reported_at_us = t_us;
+    signal.account = account;
+    signal.player_first_seen_us = 1'000'000;
+    return signal;
+}
+
+Assessment assessed(const std::string& relay, uint64_t match, uint32_t player,
+                    const std::string& account, Action action) {
+    Assessment assessment;
+    assessment.player = {relay, match, player};
+    assessment.account_id = account;
+    assessment.action = action;
+    assessment.combined_score = action == Action::clear ? 0.0 : 0.9;
+    return assessment;
+}
+
+int64_t count(const StoreSettings& settings, const std::string& table) {
+    auto db = store::open_sqlite(settings.path);
+    auto rows = db->prepare("SELECT COUNT(*) FROM " + table);
+    return rows->step() ? rows->integer(0) : -1;
+}
+
+TEST(Store, MigratesOnceAndRefusesAStoreFromANewerHost) {
+    TempDir dir;
+    const auto settings = settings_in(dir);
+    {
+        auto db = store::open_sqlite(settings.path);
+        store::migrate(*db);
+        store::migrate(*db);  // nothing to do the second time
+        auto versions = db->prepare("SELECT COUNT(*), MAX(version) FROM schema_migrations");
+        ASSERT_TRUE(versions->step());
+        EXPECT_EQ(versions->integer(0), store::kSchemaVersion);
+        EXPECT_EQ(versions->integer(1), store::kSchemaVersion);
+        db->execute("INSERT INTO schema_migrations (version, applied_unix) VALUES (99, 0)");
+    }
+    try {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        FAIL() << "a store of schema 99 was opened";
+    } catch (const std::runtime_error& error) {
+        EXPECT_THAT(error.what(), HasSubstr("schema version 99, newer than this host's 1"));
+    }
+}
+
+TEST(Store, AFileThatIsNoDatabaseIsAClearError) {
+    TempDir dir;
+    test::write_text(dir / "store.db", "not a database, only text\n");
+    try {
+        StoreSink sink(settings_in(dir), "s1", 0.3, 0.7);
+        FAIL() << "opened";
+    } catch (const std::runtime_error& error) {
+        EXPECT_THAT(error.what(), HasSubstr("store.db"));
+        EXPECT_THAT(error.what(), HasSubstr("not a database"));
+    }
+}
+
+TEST(Store, WritesFlagsAtTheThresholdAndEveryAssessmentAndNothingIsDroppedWhenFull) {
+    TempDir dir;
+    // A queue of 8 records: the writer falls behind and the producer waits, never drops.
+    const auto settings = settings_in(dir, 5, 8);
+    {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        for (uint32_t i = 0; i < 500; ++i) {
+            sink.on_signal(flag("r", 1, 1 + i % 10, "acct-" + std::to_string(i % 10), 0.8));
+            sink.on_signal(flag("r", 1, 1, "acct-0", 0.1));  // under the threshold: not a flag
+        }
+        sink.on_match_end("r", 1, true, {assessed("r", 1, 1, "acct-0", Action::flag_for_review)});
+        sink.flush();
+        EXPECT_EQ(sink.counters().committed, 502u);  // 500 flags, the match, its assessment
+    }
+    EXPECT_EQ(count(settings, "security_events"), 500);
+    EXPECT_EQ(count(settings, "assessments"), 1);
+    EXPECT_EQ(count(settings, "matches"), 1);
+}
+
+TEST(Store, KillDashNineKeepsEverythingFlushedAndLosesAtMostTheLastInterval) {
+    TempDir dir;
+    const auto settings = settings_in(dir, 50);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        for (uint32_t i = 0; i < 100; ++i) sink.on_signal(flag("r", 1, 1, "a", 0.9));
+        sink.flush();  // these 100 are committed
+        for (uint32_t i = 0; i < 100; ++i) sink.on_signal(flag("r", 1, 2, "b", 0.9));
+        ::kill(::getpid(), SIGKILL);  // no flush, no destructor
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    const int64_t kept = count(settings, "security_events");
+    EXPECT_GE(kept, 100);
+    EXPECT_LE(kept, 200);
+    // The store opens clean after it: WAL recovery, no damage.
+    ReviewStore store(settings);
+    EXPECT_FALSE(store.queue().empty());
+}
+
+TEST(Store, TheQueueRanksAnAccountFlaggedOnTwoServersFirst) {
+    TempDir dir;
+    const auto settings = settings_in(dir);
+    {
+        // Two servers on one store, as two hosts on one database.
+        StoreSink one(settings, "server-one", 0.3, 0.7);
+        StoreSink two(settings, "server-two", 0.3, 0.7);
+        // A strong flag on one server only.
+        one.on_signal(flag("relay-a", 1, 7, "loud", 1.0));
+        // Two moderate flags of one account on two servers: each alone at Monitor.
+        one.on_signal(flag("relay-a", 1, 3, "quiet", 0.5));
+        two.on_signal(flag("relay-b", 9, 4, "quiet", 0.5));
+        // A player without an account.
+        two.on_signal(flag("relay-b", 9, 5, "", 0.6));
+        one.flush();
+        two.flush();
+    }
+    ReviewStore store(settings);
+    const auto queue = store.queue();
+    ASSERT_EQ(queue.size(), 3u);
+    EXPECT_EQ(queue[0].subject, "quiet");
+    EXPECT_EQ(queue[0].servers, 2u);
+    ASSERT_FALSE(queue[0].correlation.empty());
+    EXPECT_THAT(queue[0].correlation[0], HasSubstr("flagged on 2 servers within 7 days"));
+    EXPECT_EQ(queue[1].subject, "loud");
+    EXPECT_EQ(queue[1].max_severity, 4);
+    EXPECT_EQ(queue[2].subject, "relay-b/9/5");
+
+    const auto dossier = store.dossier("quiet");
+    ASSERT_TRUE(dossier);
+    const auto json = nlohmann::json::parse(dossier->json);
+    EXPECT_EQ(json["servers"].size(), 2u);
+    EXPECT_EQ(json["events"].size(), 2u);
+    EXPECT_EQ(json["events"][0]["evidence"]["speed_mps"], 31.5);
+    EXPECT_DOUBLE_EQ(json["events"][0]["since_join_s"].get<double>(), 4.0);
+    EXPECT_FALSE(store.dossier("nobody"));
+}
+
+TEST(Store, AVerdictTakesAPlayerOffTheQueueAndIsExportedAsALabel) {
+    TempDir dir;
+    const auto settings = settings_in(dir);
+    {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        sink.on_signal(flag("r", 1, 1, "cheater", 0.9));
+        sink.on_signal(flag("r", 1, 2, "honest", 0.5));
+        sink.on_signal(flag("r", 1, 3, "unsure", 0.5));
+        sink.on_match_end("r", 1, true,
+                          {assessed("r", 1, 1, "cheater", Action::flag_for_review),
+                           assessed("r", 1, 2, "honest", Action::monitor),
+                           assessed("r", 1, 3, "unsure", Action::monitor)});
+        sink.flush();
+    }
+    ReviewStore store(settings);
+    EXPECT_GT(store.record_verdict("cheater", "confirmed", "alice", "clear speed hack"), 0);
+    store.record_verdict("honest", "false_positive", "alice", "");
+    store.record_verdict("unsure", "inconclusive", "bob", "");
+    EXPECT_TRUE(store.queue().empty());
+    EXPECT_THROW(store.record_verdict("cheater", "guilty", "alice", ""), std::invalid_argument);
+    EXPECT_THROW(store.record_verdict("cheater", "confirmed", "", ""), std::invalid_argument);
+    EXPECT_THROW(store.record_verdict("cheater", "confirmed", std::string("\xff", 1), ""),
+                 std::invalid_argument);
+    EXPECT_THROW(store.record_verdict("nobody", "confirmed", "alice", ""), std::runtime_error);
+
+    const auto dossier = nlohmann::json::parse(store.dossier("cheater")->json);
+    EXPECT_EQ(dossier["verdicts"][0]["reviewer"], "alice");
+    EXPECT_EQ(dossier["events"][0]["verdict"], "confirmed");
+    EXPECT_EQ(dossier["trust"]["score"], 0.0);  // a confirmed cheater has no trust left
+
+    const auto truth = nlohmann::json::parse(store.export_truth());
+    EXPECT_EQ(truth["format"], "arbiter-truth");
+    ASSERT_EQ(truth["matches"].size(), 1u);
+    const auto& players = truth["matches"][0]["players"];
+    ASSERT_EQ(players.size(), 2u);  // the inconclusive one is left out
+    EXPECT_EQ(players[0]["account"], "cheater");
+    EXPECT_EQ(players[0]["cheater"], true);
+    EXPECT_EQ(players[1]["account"], "honest");
+    EXPECT_EQ(players[1]["cheater"], false);
+}
+
+TEST(Trust, FollowsSeedZeroZeroZerosWeighting) {
+    TrustFactors fresh;
+    EXPECT_EQ(trust_score(fresh), 6000.0);
+    TrustFactors old = fresh;
+    old.account_age_days = 365;
+    EXPECT_EQ(trust_score(old), 7500.0);
+    old.account_age_days = 10'000;  // saturates at a year
+    EXPECT_EQ(trust_score(old), 7500.0);
+    TrustFactors idle = fresh;
+    idle.rated_games_played = 20;  // the dead zone: nothing yet
+    EXPECT_EQ(trust_score(idle), 6000.0);
+    idle.rated_games_played = 520;
+    EXPECT_EQ(trust_score(idle), 9000.0);
+    // Everything good, and five anti-cheat points: zero all the same.
+    TrustFactors best{.account_age_days = 365, .rated_games_played = 520, .anti_cheat_points = 5,
+                      .report_rate = 0, .commend_rate = 0.5, .abandon_rate = 0,
+                      .season_participation = 8};
+    EXPECT_EQ(trust_score(best), 0.0);
+    best.anti_cheat_points = 0;
+    EXPECT_EQ(trust_score(best), 12000.0);
+    // NaN guards: a factor that is not a number counts as absent.
+    TrustFactors broken = fresh;
+    broken.account_age_days = std::numeric_limits<double>::quiet_NaN();
+    broken.anti_cheat_points = std::numeric_limits<double>::infinity();
+    broken.report_rate = -4;
+    EXPECT_EQ(trust_score(broken), 6000.0);
+}
+
+}  // namespace
+}  // namespace arbiter::host
