@@ -18,14 +18,17 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <arbiter/host/ingest.hpp>
+#include <arbiter/host/store.hpp>
 
 #include "direct.hpp"
 #include "serve_bench.hpp"
@@ -401,6 +404,49 @@ void run_isolated(const Settings& s) {
     std::printf("\n");
 }
 
+// The review store's writer: security events pushed as fast as the event thread can, then
+// a flush; events/s into SQLite on the wall clock, with the commit interval as configured.
+void run_store(const Settings& s) {
+    const uint64_t events = s.quick ? 20'000 : 200'000;
+    std::printf("review store (SQLite, WAL, synchronous=NORMAL), %llu security events:\n",
+                static_cast<unsigned long long>(events));
+    for (const uint64_t interval_ms : {uint64_t{20}, uint64_t{200}}) {
+        std::vector<double> rates;
+        for (int r = 0; r < s.reps; ++r) {
+            char folder[] = "/tmp/arbiter-bench-store-XXXXXX";
+            if (!mkdtemp(folder)) throw std::runtime_error("mkdtemp failed");
+            host::StoreSettings settings;
+            settings.path = std::string(folder) + "/store.db";
+            settings.commit_interval_ms = interval_ms;
+            const double start = wall_seconds();
+            {
+                host::StoreSink sink(settings, "bench", 0.3, 0.7);
+                host::SignalRecord signal;
+                signal.plugin = "reference";
+                signal.code = "movement.speed";
+                signal.score = 0.8;
+                signal.confidence = 1.0;
+                signal.evidence_json =
+                    "{\"speed_mps\":31.5,\"limit_mps\":22,\"window_s\":1.0,\"updates\":21}";
+                for (uint64_t i = 0; i < events; ++i) {
+                    signal.player = {"bench-relay", 1 + i / 10'000, static_cast<uint32_t>(1 + i % 500)};
+                    signal.account = "account-" + std::to_string(i % 5000);
+                    signal.reported_at_us = static_cast<int64_t>(i) * 1000;
+                    sink.on_signal(signal);
+                }
+                sink.flush();
+            }
+            rates.push_back(static_cast<double>(events) / (wall_seconds() - start));
+            std::filesystem::remove_all(folder);
+        }
+        const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
+        std::printf("  commit every %3llu ms: %9.0f events/s (spread %.0f-%.0f)\n",
+                    static_cast<unsigned long long>(interval_ms), median(rates), *lo, *hi);
+        std::fflush(stdout);
+    }
+    std::printf("\n");
+}
+
 size_t heap_in_use() {
     const struct mallinfo2 info = mallinfo2();
     return info.uordblks + info.hblkhd;
@@ -494,7 +540,7 @@ int usage() {
     std::fprintf(stderr,
                  "usage: arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... "
                  "[--only SECTION]... [--filter TEXT] [--soak-matches N]\n"
-                 "sections: core batch players plugins isolated memory reload serve, and soak (only when "
+                 "sections: core batch players plugins isolated memory reload store serve, and soak (only when "
                  "named with --only)\n");
     return 1;
 }
@@ -533,7 +579,8 @@ int main(int argc, char** argv) {
         const std::vector<std::pair<std::string, void (*)(const Settings&)>> sections = {
             {"core", run_core},       {"batch", run_batch},   {"players", run_players},
             {"plugins", run_plugins}, {"isolated", run_isolated}, {"memory", run_memory},
-            {"reload", run_reload},   {"serve", run_serve},     {"soak", run_soak}};
+            {"reload", run_reload},   {"store", run_store},     {"serve", run_serve},
+            {"soak", run_soak}};
         // The soak is long and measures memory, not speed: it runs only when named.
         for (const auto& [name, run] : sections)
             if (s.only.empty() ? !s.skip.count(name) && name != "soak" : s.only.count(name) > 0) run(s);
