@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "event_fields.hpp"
+#include "relay_times.hpp"
+
 namespace arbiter::reference {
 
 namespace {
@@ -16,13 +19,6 @@ constexpr const char* kStateTag = "REF1";
 // put_samples): half the bytes, one put instead of four per sample; version 4 blobs are
 // still read.
 constexpr uint32_t kStateVersion = 5;
-// A check reports again only when its score rises by at least this much.
-constexpr double kReportStep = 0.05;
-constexpr int64_t kSecondUs = 1'000'000;
-
-Vec3 to_vec(const fb::Vec3* v) {
-    return v ? Vec3{v->x(), v->y(), v->z()} : Vec3{};
-}
 
 Evidence position_evidence(const Sample& sample) {
     return Evidence()
@@ -35,20 +31,6 @@ Evidence position_evidence(const Sample& sample) {
 Evidence vec_evidence(const fb::Vec3* v) {
     const Vec3 p = to_vec(v);
     return Evidence().add("x", p.x).add("y", p.y).add("z", p.z);
-}
-
-std::string text(const flatbuffers::String* s) {
-    return s ? s->str() : std::string();
-}
-
-// Drops the times older than `horizon_us` before the newest.
-void trim(std::deque<int64_t>& times, int64_t horizon_us) {
-    while (!times.empty() && times.front() < times.back() - horizon_us)
-        times.pop_front();
-}
-
-int64_t micros(double seconds) {
-    return static_cast<int64_t>(seconds * 1e6);
 }
 
 void parse_hits(const ConfigTable& config, HitLimits& h) {
@@ -269,32 +251,11 @@ double ReferenceAnalyzer::tick_s(const Match& match) const {
     return match.tick_s > 0 ? match.tick_s : 1.0 / settings_.clock.tick_rate_hz;
 }
 
-namespace {
-// The lag the relay saw for a player around [from_us, to_us], capped: the longest silence
-// (events held back arrive in a burst after it), or the longest round trip the relay
-// measured (the first one after a spike spans it, and it is the player's own link even
-// where no silence was seen, as after a join in the middle of a spike). A late claim or a
-// burst of them within that much is lag, not cheating (DETECTION.md).
-struct LagAllowance {
-    double silence_s = 0;
-    double rtt_s = 0;
-    double used_s = 0;
-};
-
-LagAllowance lag_allowance(const Arrivals& arrivals, const Fifo<RttSample>& rtts, int64_t from_us,
-                           int64_t to_us, double cap_s, double rtt_cap_s) {
-    LagAllowance lag;
-    lag.silence_s = silence_allowance_s(arrivals, from_us, to_us, cap_s);
-    const int64_t look_back_us = static_cast<int64_t>(rtt_cap_s * 1e6) + 1'000'000;
-    uint32_t longest_rtt_us = 0;
-    for (const RttSample& r : rtts)
-        if (r.t_us >= from_us - look_back_us && r.t_us <= to_us)
-            longest_rtt_us = std::max(longest_rtt_us, r.rtt_us);
-    lag.rtt_s = std::min(static_cast<double>(longest_rtt_us) / 1e6, std::min(cap_s, rtt_cap_s));
-    lag.used_s = std::max(lag.silence_s, lag.rtt_s);
-    return lag;
+LagSeen ReferenceAnalyzer::lag_seen(const Player& player) {
+    return {player.arrivals, player.track.rtts};
 }
 
+namespace {
 // What a reviewer needs to see a hit or kill claim: who, with what, from where, when.
 template <class Claim>
 Evidence claim_evidence(const fb::Event& event, const Claim& claim,
@@ -321,7 +282,7 @@ void ReferenceAnalyzer::check_rate(uint32_t id, Player& player, std::deque<int64
     times.push_back(t_us);
     trim(times, micros(limits.fire_window_s));
     if (weapon.fire_interval_s <= 0) return;
-    const double allowance = lag_allowance(player.arrivals, player.track.rtts, times.front(), t_us,
+    const double allowance = lag_allowance(lag_seen(player), times.front(), t_us,
                                            limits.max_lag_allowance_s, limits.max_rtt_allowance_s)
                                  .used_s;
     auto rate = check_fire_rate(times, weapon, allowance, limits);
@@ -410,9 +371,8 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
                signals);
     }
     if (auto claimed = hit.claimed_tick(); claimed.has_value()) {
-        const LagAllowance lag =
-            lag_allowance(player.arrivals, player.track.rtts, t_us, t_us,
-                          limits.max_lag_allowance_s, limits.max_rtt_allowance_s);
+        const LagAllowance lag = lag_allowance(
+            lag_seen(player), t_us, t_us, limits.max_lag_allowance_s, limits.max_rtt_allowance_s);
         if (auto timing = check_timing(event.tick(), *claimed, tick_s(match), lag.used_s, limits)) {
             report(player,
                    {.player = id,
@@ -528,8 +488,8 @@ void ReferenceAnalyzer::on_inventory(Player& player, const fb::Event& event, Sig
         times.push_back(t_us);
         trim(times, micros(settings.window_s));
         const double allowance =
-            lag_allowance(player.arrivals, player.track.rtts, times.front(), t_us,
-                          settings.max_lag_allowance_s, settings.max_lag_allowance_s)
+            lag_allowance(lag_seen(player), times.front(), t_us, settings.max_lag_allowance_s,
+                          settings.max_lag_allowance_s)
                 .used_s;
         if (auto rate = check_acquisition_rate(times, *item, allowance, settings)) {
             report(player,
@@ -726,8 +686,7 @@ void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
         // stays: the reports and held rises, the counts of claims that failed a check, and
         // the measured round trips.
         Player fresh;
-        fresh.reported = std::move(player.reported);
-        fresh.held = std::move(player.held);
+        fresh.reports = std::move(player.reports);
         fresh.blocked_hits = player.blocked_hits;
         fresh.dead_target_hits = player.dead_target_hits;
         fresh.unspent = player.unspent;
@@ -1078,34 +1037,11 @@ void ReferenceAnalyzer::check_windows(uint32_t player_id, Player& player, int64_
 }
 
 void ReferenceAnalyzer::report(Player& player, Signal signal, Signals& signals) {
-    const std::string code(signal.code);
-    const double weighted = signal.score * signal.confidence;
-    auto reported = player.reported.find(code);
-    // The epsilon keeps a rise of exactly one step (0.90 to 0.95) a rise in floating point.
-    if (reported != player.reported.end() && weighted < reported->second + kReportStep - 1e-9) {
-        if (weighted <= reported->second) return;
-        auto held = player.held.find(code);
-        if (held == player.held.end() || weighted > held->second.score * held->second.confidence)
-            player.held[code] = {signal.score, signal.confidence, signal.evidence};
-        return;
-    }
-    player.reported[code] = weighted;
-    player.held.erase(code);
-    signals.emit(signal);
-    host().count("signals." + code);
+    Reporter(host(), signals, player.reports).report(std::move(signal));
 }
 
 void ReferenceAnalyzer::report_held(uint32_t player_id, Player& player, Signals& signals) {
-    for (auto& [code, held] : player.held) {
-        signals.emit({.player = player_id,
-                      .code = code,
-                      .score = held.score,
-                      .confidence = held.confidence,
-                      .evidence = held.evidence});
-        player.reported[code] = held.score * held.confidence;
-        host().count("signals." + code);
-    }
-    player.held.clear();
+    Reporter(host(), signals, player.reports).report_held(player_id);
 }
 
 int64_t ReferenceAnalyzer::spacing_horizon_us() const {
@@ -1150,36 +1086,6 @@ void ReferenceAnalyzer::on_match_end(const MatchKey& match, Signals& signals) {
 }
 
 namespace {
-void put_times(StateWriter& out, const std::deque<int64_t>& times) {
-    out.put<uint64_t>(times.size());
-    for (int64_t t : times)
-        out.put<int64_t>(t);
-}
-
-std::deque<int64_t> get_times(StateReader& in) {
-    std::deque<int64_t> times;
-    for (uint64_t n = in.get_count(8); n > 0; --n)
-        times.push_back(in.get_relay_time("relay time"));
-    return times;
-}
-
-void put_times_by_name(StateWriter& out, const std::map<std::string, std::deque<int64_t>>& map) {
-    out.put<uint64_t>(map.size());
-    for (const auto& [name, times] : map) {
-        out.put_string(name);
-        put_times(out, times);
-    }
-}
-
-std::map<std::string, std::deque<int64_t>> get_times_by_name(StateReader& in) {
-    std::map<std::string, std::deque<int64_t>> map;
-    for (uint64_t n = in.get_count(16); n > 0; --n) {
-        std::string name = in.get_string();
-        map[name] = get_times(in);
-    }
-    return map;
-}
-
 void put_sample(StateWriter& out, const Sample& s) {
     out.put<int64_t>(s.t_us);
     out.put<double>(s.position.x);
@@ -1332,18 +1238,7 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
                 out.put<int64_t>(r.t_us);
                 out.put<uint32_t>(r.rtt_us);
             }
-            out.put<uint64_t>(player.reported.size());
-            for (const auto& [code, score] : player.reported) {
-                out.put_string(code);
-                out.put<double>(score);
-            }
-            out.put<uint64_t>(player.held.size());
-            for (const auto& [code, held] : player.held) {
-                out.put_string(code);
-                out.put<double>(held.score);
-                out.put<double>(held.confidence);
-                out.put_string(held.evidence.str());
-            }
+            save_reports(out, player.reports);
             // Version 3: the other areas.
             out.put<int64_t>(player.arrivals.last_us);
             out.put<uint64_t>(player.arrivals.gaps.size());
@@ -1456,19 +1351,7 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 r.rtt_us = in.get<uint32_t>();
                 player.track.rtts.push_back(r);
             }
-            uint64_t reported = in.get_count(16);
-            for (uint64_t i = 0; i < reported; ++i) {
-                std::string code = in.get_string();
-                player.reported[code] = in.get_finite("reported score");
-            }
-            if (in.version() < 2) continue;
-            for (uint64_t held = in.get_count(40); held > 0; --held) {
-                std::string code = in.get_string();
-                Held& h = player.held[code];
-                h.score = in.get_finite("held score");
-                h.confidence = in.get_finite("held confidence");
-                h.evidence = Evidence::from_str(in.get_string());
-            }
+            restore_reports(in, player.reports);
             if (in.version() < 3) continue;
             player.arrivals.last_us = in.get_relay_time("last arrival");
             for (uint64_t n = in.get_count(16); n > 0; --n) {

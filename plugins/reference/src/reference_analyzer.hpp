@@ -21,7 +21,9 @@
 #include "fifo.hpp"
 #include "hits.hpp"
 #include "items.hpp"
+#include "lag.hpp"
 #include "movement.hpp"
+#include "reports.hpp"
 #include "sessions.hpp"
 #include "stats.hpp"
 
@@ -59,23 +61,12 @@ class ReferenceAnalyzer final : public Analyzer {
     void restore_state(std::span<const uint8_t> blob);
 
   private:
-    // The strongest signal of a check not yet reported.
-    struct Held {
-        double score = 0;
-        double confidence = 0;
-        Evidence evidence;
-    };
     struct Player {
         Track track;
         // typical_interval_us of the track, kept up to date (every change to the track is
         // reported to it).
         SpacingMedian spacing;
-        // The highest weighted score reported per check: a check reports again only when
-        // its score rises by a step, so a sustained cheat does not flood the host...
-        std::map<std::string, double> reported;
-        // ...and a rise smaller than the step is held, and reported when the player
-        // leaves or the match ends, so that the host still gets each check's maximum.
-        std::map<std::string, Held> held;
+        Reports reports;
 
         // movement: the current run of windows over the speed limit, the current stretch
         // off the ground, and the updates in a row under the terrain (the first of them).
@@ -140,6 +131,7 @@ class ReferenceAnalyzer final : public Analyzer {
     double tick_s(const Match& match) const;
     void report(Player& player, Signal signal, Signals& signals);
     void report_held(uint32_t player_id, Player& player, Signals& signals);
+    static LagSeen lag_seen(const Player& player);
     void forget_old(Player& player, int64_t now_us) const;
     // How far back a player's usual spacing of updates is measured (the track keeps a
     // window more, for the acceleration check).
