@@ -33,7 +33,31 @@ Evidence vec_evidence(const fb::Vec3* v) {
     return Evidence().add("x", p.x).add("y", p.y).add("z", p.z);
 }
 
-void parse_hits(const ConfigTable& config, HitLimits& h) {
+MovementLimits parse_movement(const ConfigTable& config) {
+    MovementLimits m;
+    ConfigTable movement = config.table("movement");
+    m.max_speed = movement.number("max_speed", m.max_speed, Range::positive());
+    m.tolerance = movement.number("tolerance", m.tolerance, Range::between(1.0, 10.0));
+    m.window_s = movement.number("window_s", m.window_s, Range::between(0.1, 60.0));
+    m.max_lag_allowance_s =
+        movement.number("max_lag_allowance_s", m.max_lag_allowance_s, Range::between(0.0, 10.0));
+    m.teleport_distance =
+        movement.number("teleport_distance", m.teleport_distance, Range::positive());
+    m.min_samples = movement.integer("min_samples", m.min_samples, Range::between(1, 1000));
+    m.burst_gap_s = movement.number("burst_gap_s", m.burst_gap_s, Range{0.0, 0.05, true});
+    m.max_acceleration = movement.number("max_acceleration", m.max_acceleration, Range::positive());
+    m.sustained_s = movement.number("sustained_s", m.sustained_s, Range::between(0.1, 3600.0));
+    m.max_jump_time_s =
+        movement.number("max_jump_time_s", m.max_jump_time_s, Range::between(0.1, 60.0));
+    m.airborne_grace_s =
+        movement.number("airborne_grace_s", m.airborne_grace_s, Range::between(0.0, 60.0));
+    m.below_terrain_m =
+        movement.number("below_terrain_m", m.below_terrain_m, Range{0.0, 100.0, true});
+    return m;
+}
+
+HitLimits parse_hits(const ConfigTable& config) {
+    HitLimits h;
     ConfigTable hits = config.table("hits");
     h.default_range_m = hits.number("default_range_m", h.default_range_m, Range::positive());
     h.range_tolerance =
@@ -62,9 +86,11 @@ void parse_hits(const ConfigTable& config, HitLimits& h) {
         if (!interval && rpm > 0) limits.fire_interval_s = 60.0 / rpm;
         h.weapons[name] = limits;
     }
+    return h;
 }
 
-void parse_items(const ConfigTable& config, ItemSettings& i) {
+ItemSettings parse_items(const ConfigTable& config) {
+    ItemSettings i;
     ConfigTable items = config.table("items");
     i.known_only = items.boolean("known_only", i.known_only);
     i.window_s = items.number("window_s", i.window_s, Range::between(1.0, 86400.0));
@@ -83,9 +109,11 @@ void parse_items(const ConfigTable& config, ItemSettings& i) {
         limits.respawn_s = it.number("respawn_s", 0.0, Range::between(0.0, 86400.0));
         i.items[id] = limits;
     }
+    return i;
 }
 
-void parse_stats(const ConfigTable& config, StatLimits& s) {
+StatLimits parse_stats(const ConfigTable& config) {
+    StatLimits s;
     ConfigTable stats = config.table("stats");
     s.experience_stat = stats.string("experience_stat", s.experience_stat);
     s.max_experience_per_hour =
@@ -99,9 +127,11 @@ void parse_stats(const ConfigTable& config, StatLimits& s) {
     s.resource_prefix = stats.string("resource_prefix", s.resource_prefix);
     s.confident_count =
         stats.integer("confident_count", s.confident_count, Range::between(1, 1000));
+    return s;
 }
 
-void parse_sessions(const ConfigTable& config, SessionLimits& s) {
+SessionLimits parse_sessions(const ConfigTable& config) {
+    SessionLimits s;
     ConfigTable sessions = config.table("sessions");
     s.max_reconnects =
         sessions.integer("max_reconnects", s.max_reconnects, Range::between(0, 1000));
@@ -109,9 +139,11 @@ void parse_sessions(const ConfigTable& config, SessionLimits& s) {
         sessions.number("reconnect_window_s", s.reconnect_window_s, Range::between(1.0, 3600.0));
     s.client_versions = sessions.strings("client_versions");
     s.handshakes = sessions.strings("handshakes");
+    return s;
 }
 
-void parse_clock(const ConfigTable& config, ClockLimits& c) {
+ClockLimits parse_clock(const ConfigTable& config) {
+    ClockLimits c;
     ConfigTable clock = config.table("clock");
     c.tick_rate_hz = clock.number("tick_rate_hz", c.tick_rate_hz, Range::between(0.1, 10000.0));
     c.ahead_ticks = clock.integer("ahead_ticks", c.ahead_ticks, Range::between(0, 100000));
@@ -139,45 +171,26 @@ void parse_clock(const ConfigTable& config, ClockLimits& c) {
         clock.number("max_lag_allowance_s", c.max_lag_allowance_s, Range::between(0.0, 10.0));
     c.run_length_leeway_s =
         clock.number("run_length_leeway_s", c.run_length_leeway_s, Range::at_least(0.0));
+    return c;
 }
 }  // namespace
 
-ReferenceSettings ReferenceSettings::parse(const ConfigTable& config) {
-    ReferenceSettings s;
-    ConfigTable movement = config.table("movement");
-    MovementLimits& m = s.movement;
-    m.max_speed = movement.number("max_speed", m.max_speed, Range::positive());
-    m.tolerance = movement.number("tolerance", m.tolerance, Range::between(1.0, 10.0));
-    m.window_s = movement.number("window_s", m.window_s, Range::between(0.1, 60.0));
-    m.max_lag_allowance_s =
-        movement.number("max_lag_allowance_s", m.max_lag_allowance_s, Range::between(0.0, 10.0));
-    m.teleport_distance =
-        movement.number("teleport_distance", m.teleport_distance, Range::positive());
-    m.min_samples = movement.integer("min_samples", m.min_samples, Range::between(1, 1000));
-    m.burst_gap_s = movement.number("burst_gap_s", m.burst_gap_s, Range{0.0, 0.05, true});
-    m.max_acceleration = movement.number("max_acceleration", m.max_acceleration, Range::positive());
-    m.sustained_s = movement.number("sustained_s", m.sustained_s, Range::between(0.1, 3600.0));
-    m.max_jump_time_s =
-        movement.number("max_jump_time_s", m.max_jump_time_s, Range::between(0.1, 60.0));
-    m.airborne_grace_s =
-        movement.number("airborne_grace_s", m.airborne_grace_s, Range::between(0.0, 60.0));
-    m.below_terrain_m =
-        movement.number("below_terrain_m", m.below_terrain_m, Range{0.0, 100.0, true});
-    parse_hits(config, s.hits);
-    parse_items(config, s.items);
-    parse_stats(config, s.stats);
-    parse_sessions(config, s.sessions);
-    parse_clock(config, s.clock);
+Areas::Areas(const ConfigTable& config)
+    : movement(parse_movement(config)),
+      hits(parse_hits(config)),
+      items(parse_items(config)),
+      stats(parse_stats(config)),
+      sessions(parse_sessions(config)),
+      clock(parse_clock(config)) {
     config.reject_unknown_keys();
-    return s;
 }
 
 ReferenceAnalyzer::ReferenceAnalyzer(const Context& context)
-    : Analyzer(context), settings_(ReferenceSettings::parse(context.config)) {}
+    : Analyzer(context), areas_(context.config) {}
 
 void ReferenceAnalyzer::configure(const Context& context) {
     // Parse everything first: a bad config throws here and changes nothing.
-    settings_ = ReferenceSettings::parse(context.config);
+    areas_ = Areas(context.config);
 }
 
 void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
@@ -248,7 +261,7 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
 }
 
 double ReferenceAnalyzer::tick_s(const Match& match) const {
-    return match.tick_s > 0 ? match.tick_s : 1.0 / settings_.clock.tick_rate_hz;
+    return match.tick_s > 0 ? match.tick_s : 1.0 / areas_.clock.tick_rate_hz;
 }
 
 LagSeen ReferenceAnalyzer::lag_seen(const Player& player) {
@@ -278,7 +291,7 @@ void ReferenceAnalyzer::check_rate(uint32_t id, Player& player, std::deque<int64
                                    int64_t t_us, const std::string& weapon_name,
                                    const WeaponLimits& weapon, const char* kind,
                                    const char* count_key, Signals& signals) {
-    const HitLimits& limits = settings_.hits;
+    const HitLimits& limits = areas_.hits;
     times.push_back(t_us);
     trim(times, micros(limits.fire_window_s));
     if (weapon.fire_interval_s <= 0) return;
@@ -311,7 +324,7 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
     const int64_t t_us = event.relay_time_us();
     const fb::HitClaim& hit = *event.body_as_HitClaim();
     Player& player = match.players[id];
-    const HitLimits& limits = settings_.hits;
+    const HitLimits& limits = areas_.hits;
     const std::string weapon_name = text(hit.weapon());
     const WeaponLimits weapon = limits.weapon(weapon_name);
     const Evidence claim = claim_evidence(event, hit, weapon_name);
@@ -401,7 +414,7 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
         hit.target_alive() && hit.target_damageable()) {
         Player& target = match.players[hit.target_player()];
         target.hits_taken.push_back(t_us);
-        trim(target.hits_taken.get(), micros(settings_.stats.combat_window_s));
+        trim(target.hits_taken.get(), micros(areas_.stats.combat_window_s));
         check_invulnerable(match, hit.target_player(), target, signals);
     }
 }
@@ -411,7 +424,7 @@ void ReferenceAnalyzer::on_kill(Match& match, const fb::Event& event, Signals& s
     const int64_t t_us = event.relay_time_us();
     const fb::KillClaim& kill = *event.body_as_KillClaim();
     Player& player = match.players[id];
-    const HitLimits& limits = settings_.hits;
+    const HitLimits& limits = areas_.hits;
     const std::string weapon_name = text(kill.weapon());
     const WeaponLimits weapon = limits.weapon(weapon_name);
     const Evidence claim = claim_evidence(event, kill, weapon_name);
@@ -450,7 +463,7 @@ void ReferenceAnalyzer::on_inventory(Player& player, const fb::Event& event, Sig
     const uint32_t id = event.player();
     const int64_t t_us = event.relay_time_us();
     const fb::InventoryChange& change = *event.body_as_InventoryChange();
-    const ItemSettings& settings = settings_.items;
+    const ItemSettings& settings = areas_.items;
     const std::string item_id = text(change.item_id());
     const Evidence what = Evidence()
                               .add("t_us", t_us)
@@ -515,7 +528,7 @@ void ReferenceAnalyzer::on_stat(Match& match, const fb::Event& event, Signals& s
     const uint32_t id = event.player();
     const int64_t t_us = event.relay_time_us();
     const fb::StatChange& change = *event.body_as_StatChange();
-    const StatLimits& limits = settings_.stats;
+    const StatLimits& limits = areas_.stats;
     Player& player = match.players[id];
     const std::string stat = text(change.stat());
     if (stat == limits.experience_stat) {
@@ -575,11 +588,11 @@ void ReferenceAnalyzer::check_invulnerable(Match& match, uint32_t player_id, Pla
                                            Signals& signals) {
     // Only a game that reports damage at all can show a player who takes none.
     if (!match.damage_reported || player.hits_taken.empty()) return;
-    const int64_t from = player.hits_taken.back() - micros(settings_.stats.combat_window_s);
+    const int64_t from = player.hits_taken.back() - micros(areas_.stats.combat_window_s);
     const auto damage = std::count_if(player.damage_taken.begin(), player.damage_taken.end(),
                                       [&](int64_t t) { return t >= from; });
     const auto hits = static_cast<int64_t>(player.hits_taken.size());
-    if (auto unhurt = reference::check_invulnerable(hits, damage, settings_.stats)) {
+    if (auto unhurt = reference::check_invulnerable(hits, damage, areas_.stats)) {
         report(player,
                {.player = player_id,
                 .code = "stats.invulnerable",
@@ -588,7 +601,7 @@ void ReferenceAnalyzer::check_invulnerable(Match& match, uint32_t player_id, Pla
                 .evidence = Evidence()
                                 .add("hits_taken", unhurt->hits_taken)
                                 .add("damage_registered", static_cast<int64_t>(damage))
-                                .add("min_hits_taken", settings_.stats.min_hits_taken)
+                                .add("min_hits_taken", areas_.stats.min_hits_taken)
                                 .add("window_s", unhurt->window_s)
                                 .add("first_t_us", player.hits_taken.front())
                                 .add("last_t_us", player.hits_taken.back())},
@@ -601,7 +614,7 @@ void ReferenceAnalyzer::on_join(const MatchKey& key, Match& match, const fb::Eve
     const uint32_t id = event.player();
     const int64_t t_us = event.relay_time_us();
     const fb::PlayerJoin& join = *event.body_as_PlayerJoin();
-    const SessionLimits& limits = settings_.sessions;
+    const SessionLimits& limits = areas_.sessions;
     Player& player = match.players[id];
     const std::string account = text(join.account_id());
     const std::string version = text(join.client_version());
@@ -716,7 +729,7 @@ void ReferenceAnalyzer::on_order(Match& match, const fb::Event& event, Signals& 
     const uint32_t id = event.player();
     const int64_t t_us = event.relay_time_us();
     const fb::Order& order = *event.body_as_Order();
-    const ClockLimits& limits = settings_.clock;
+    const ClockLimits& limits = areas_.clock;
     Player& player = match.players[id];
     if (auto claimed = order.claimed_tick(); claimed.has_value()) {
         if (auto ahead = check_tick_ahead(event.tick(), *claimed, limits)) {
@@ -772,8 +785,8 @@ void ReferenceAnalyzer::on_match_end_event(Match& match, const fb::Event& event,
     uint32_t id = event.player();
     if (id == 0 && match.accounts.size() == 1) id = match.accounts.begin()->first;
     if (id == 0) return;
-    if (auto run = check_run_length(match.started_unix_us, end.ended_unix_us(), *claimed,
-                                    settings_.clock)) {
+    if (auto run =
+            check_run_length(match.started_unix_us, end.ended_unix_us(), *claimed, areas_.clock)) {
         report(match.players[id],
                {.player = id,
                 .code = "clock.run_length",
@@ -783,7 +796,7 @@ void ReferenceAnalyzer::on_match_end_event(Match& match, const fb::Event& event,
                                 .add("claimed_s", run->claimed_s)
                                 .add("relay_s", run->relay_s)
                                 .add("short_s", run->short_s)
-                                .add("leeway_s", settings_.clock.run_length_leeway_s)
+                                .add("leeway_s", areas_.clock.run_length_leeway_s)
                                 .add("started_unix_us", match.started_unix_us)
                                 .add("ended_unix_us", end.ended_unix_us())},
                signals);
@@ -806,7 +819,7 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
         player.below_updates = 0;
         return;
     }
-    const MovementLimits& limits = settings_.movement;
+    const MovementLimits& limits = areas_.movement;
 
     // One update's displacement: no tick of movement produces this much, nor does the
     // movement of a silence before it (the updates it held back lost).
@@ -850,7 +863,7 @@ void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t 
 void ReferenceAnalyzer::check_ground(uint32_t player_id, Player& player, const Sample& sample,
                                      const fb::PositionUpdate& update, int64_t previous_us,
                                      int64_t typical_us, Signals& signals) {
-    const MovementLimits& limits = settings_.movement;
+    const MovementLimits& limits = areas_.movement;
     std::optional<double> ground;
     if (auto h = update.ground_height(); h.has_value()) ground = static_cast<double>(*h);
     if (auto below = check_below_terrain(sample.position.z, ground, limits)) {
@@ -928,7 +941,7 @@ void widen_by_silence(WindowMeasure& w, const Track& track, const Arrivals& arri
 
 void ReferenceAnalyzer::check_windows(uint32_t player_id, Player& player, int64_t typical_us,
                                       Signals& signals) {
-    const MovementLimits& limits = settings_.movement;
+    const MovementLimits& limits = areas_.movement;
     const Track& track = player.track;
     const size_t end = track.samples.size() - 1;
     auto window = measure_window(track, end, limits, typical_us);
@@ -1045,14 +1058,14 @@ void ReferenceAnalyzer::report_held(uint32_t player_id, Player& player, Signals&
 }
 
 int64_t ReferenceAnalyzer::spacing_horizon_us() const {
-    const MovementLimits& limits = settings_.movement;
+    const MovementLimits& limits = areas_.movement;
     // A window, the longest lag allowance and the second its look-back adds, and a second
     // of slack.
     return micros(limits.window_s + limits.max_lag_allowance_s + 1.0) + kSecondUs;
 }
 
 void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
-    const MovementLimits& limits = settings_.movement;
+    const MovementLimits& limits = areas_.movement;
     // Keep two windows (the acceleration check compares consecutive ones) and what a
     // window's lag allowance looks back over.
     const int64_t keep_us = micros(limits.window_s) + spacing_horizon_us();
@@ -1066,8 +1079,8 @@ void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
     while (!rtts.empty() && rtts.front().t_us < now_us - keep_us)
         rtts.pop_front();
     // Silences matter to the longest window that allows for them, and a second before it.
-    const double longest_s = std::max({settings_.hits.fire_window_s, settings_.items.window_s,
-                                       settings_.clock.rate_window_s, 1.0});
+    const double longest_s = std::max(
+        {areas_.hits.fire_window_s, areas_.items.window_s, areas_.clock.rate_window_s, 1.0});
     player.arrivals.forget_before(now_us - micros(longest_s + 10.0) - 2 * kSecondUs);
 }
 
@@ -1385,7 +1398,7 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 ClockSample c;
                 c.relay_us = in.get_relay_time("clock sample time");
                 c.client_us = in.get<int64_t>();
-                add_to_clock_trend(player.clock, c, settings_.clock);
+                add_to_clock_trend(player.clock, c, areas_.clock);
             }
             if (in.version() < 4) continue;
             SustainedRun& run = player.sustained;

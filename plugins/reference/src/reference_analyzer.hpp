@@ -29,7 +29,9 @@
 
 namespace arbiter::reference {
 
-struct ReferenceSettings {
+// The six areas, as the config sets them up. Read all at once, so that a bad config changes
+// nothing.
+struct Areas {
     MovementLimits movement;
     HitLimits hits;
     ItemSettings items;
@@ -37,7 +39,7 @@ struct ReferenceSettings {
     SessionLimits sessions;
     ClockLimits clock;
 
-    static ReferenceSettings parse(const ConfigTable& config);
+    explicit Areas(const ConfigTable& config);
 };
 
 class ReferenceAnalyzer final : public Analyzer {
@@ -137,7 +139,7 @@ class ReferenceAnalyzer final : public Analyzer {
     // window more, for the acceleration check).
     int64_t spacing_horizon_us() const;
 
-    ReferenceSettings settings_;
+    Areas areas_;
     std::map<MatchKey, Match> matches_;
     // Where each account is connected, across every match this instance sees. "One account
     // in two places" spans matches, so it needs one instance to see them all: it holds
