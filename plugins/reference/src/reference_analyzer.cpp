@@ -142,37 +142,6 @@ SessionLimits parse_sessions(const ConfigTable& config) {
     return s;
 }
 
-ClockLimits parse_clock(const ConfigTable& config) {
-    ClockLimits c;
-    ConfigTable clock = config.table("clock");
-    c.tick_rate_hz = clock.number("tick_rate_hz", c.tick_rate_hz, Range::between(0.1, 10000.0));
-    c.ahead_ticks = clock.integer("ahead_ticks", c.ahead_ticks, Range::between(0, 100000));
-    c.confident_count =
-        clock.integer("confident_count", c.confident_count, Range::between(1, 1000));
-    c.max_rate = clock.number("max_rate", c.max_rate, Range{1.0, 10.0, true});
-    c.rate_window_s = clock.number("rate_window_s", c.rate_window_s, Range::between(1.0, 3600.0));
-    c.rate_step_s = clock.number("rate_step_s", c.rate_step_s, Range::between(0.5, 600.0));
-    // The trend is judged when a step closes, and its closed points then span at most the
-    // window less two steps: a minimum beyond that would never be reached. Unset, the
-    // minimum is 30 s or what the window allows (a config written for the 30 s window of
-    // before stays valid and keeps its check).
-    const double most = c.rate_window_s - 2 * c.rate_step_s;
-    const bool explicit_minimum = clock.has("rate_min_window_s");
-    c.rate_min_window_s = clock.number("rate_min_window_s", std::min(c.rate_min_window_s, most),
-                                       Range::between(1.0, 3600.0));
-    if (c.rate_min_window_s > most || c.rate_min_window_s < 2 * c.rate_step_s)
-        throw ConfigError(
-            clock.path() + (explicit_minimum ? ".rate_min_window_s" : ".rate_window_s"),
-            "expected rate_min_window_s between two steps (" + std::to_string(2 * c.rate_step_s) +
-                " s) and rate_window_s less two "
-                "steps (" +
-                std::to_string(most) + " s), so that the rate is ever judged");
-    c.max_lag_allowance_s =
-        clock.number("max_lag_allowance_s", c.max_lag_allowance_s, Range::between(0.0, 10.0));
-    c.run_length_leeway_s =
-        clock.number("run_length_leeway_s", c.run_length_leeway_s, Range::at_least(0.0));
-    return c;
-}
 }  // namespace
 
 Areas::Areas(const ConfigTable& config)
@@ -181,7 +150,7 @@ Areas::Areas(const ConfigTable& config)
       items(parse_items(config)),
       stats(parse_stats(config)),
       sessions(parse_sessions(config)),
-      clock(parse_clock(config)) {
+      clock(config) {
     config.reject_unknown_keys();
 }
 
@@ -202,9 +171,7 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
         const int64_t t_us = event->relay_time_us();
         switch (event->body_type()) {
             case fb::EventBody::MatchStart:
-                if (const float hz = event->body_as_MatchStart()->tick_rate_hz(); hz > 0)
-                    match.tick_s = 1.0 / static_cast<double>(hz);
-                match.started_unix_us = event->body_as_MatchStart()->started_unix_us();
+                areas_.clock.on_match_start(*event->body_as_MatchStart(), match.clock);
                 continue;
             case fb::EventBody::MatchEnd:
                 on_match_end_event(match, *event, signals);
@@ -243,9 +210,11 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
             case fb::EventBody::PlayerJoin:
                 on_join(key, match, *event, signals);
                 break;
-            case fb::EventBody::Order:
-                on_order(match, *event, signals);
+            case fb::EventBody::Order: {
+                Reporter out(host(), signals, players[id].reports);
+                areas_.clock.on_order(*event, players[id].clock, out);
                 break;
+            }
             case fb::EventBody::PlayerLeave:
                 end_session(key, match, id);
                 if (auto it = players.find(id); it != players.end()) {
@@ -258,10 +227,6 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
         }
     }
     host().gauge("tracked_matches", static_cast<double>(matches_.size()));
-}
-
-double ReferenceAnalyzer::tick_s(const Match& match) const {
-    return match.tick_s > 0 ? match.tick_s : 1.0 / areas_.clock.tick_rate_hz;
 }
 
 LagSeen ReferenceAnalyzer::lag_seen(const Player& player) {
@@ -386,7 +351,8 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
     if (auto claimed = hit.claimed_tick(); claimed.has_value()) {
         const LagAllowance lag = lag_allowance(
             lag_seen(player), t_us, t_us, limits.max_lag_allowance_s, limits.max_rtt_allowance_s);
-        if (auto timing = check_timing(event.tick(), *claimed, tick_s(match), lag.used_s, limits)) {
+        if (auto timing = check_timing(event.tick(), *claimed, areas_.clock.tick_s(match.clock),
+                                       lag.used_s, limits)) {
             report(player,
                    {.player = id,
                     .code = "hits.timing",
@@ -401,7 +367,7 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
                                     .add("measured_rtt_s", lag.rtt_s)
                                     .add("relay_tick", event.tick())
                                     .add("claimed_tick", *claimed)
-                                    .add("tick_s", tick_s(match))
+                                    .add("tick_s", areas_.clock.tick_s(match.clock))
                                     .add("claim", claim)},
                    signals);
         }
@@ -703,9 +669,10 @@ void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
         fresh.blocked_hits = player.blocked_hits;
         fresh.dead_target_hits = player.dead_target_hits;
         fresh.unspent = player.unspent;
-        fresh.ahead_orders = player.ahead_orders;
         fresh.track.rtts = std::move(player.track.rtts);
+        fresh.clock = std::move(player.clock);
         player = std::move(fresh);
+        areas_.clock.on_input_lost(player.clock);
     }
     // A leave in the lost batches would leave its session live, and the account's next
     // join (here or in another match) would look like one account in two places.
@@ -725,82 +692,12 @@ void ReferenceAnalyzer::end_session(const MatchKey& key, Match& match, uint32_t 
     if (live->second.empty()) live_.erase(live);
 }
 
-void ReferenceAnalyzer::on_order(Match& match, const fb::Event& event, Signals& signals) {
-    const uint32_t id = event.player();
-    const int64_t t_us = event.relay_time_us();
-    const fb::Order& order = *event.body_as_Order();
-    const ClockLimits& limits = areas_.clock;
-    Player& player = match.players[id];
-    if (auto claimed = order.claimed_tick(); claimed.has_value()) {
-        if (auto ahead = check_tick_ahead(event.tick(), *claimed, limits)) {
-            ++player.ahead_orders;
-            report(player,
-                   {.player = id,
-                    .code = "clock.tick_ahead",
-                    .score = ahead->score,
-                    .confidence = count_confidence(player.ahead_orders, limits.confident_count),
-                    .evidence = Evidence()
-                                    .add("ahead_ticks", ahead->value)
-                                    .add("allowed_ticks", ahead->limit)
-                                    .add("relay_tick", event.tick())
-                                    .add("claimed_tick", *claimed)
-                                    .add("orders_ahead", player.ahead_orders)
-                                    .add("t_us", t_us)},
-                   signals);
-        }
-    }
-    if (auto client = order.client_time_us(); client.has_value()) {
-        // Judged when a step of the trend closes.
-        const auto rate = add_to_clock_trend(player.clock, {t_us, *client}, limits)
-                              ? check_clock_rate(player.clock, limits)
-                              : std::nullopt;
-        if (rate) {
-            report(player,
-                   {.player = id,
-                    .code = "clock.rate",
-                    .score = rate->score,
-                    .confidence = 0.9,
-                    .evidence = Evidence()
-                                    .add("rate", rate->rate)
-                                    .add("limit", limits.max_rate)
-                                    .add("median_rate", rate->median)
-                                    .add("steps", static_cast<uint64_t>(rate->steps))
-                                    .add("step_s", limits.rate_step_s)
-                                    .add("slowest_step_rate", rate->slowest)
-                                    .add("fastest_step_rate", rate->fastest)
-                                    .add("client_s", rate->client_s)
-                                    .add("relay_s", rate->relay_s)
-                                    .add("first_t_us", rate->first.relay_us)
-                                    .add("last_t_us", rate->last.relay_us)},
-                   signals);
-        }
-    }
-}
-
 void ReferenceAnalyzer::on_match_end_event(Match& match, const fb::Event& event, Signals& signals) {
-    const fb::MatchEnd& end = *event.body_as_MatchEnd();
-    const auto claimed = end.claimed_length_us();
-    if (!claimed.has_value() || match.started_unix_us < 0) return;
     // A claimed length belongs to one run: the player the event names, or the only one.
-    uint32_t id = event.player();
-    if (id == 0 && match.accounts.size() == 1) id = match.accounts.begin()->first;
-    if (id == 0) return;
-    if (auto run =
-            check_run_length(match.started_unix_us, end.ended_unix_us(), *claimed, areas_.clock)) {
-        report(match.players[id],
-               {.player = id,
-                .code = "clock.run_length",
-                .score = run->score,
-                .confidence = 0.95,
-                .evidence = Evidence()
-                                .add("claimed_s", run->claimed_s)
-                                .add("relay_s", run->relay_s)
-                                .add("short_s", run->short_s)
-                                .add("leeway_s", areas_.clock.run_length_leeway_s)
-                                .add("started_unix_us", match.started_unix_us)
-                                .add("ended_unix_us", end.ended_unix_us())},
-               signals);
-    }
+    uint32_t runner = event.player();
+    if (runner == 0 && match.accounts.size() == 1) runner = match.accounts.begin()->first;
+    if (auto signal = areas_.clock.check_run_length(event, match.clock, runner))
+        report(match.players[runner], std::move(*signal), signals);
 }
 
 void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t t_us,
@@ -1079,8 +976,8 @@ void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
     while (!rtts.empty() && rtts.front().t_us < now_us - keep_us)
         rtts.pop_front();
     // Silences matter to the longest window that allows for them, and a second before it.
-    const double longest_s = std::max(
-        {areas_.hits.fire_window_s, areas_.items.window_s, areas_.clock.rate_window_s, 1.0});
+    const double longest_s = std::max({areas_.hits.fire_window_s, areas_.items.window_s,
+                                       areas_.clock.limits().rate_window_s, 1.0});
     player.arrivals.forget_before(now_us - micros(longest_s + 10.0) - 2 * kSecondUs);
 }
 
@@ -1277,12 +1174,7 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
                 out.put<double>(value);
             }
             out.put<int64_t>(player.unspent);
-            out.put<int64_t>(player.ahead_orders);
-            out.put<uint64_t>(player.clock.size());
-            for (const ClockSample& c : player.clock) {
-                out.put<int64_t>(c.relay_us);
-                out.put<int64_t>(c.client_us);
-            }
+            areas_.clock.save_player(out, player.clock);
             // Version 4: the movement runs and stretches.
             const SustainedRun& run = player.sustained;
             out.put<uint8_t>(run.active ? 1 : 0);
@@ -1302,8 +1194,7 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
             out.put<int64_t>(player.below_updates);
             put_sample(out, player.below_since);
         }
-        out.put<double>(match.tick_s);
-        out.put<int64_t>(match.started_unix_us);
+        areas_.clock.save_match(out, match.clock);
         out.put<uint8_t>(match.damage_reported ? 1 : 0);
         out.put<uint64_t>(match.reconnects.size());
         for (const auto& [id, times] : match.reconnects) {
@@ -1391,15 +1282,7 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 player.resources[stat] = in.get_finite("resource");
             }
             player.unspent = in.get_counter("unspent resource");
-            player.ahead_orders = in.get_counter("ahead-of-tick order");
-            // Raw samples (before the trend) or the trend's points: either way, added to
-            // the trend as they come they give its points.
-            for (uint64_t n = in.get_count(16); n > 0; --n) {
-                ClockSample c;
-                c.relay_us = in.get_relay_time("clock sample time");
-                c.client_us = in.get<int64_t>();
-                add_to_clock_trend(player.clock, c, areas_.clock);
-            }
+            areas_.clock.restore_player(in, player.clock);
             if (in.version() < 4) continue;
             SustainedRun& run = player.sustained;
             run.active = get_flag(in);
@@ -1420,9 +1303,7 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
             player.below_since = get_sample(in);
         }
         if (in.version() < 3) continue;
-        match.tick_s = in.get_finite("tick length");
-        if (match.tick_s < 0) throw StateError("state blob has a negative tick length");
-        match.started_unix_us = in.get_relay_time("match start");
+        areas_.clock.restore_match(in, match.clock);
         match.damage_reported = in.get<uint8_t>() != 0;
         for (uint64_t n = in.get_count(12); n > 0; --n) {
             const auto id = in.get<uint32_t>();

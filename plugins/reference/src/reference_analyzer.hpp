@@ -17,7 +17,7 @@
 #include <arbiter/sdk.hpp>
 
 #include "arrivals.hpp"
-#include "clock.hpp"
+#include "clock_area.hpp"
 #include "fifo.hpp"
 #include "hits.hpp"
 #include "items.hpp"
@@ -37,7 +37,7 @@ struct Areas {
     ItemSettings items;
     StatLimits stats;
     SessionLimits sessions;
-    ClockLimits clock;
+    ClockArea clock;
 
     explicit Areas(const ConfigTable& config);
 };
@@ -94,15 +94,12 @@ class ReferenceAnalyzer final : public Analyzer {
         Fifo<int64_t> damage_taken;
         std::map<std::string, double> resources;
         int64_t unspent = 0;
-        // clock: orders ahead of the relay's tick; client against relay time, in the window.
-        int64_t ahead_orders = 0;
-        Fifo<ClockSample> clock;
+        ClockArea::Player clock;
     };
     using Players = std::unordered_map<uint32_t, Player>;
     struct Match {
         Players players;
-        double tick_s = 0;             // from MatchStart; 0 until then (the config's rate)
-        int64_t started_unix_us = -1;  // from MatchStart; -1 until then
+        ClockArea::Match clock;
         bool damage_reported = false;  // the game reports the damage stat at all
         // Reconnects of each player id, kept across leaves, in the window.
         std::map<uint32_t, std::deque<int64_t>> reconnects;
@@ -124,13 +121,11 @@ class ReferenceAnalyzer final : public Analyzer {
     void on_inventory(Player& player, const fb::Event& event, Signals& signals);
     void on_stat(Match& match, const fb::Event& event, Signals& signals);
     void on_join(const MatchKey& key, Match& match, const fb::Event& event, Signals& signals);
-    void on_order(Match& match, const fb::Event& event, Signals& signals);
     void on_match_end_event(Match& match, const fb::Event& event, Signals& signals);
     // Batches of the match were lost (schema 1.1): nothing measures across the gap.
     void on_input_lost(const MatchKey& key, Match& match);
     void check_invulnerable(Match& match, uint32_t player_id, Player& player, Signals& signals);
     void end_session(const MatchKey& key, Match& match, uint32_t player_id);
-    double tick_s(const Match& match) const;
     void report(Player& player, Signal signal, Signals& signals);
     void report_held(uint32_t player_id, Player& player, Signals& signals);
     static LagSeen lag_seen(const Player& player);
