@@ -130,18 +130,6 @@ StatLimits parse_stats(const ConfigTable& config) {
     return s;
 }
 
-SessionLimits parse_sessions(const ConfigTable& config) {
-    SessionLimits s;
-    ConfigTable sessions = config.table("sessions");
-    s.max_reconnects =
-        sessions.integer("max_reconnects", s.max_reconnects, Range::between(0, 1000));
-    s.reconnect_window_s =
-        sessions.number("reconnect_window_s", s.reconnect_window_s, Range::between(1.0, 3600.0));
-    s.client_versions = sessions.strings("client_versions");
-    s.handshakes = sessions.strings("handshakes");
-    return s;
-}
-
 }  // namespace
 
 Areas::Areas(const ConfigTable& config)
@@ -149,7 +137,7 @@ Areas::Areas(const ConfigTable& config)
       hits(parse_hits(config)),
       items(parse_items(config)),
       stats(parse_stats(config)),
-      sessions(parse_sessions(config)),
+      sessions(config),
       clock(config) {
     config.reject_unknown_keys();
 }
@@ -207,16 +195,18 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
             case fb::EventBody::StatChange:
                 on_stat(match, *event, signals);
                 break;
-            case fb::EventBody::PlayerJoin:
-                on_join(key, match, *event, signals);
+            case fb::EventBody::PlayerJoin: {
+                Reporter out(host(), signals, players[id].reports);
+                areas_.sessions.on_join(key, *event, match.sessions, live_, out);
                 break;
+            }
             case fb::EventBody::Order: {
                 Reporter out(host(), signals, players[id].reports);
                 areas_.clock.on_order(*event, players[id].clock, out);
                 break;
             }
             case fb::EventBody::PlayerLeave:
-                end_session(key, match, id);
+                areas_.sessions.end_session(key, match.sessions, live_, id);
                 if (auto it = players.find(id); it != players.end()) {
                     report_held(id, it->second, signals);
                     players.erase(it);
@@ -575,88 +565,6 @@ void ReferenceAnalyzer::check_invulnerable(Match& match, uint32_t player_id, Pla
     }
 }
 
-void ReferenceAnalyzer::on_join(const MatchKey& key, Match& match, const fb::Event& event,
-                                Signals& signals) {
-    const uint32_t id = event.player();
-    const int64_t t_us = event.relay_time_us();
-    const fb::PlayerJoin& join = *event.body_as_PlayerJoin();
-    const SessionLimits& limits = areas_.sessions;
-    Player& player = match.players[id];
-    const std::string account = text(join.account_id());
-    const std::string version = text(join.client_version());
-    const std::string handshake = text(join.handshake());
-    const Evidence what = Evidence()
-                              .add("t_us", t_us)
-                              .add("account_id", account)
-                              .add("client_version", version)
-                              .add("handshake", handshake)
-                              .add("connection_id", join.connection_id())
-                              .add("address_hash", join.address_hash())
-                              .add("reconnect", join.reconnect());
-    if (unexpected(version, limits.client_versions)) {
-        report(player,
-               {.player = id,
-                .code = "sessions.client_version",
-                .score = 0.9,
-                .confidence = 0.9,
-                .evidence = Evidence().add("client_version", version).add("join", what)},
-               signals);
-    }
-    if (unexpected(handshake, limits.handshakes)) {
-        report(player,
-               {.player = id,
-                .code = "sessions.handshake",
-                .score = 0.9,
-                .confidence = 0.9,
-                .evidence = Evidence().add("handshake", handshake).add("join", what)},
-               signals);
-    }
-    // A reconnect: the relay says so, or the player id joined this match before.
-    const bool seen = match.accounts.count(id) > 0;
-    if (join.reconnect() || seen) {
-        auto& times = match.reconnects[id];
-        times.push_back(t_us);
-        trim(times, micros(limits.reconnect_window_s));
-        if (auto spam = check_reconnects(times, limits)) {
-            report(player,
-                   {.player = id,
-                    .code = "sessions.reconnect_spam",
-                    .score = spam->score,
-                    .confidence = 0.9,
-                    .evidence = Evidence()
-                                    .add("reconnects", spam->reconnects)
-                                    .add("limit", limits.max_reconnects)
-                                    .add("window_s", limits.reconnect_window_s)
-                                    .add("first_t_us", spam->first_us)
-                                    .add("last_t_us", spam->last_us)},
-                   signals);
-        }
-    }
-    match.accounts[id] = account;
-    if (account.empty()) return;
-    const LiveSession here{key.relay_id, key.match_id, id, join.address_hash(), t_us};
-    auto& sessions = live_[account];
-    std::erase_if(sessions, [&](const LiveSession& s) { return !two_places(s, here); });
-    for (const LiveSession& other : sessions) {
-        report(player,
-               {.player = id,
-                .code = "sessions.two_places",
-                .score = 1.0,
-                .confidence = other.address_hash != here.address_hash ? 0.95 : 0.8,
-                .evidence = Evidence()
-                                .add("account_id", account)
-                                .add("join", what)
-                                .add("other", Evidence()
-                                                  .add("relay_id", other.relay_id)
-                                                  .add("match_id", other.match_id)
-                                                  .add("player", other.player)
-                                                  .add("address_hash", other.address_hash)
-                                                  .add("since_t_us", other.since_us))},
-               signals);
-    }
-    sessions.push_back(here);
-}
-
 void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
     for (auto& [id, player] : match.players) {
         // Every window and track starts again after the gap: a speed from the last position
@@ -674,28 +582,14 @@ void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
         player = std::move(fresh);
         areas_.clock.on_input_lost(player.clock);
     }
-    // A leave in the lost batches would leave its session live, and the account's next
-    // join (here or in another match) would look like one account in two places.
-    for (const auto& [id, account] : match.accounts)
-        end_session(key, match, id);
+    areas_.sessions.end_sessions(key, match.sessions, live_);
     host().count("input_lost");
-}
-
-void ReferenceAnalyzer::end_session(const MatchKey& key, Match& match, uint32_t player_id) {
-    auto account = match.accounts.find(player_id);
-    if (account == match.accounts.end()) return;
-    auto live = live_.find(account->second);
-    if (live == live_.end()) return;
-    std::erase_if(live->second, [&](const LiveSession& s) {
-        return s.relay_id == key.relay_id && s.match_id == key.match_id && s.player == player_id;
-    });
-    if (live->second.empty()) live_.erase(live);
 }
 
 void ReferenceAnalyzer::on_match_end_event(Match& match, const fb::Event& event, Signals& signals) {
     // A claimed length belongs to one run: the player the event names, or the only one.
-    uint32_t runner = event.player();
-    if (runner == 0 && match.accounts.size() == 1) runner = match.accounts.begin()->first;
+    const uint32_t runner =
+        event.player() != 0 ? event.player() : areas_.sessions.only_player(match.sessions);
     if (auto signal = areas_.clock.check_run_length(event, match.clock, runner))
         report(match.players[runner], std::move(*signal), signals);
 }
@@ -988,8 +882,7 @@ void ReferenceAnalyzer::on_match_end(const MatchKey& match, Signals& signals) {
     std::map<uint32_t, Player*> players;
     for (auto& [id, player] : it->second.players)
         players[id] = &player;
-    for (const auto& [id, account] : it->second.accounts)
-        end_session(match, it->second, id);
+    areas_.sessions.end_sessions(match, it->second.sessions, live_);
     for (auto& [id, player] : players)
         report_held(id, *player, signals);
     matches_.erase(it);
@@ -1196,36 +1089,16 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
         }
         areas_.clock.save_match(out, match.clock);
         out.put<uint8_t>(match.damage_reported ? 1 : 0);
-        out.put<uint64_t>(match.reconnects.size());
-        for (const auto& [id, times] : match.reconnects) {
-            out.put<uint32_t>(id);
-            put_times(out, times);
-        }
-        out.put<uint64_t>(match.accounts.size());
-        for (const auto& [id, account] : match.accounts) {
-            out.put<uint32_t>(id);
-            out.put_string(account);
-        }
+        areas_.sessions.save_match(out, match.sessions);
     }
-    out.put<uint64_t>(live_.size());
-    for (const auto& [account, sessions] : live_) {
-        out.put_string(account);
-        out.put<uint64_t>(sessions.size());
-        for (const LiveSession& s : sessions) {
-            out.put_string(s.relay_id);
-            out.put<uint64_t>(s.match_id);
-            out.put<uint32_t>(s.player);
-            out.put<uint64_t>(s.address_hash);
-            out.put<int64_t>(s.since_us);
-        }
-    }
+    areas_.sessions.save_live(out, live_);
     return out.finish();
 }
 
 void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
     StateReader in(blob, kStateTag, kStateVersion);
     std::map<MatchKey, Match> matches;
-    std::map<std::string, std::vector<LiveSession>> live;
+    SessionsArea::LiveSessions live;
     uint64_t match_count = in.get_count(16);
     for (uint64_t m = 0; m < match_count; ++m) {
         MatchKey key;
@@ -1305,30 +1178,9 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
         if (in.version() < 3) continue;
         areas_.clock.restore_match(in, match.clock);
         match.damage_reported = in.get<uint8_t>() != 0;
-        for (uint64_t n = in.get_count(12); n > 0; --n) {
-            const auto id = in.get<uint32_t>();
-            match.reconnects[id] = get_times(in);
-        }
-        for (uint64_t n = in.get_count(12); n > 0; --n) {
-            const auto id = in.get<uint32_t>();
-            match.accounts[id] = in.get_string();
-        }
+        areas_.sessions.restore_match(in, match.sessions);
     }
-    if (in.version() >= 3) {
-        for (uint64_t n = in.get_count(16); n > 0; --n) {
-            std::string account = in.get_string();
-            auto& sessions = live[account];
-            for (uint64_t k = in.get_count(36); k > 0; --k) {
-                LiveSession s;
-                s.relay_id = in.get_string();
-                s.match_id = in.get<uint64_t>();
-                s.player = in.get<uint32_t>();
-                s.address_hash = in.get<uint64_t>();
-                s.since_us = in.get_relay_time("session start");
-                sessions.push_back(s);
-            }
-        }
-    }
+    if (in.version() >= 3) areas_.sessions.restore_live(in, live);
     in.finish();
     // A blob may hold receive times that go back (the plugin keeps what it was sent): the
     // look-backs binary-search only tracks that are in order.

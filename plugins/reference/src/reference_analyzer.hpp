@@ -24,7 +24,7 @@
 #include "lag.hpp"
 #include "movement.hpp"
 #include "reports.hpp"
-#include "sessions.hpp"
+#include "sessions_area.hpp"
 #include "stats.hpp"
 
 namespace arbiter::reference {
@@ -36,7 +36,7 @@ struct Areas {
     HitLimits hits;
     ItemSettings items;
     StatLimits stats;
-    SessionLimits sessions;
+    SessionsArea sessions;
     ClockArea clock;
 
     explicit Areas(const ConfigTable& config);
@@ -101,9 +101,7 @@ class ReferenceAnalyzer final : public Analyzer {
         Players players;
         ClockArea::Match clock;
         bool damage_reported = false;  // the game reports the damage stat at all
-        // Reconnects of each player id, kept across leaves, in the window.
-        std::map<uint32_t, std::deque<int64_t>> reconnects;
-        std::map<uint32_t, std::string> accounts;  // every player id that joined
+        SessionsArea::Match sessions;
     };
 
     void on_position(uint32_t player_id, Player& player, int64_t t_us,
@@ -120,12 +118,10 @@ class ReferenceAnalyzer final : public Analyzer {
                     const char* count_key, Signals& signals);
     void on_inventory(Player& player, const fb::Event& event, Signals& signals);
     void on_stat(Match& match, const fb::Event& event, Signals& signals);
-    void on_join(const MatchKey& key, Match& match, const fb::Event& event, Signals& signals);
     void on_match_end_event(Match& match, const fb::Event& event, Signals& signals);
     // Batches of the match were lost (schema 1.1): nothing measures across the gap.
     void on_input_lost(const MatchKey& key, Match& match);
     void check_invulnerable(Match& match, uint32_t player_id, Player& player, Signals& signals);
-    void end_session(const MatchKey& key, Match& match, uint32_t player_id);
     void report(Player& player, Signal signal, Signals& signals);
     void report_held(uint32_t player_id, Player& player, Signals& signals);
     static LagSeen lag_seen(const Player& player);
@@ -136,11 +132,7 @@ class ReferenceAnalyzer final : public Analyzer {
 
     Areas areas_;
     std::map<MatchKey, Match> matches_;
-    // Where each account is connected, across every match this instance sees. "One account
-    // in two places" spans matches, so it needs one instance to see them all: it holds
-    // while the host does not shard plugins by match (it does not yet); a sharded host
-    // would see only the two-places-within-one-match case.
-    std::map<std::string, std::vector<LiveSession>> live_;
+    SessionsArea::LiveSessions live_;
 };
 
 }  // namespace arbiter::reference
