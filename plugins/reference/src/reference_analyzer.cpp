@@ -112,31 +112,13 @@ ItemSettings parse_items(const ConfigTable& config) {
     return i;
 }
 
-StatLimits parse_stats(const ConfigTable& config) {
-    StatLimits s;
-    ConfigTable stats = config.table("stats");
-    s.experience_stat = stats.string("experience_stat", s.experience_stat);
-    s.max_experience_per_hour =
-        stats.number("max_experience_per_hour", s.max_experience_per_hour, Range::positive());
-    s.experience_window_s =
-        stats.number("experience_window_s", s.experience_window_s, Range::between(1.0, 86400.0));
-    s.damage_stat = stats.string("damage_stat", s.damage_stat);
-    s.combat_window_s =
-        stats.number("combat_window_s", s.combat_window_s, Range::between(1.0, 3600.0));
-    s.min_hits_taken = stats.integer("min_hits_taken", s.min_hits_taken, Range::between(1, 10000));
-    s.resource_prefix = stats.string("resource_prefix", s.resource_prefix);
-    s.confident_count =
-        stats.integer("confident_count", s.confident_count, Range::between(1, 1000));
-    return s;
-}
-
 }  // namespace
 
 Areas::Areas(const ConfigTable& config)
     : movement(parse_movement(config)),
       hits(parse_hits(config)),
       items(parse_items(config)),
-      stats(parse_stats(config)),
+      stats(config),
       sessions(config),
       clock(config) {
     config.reject_unknown_keys();
@@ -192,9 +174,11 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
             case fb::EventBody::InventoryChange:
                 on_inventory(players[id], *event, signals);
                 break;
-            case fb::EventBody::StatChange:
-                on_stat(match, *event, signals);
+            case fb::EventBody::StatChange: {
+                Reporter out(host(), signals, players[id].reports);
+                areas_.stats.on_stat(*event, match.stats, players[id].stats, out);
                 break;
+            }
             case fb::EventBody::PlayerJoin: {
                 Reporter out(host(), signals, players[id].reports);
                 areas_.sessions.on_join(key, *event, match.sessions, live_, out);
@@ -365,13 +349,12 @@ void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& si
     // Fire rate: every claim is one shot of its weapon.
     check_rate(id, player, player.shots[weapon_name], t_us, weapon_name, weapon, "hits", "shots",
                signals);
-    // The target took a damaging hit: the invulnerability check's evidence of combat.
-    if (hit.target_player() != 0 && hit.target_player() != id && hit.damage() > 0 &&
-        hit.target_alive() && hit.target_damageable()) {
-        Player& target = match.players[hit.target_player()];
-        target.hits_taken.push_back(t_us);
-        trim(target.hits_taken.get(), micros(areas_.stats.combat_window_s));
-        check_invulnerable(match, hit.target_player(), target, signals);
+    // A damaging hit is also the target's: the stats area counts it as combat the target
+    // came through unhurt or not. Only such a hit makes the target a record here.
+    if (const uint32_t target_id = StatsArea::hurt_player(event); target_id != 0) {
+        Player& target = match.players[target_id];
+        Reporter target_out(host(), signals, target.reports);
+        areas_.stats.on_hit_taken(target_id, t_us, match.stats, target.stats, target_out);
     }
 }
 
@@ -480,91 +463,6 @@ void ReferenceAnalyzer::on_inventory(Player& player, const fb::Event& event, Sig
     }
 }
 
-void ReferenceAnalyzer::on_stat(Match& match, const fb::Event& event, Signals& signals) {
-    const uint32_t id = event.player();
-    const int64_t t_us = event.relay_time_us();
-    const fb::StatChange& change = *event.body_as_StatChange();
-    const StatLimits& limits = areas_.stats;
-    Player& player = match.players[id];
-    const std::string stat = text(change.stat());
-    if (stat == limits.experience_stat) {
-        if (change.delta() > 0) {
-            player.experience.push_back({t_us, change.delta()});
-            while (player.experience.front().t_us <= t_us - micros(limits.experience_window_s))
-                player.experience.pop_front();
-            if (auto rate = check_experience_rate(player.experience.items(), limits)) {
-                report(player,
-                       {.player = id,
-                        .code = "stats.xp_rate",
-                        .score = rate->score,
-                        .confidence = 0.9,
-                        .evidence = Evidence()
-                                        .add("stat", stat)
-                                        .add("per_hour", rate->per_hour)
-                                        .add("limit_per_hour", rate->limit_per_hour)
-                                        .add("gained", rate->gained)
-                                        .add("window_s", rate->window_s)
-                                        .add("changes", rate->changes)
-                                        .add("first_t_us", rate->first_us)
-                                        .add("last_t_us", rate->last_us)},
-                       signals);
-            }
-        }
-    } else if (stat == limits.damage_stat) {
-        match.damage_reported = true;
-        if (change.delta() > 0) {
-            player.damage_taken.push_back(t_us);
-            trim(player.damage_taken.get(), micros(limits.combat_window_s));
-        }
-    } else if (!limits.resource_prefix.empty() && stat.starts_with(limits.resource_prefix)) {
-        auto previous = player.resources.find(stat);
-        std::optional<double> before;
-        if (previous != player.resources.end()) before = previous->second;
-        if (resource_not_spent(before, change.delta(), change.value_after())) {
-            ++player.unspent;
-            report(player,
-                   {.player = id,
-                    .code = "stats.resource",
-                    .score = 1.0,
-                    .confidence = count_confidence(player.unspent, limits.confident_count),
-                    .evidence = Evidence()
-                                    .add("stat", stat)
-                                    .add("before", *before)
-                                    .add("delta", change.delta())
-                                    .add("value_after", change.value_after())
-                                    .add("spends_not_spent", player.unspent)
-                                    .add("t_us", t_us)},
-                   signals);
-        }
-        player.resources[stat] = change.value_after();
-    }
-}
-
-void ReferenceAnalyzer::check_invulnerable(Match& match, uint32_t player_id, Player& player,
-                                           Signals& signals) {
-    // Only a game that reports damage at all can show a player who takes none.
-    if (!match.damage_reported || player.hits_taken.empty()) return;
-    const int64_t from = player.hits_taken.back() - micros(areas_.stats.combat_window_s);
-    const auto damage = std::count_if(player.damage_taken.begin(), player.damage_taken.end(),
-                                      [&](int64_t t) { return t >= from; });
-    const auto hits = static_cast<int64_t>(player.hits_taken.size());
-    if (auto unhurt = reference::check_invulnerable(hits, damage, areas_.stats)) {
-        report(player,
-               {.player = player_id,
-                .code = "stats.invulnerable",
-                .score = unhurt->score,
-                .confidence = unhurt->confidence,
-                .evidence = Evidence()
-                                .add("hits_taken", unhurt->hits_taken)
-                                .add("damage_registered", static_cast<int64_t>(damage))
-                                .add("min_hits_taken", areas_.stats.min_hits_taken)
-                                .add("window_s", unhurt->window_s)
-                                .add("first_t_us", player.hits_taken.front())
-                                .add("last_t_us", player.hits_taken.back())},
-               signals);
-    }
-}
-
 void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
     for (auto& [id, player] : match.players) {
         // Every window and track starts again after the gap: a speed from the last position
@@ -576,10 +474,11 @@ void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
         fresh.reports = std::move(player.reports);
         fresh.blocked_hits = player.blocked_hits;
         fresh.dead_target_hits = player.dead_target_hits;
-        fresh.unspent = player.unspent;
         fresh.track.rtts = std::move(player.track.rtts);
+        fresh.stats = std::move(player.stats);
         fresh.clock = std::move(player.clock);
         player = std::move(fresh);
+        areas_.stats.on_input_lost(player.stats);
         areas_.clock.on_input_lost(player.clock);
     }
     areas_.sessions.end_sessions(key, match.sessions, live_);
@@ -1054,19 +953,7 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
             out.put<int64_t>(player.blocked_hits);
             out.put<int64_t>(player.dead_target_hits);
             put_times_by_name(out, player.acquisitions);
-            out.put<uint64_t>(player.experience.size());
-            for (const StatGain& g : player.experience) {
-                out.put<int64_t>(g.t_us);
-                out.put<double>(g.delta);
-            }
-            put_times(out, player.hits_taken.items());
-            put_times(out, player.damage_taken.items());
-            out.put<uint64_t>(player.resources.size());
-            for (const auto& [stat, value] : player.resources) {
-                out.put_string(stat);
-                out.put<double>(value);
-            }
-            out.put<int64_t>(player.unspent);
+            areas_.stats.save_player(out, player.stats);
             areas_.clock.save_player(out, player.clock);
             // Version 4: the movement runs and stretches.
             const SustainedRun& run = player.sustained;
@@ -1088,7 +975,7 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
             put_sample(out, player.below_since);
         }
         areas_.clock.save_match(out, match.clock);
-        out.put<uint8_t>(match.damage_reported ? 1 : 0);
+        areas_.stats.save_match(out, match.stats);
         areas_.sessions.save_match(out, match.sessions);
     }
     areas_.sessions.save_live(out, live_);
@@ -1142,19 +1029,7 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
             player.blocked_hits = in.get_counter("blocked hit");
             player.dead_target_hits = in.get_counter("dead-target hit");
             player.acquisitions = get_times_by_name(in);
-            for (uint64_t n = in.get_count(16); n > 0; --n) {
-                StatGain g;
-                g.t_us = in.get_relay_time("experience gain time");
-                g.delta = in.get_finite("experience gain");
-                player.experience.push_back(g);
-            }
-            player.hits_taken = get_times(in);
-            player.damage_taken = get_times(in);
-            for (uint64_t n = in.get_count(16); n > 0; --n) {
-                std::string stat = in.get_string();
-                player.resources[stat] = in.get_finite("resource");
-            }
-            player.unspent = in.get_counter("unspent resource");
+            areas_.stats.restore_player(in, player.stats);
             areas_.clock.restore_player(in, player.clock);
             if (in.version() < 4) continue;
             SustainedRun& run = player.sustained;
@@ -1177,7 +1052,7 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
         }
         if (in.version() < 3) continue;
         areas_.clock.restore_match(in, match.clock);
-        match.damage_reported = in.get<uint8_t>() != 0;
+        areas_.stats.restore_match(in, match.stats);
         areas_.sessions.restore_match(in, match.sessions);
     }
     if (in.version() >= 3) areas_.sessions.restore_live(in, live);

@@ -25,7 +25,7 @@
 #include "movement.hpp"
 #include "reports.hpp"
 #include "sessions_area.hpp"
-#include "stats.hpp"
+#include "stats_area.hpp"
 
 namespace arbiter::reference {
 
@@ -35,7 +35,7 @@ struct Areas {
     MovementLimits movement;
     HitLimits hits;
     ItemSettings items;
-    StatLimits stats;
+    StatsArea stats;
     SessionsArea sessions;
     ClockArea clock;
 
@@ -87,20 +87,14 @@ class ReferenceAnalyzer final : public Analyzer {
         int64_t dead_target_hits = 0;
         // items: relay times of rate-limited acquisitions of each item, in the window.
         std::map<std::string, std::deque<int64_t>> acquisitions;
-        // stats: experience gains in the window; damaging hits taken and damage
-        // registered in the combat window; each resource's last value; spends that did not.
-        Fifo<StatGain> experience;
-        Fifo<int64_t> hits_taken;
-        Fifo<int64_t> damage_taken;
-        std::map<std::string, double> resources;
-        int64_t unspent = 0;
+        StatsArea::Player stats;
         ClockArea::Player clock;
     };
     using Players = std::unordered_map<uint32_t, Player>;
     struct Match {
         Players players;
         ClockArea::Match clock;
-        bool damage_reported = false;  // the game reports the damage stat at all
+        StatsArea::Match stats;
         SessionsArea::Match sessions;
     };
 
@@ -117,11 +111,9 @@ class ReferenceAnalyzer final : public Analyzer {
                     const std::string& weapon_name, const WeaponLimits& weapon, const char* kind,
                     const char* count_key, Signals& signals);
     void on_inventory(Player& player, const fb::Event& event, Signals& signals);
-    void on_stat(Match& match, const fb::Event& event, Signals& signals);
     void on_match_end_event(Match& match, const fb::Event& event, Signals& signals);
     // Batches of the match were lost (schema 1.1): nothing measures across the gap.
     void on_input_lost(const MatchKey& key, Match& match);
-    void check_invulnerable(Match& match, uint32_t player_id, Player& player, Signals& signals);
     void report(Player& player, Signal signal, Signals& signals);
     void report_held(uint32_t player_id, Player& player, Signals& signals);
     static LagSeen lag_seen(const Player& player);
