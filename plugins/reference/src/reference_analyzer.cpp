@@ -89,35 +89,12 @@ HitLimits parse_hits(const ConfigTable& config) {
     return h;
 }
 
-ItemSettings parse_items(const ConfigTable& config) {
-    ItemSettings i;
-    ConfigTable items = config.table("items");
-    i.known_only = items.boolean("known_only", i.known_only);
-    i.window_s = items.number("window_s", i.window_s, Range::between(1.0, 86400.0));
-    i.max_lag_allowance_s =
-        items.number("max_lag_allowance_s", i.max_lag_allowance_s, Range::between(0.0, 10.0));
-    if (items.has("rate_sources")) i.rate_sources = items.strings("rate_sources");
-    ConfigTable table = items.table("items");
-    for (const std::string& id : table.keys()) {
-        ConfigTable it = table.table(id);
-        ItemLimits limits;
-        limits.unique = it.boolean("unique", false);
-        limits.stack = it.integer("stack", limits.unique ? 1 : 0, Range::between(1, 2147483647));
-        if (limits.unique && limits.stack != 1)
-            throw ConfigError(it.path() + ".stack",
-                              "a unique item stacks to 1, got " + std::to_string(limits.stack));
-        limits.respawn_s = it.number("respawn_s", 0.0, Range::between(0.0, 86400.0));
-        i.items[id] = limits;
-    }
-    return i;
-}
-
 }  // namespace
 
 Areas::Areas(const ConfigTable& config)
     : movement(parse_movement(config)),
       hits(parse_hits(config)),
-      items(parse_items(config)),
+      items(config),
       stats(config),
       sessions(config),
       clock(config) {
@@ -171,9 +148,11 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
             case fb::EventBody::KillClaim:
                 on_kill(match, *event, signals);
                 break;
-            case fb::EventBody::InventoryChange:
-                on_inventory(players[id], *event, signals);
+            case fb::EventBody::InventoryChange: {
+                Reporter out(host(), signals, players[id].reports);
+                areas_.items.on_inventory(*event, lag_seen(players[id]), players[id].items, out);
                 break;
+            }
             case fb::EventBody::StatChange: {
                 Reporter out(host(), signals, players[id].reports);
                 areas_.stats.on_stat(*event, match.stats, players[id].stats, out);
@@ -396,71 +375,6 @@ void ReferenceAnalyzer::on_kill(Match& match, const fb::Event& event, Signals& s
     // A kill needs at least one shot: more kills than shots the weapon fires is impossible.
     check_rate(id, player, player.kills[weapon_name], t_us, weapon_name, weapon, "kills", "kills",
                signals);
-}
-
-void ReferenceAnalyzer::on_inventory(Player& player, const fb::Event& event, Signals& signals) {
-    const uint32_t id = event.player();
-    const int64_t t_us = event.relay_time_us();
-    const fb::InventoryChange& change = *event.body_as_InventoryChange();
-    const ItemSettings& settings = areas_.items;
-    const std::string item_id = text(change.item_id());
-    const Evidence what = Evidence()
-                              .add("t_us", t_us)
-                              .add("item_id", item_id)
-                              .add("delta", change.delta())
-                              .add("count_after", change.count_after())
-                              .add("source", text(change.source()));
-    if (is_unknown_item(item_id, settings)) {
-        report(player,
-               {.player = id,
-                .code = "items.unknown",
-                .score = 0.9,
-                .confidence = 0.9,
-                .evidence = Evidence().add("item_id", item_id).add("change", what)},
-               signals);
-        return;
-    }
-    const ItemLimits* item = settings.find(item_id);
-    if (!item) return;
-    if (auto stack = check_stack(change.count_after(), *item)) {
-        report(player,
-               {.player = id,
-                .code = item->unique ? "items.unique" : "items.stack",
-                .score = stack->score,
-                .confidence = 1.0,
-                .evidence = Evidence()
-                                .add("count", stack->value)
-                                .add("limit", stack->limit)
-                                .add("unique", item->unique)
-                                .add("change", what)},
-               signals);
-    }
-    if (change.delta() > 0 && settings.rate_limited(text(change.source())) && item->respawn_s > 0) {
-        auto& times = player.acquisitions[item_id];
-        times.push_back(t_us);
-        trim(times, micros(settings.window_s));
-        const double allowance =
-            lag_allowance(lag_seen(player), times.front(), t_us, settings.max_lag_allowance_s,
-                          settings.max_lag_allowance_s)
-                .used_s;
-        if (auto rate = check_acquisition_rate(times, *item, allowance, settings)) {
-            report(player,
-                   {.player = id,
-                    .code = "items.rate",
-                    .score = rate->score,
-                    .confidence = 0.9,
-                    .evidence = Evidence()
-                                    .add("item_id", item_id)
-                                    .add("acquisitions", rate->acquisitions)
-                                    .add("allowed", rate->allowed)
-                                    .add("respawn_s", item->respawn_s)
-                                    .add("window_s", rate->window_s)
-                                    .add("lag_allowance_s", rate->allowance_s)
-                                    .add("first_t_us", rate->first_us)
-                                    .add("last_t_us", rate->last_us)},
-                   signals);
-        }
-    }
 }
 
 void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
@@ -769,7 +683,7 @@ void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
     while (!rtts.empty() && rtts.front().t_us < now_us - keep_us)
         rtts.pop_front();
     // Silences matter to the longest window that allows for them, and a second before it.
-    const double longest_s = std::max({areas_.hits.fire_window_s, areas_.items.window_s,
+    const double longest_s = std::max({areas_.hits.fire_window_s, areas_.items.settings().window_s,
                                        areas_.clock.limits().rate_window_s, 1.0});
     player.arrivals.forget_before(now_us - micros(longest_s + 10.0) - 2 * kSecondUs);
 }
@@ -952,7 +866,7 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
             put_times_by_name(out, player.kills);
             out.put<int64_t>(player.blocked_hits);
             out.put<int64_t>(player.dead_target_hits);
-            put_times_by_name(out, player.acquisitions);
+            areas_.items.save_player(out, player.items);
             areas_.stats.save_player(out, player.stats);
             areas_.clock.save_player(out, player.clock);
             // Version 4: the movement runs and stretches.
@@ -1028,7 +942,7 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
             player.kills = get_times_by_name(in);
             player.blocked_hits = in.get_counter("blocked hit");
             player.dead_target_hits = in.get_counter("dead-target hit");
-            player.acquisitions = get_times_by_name(in);
+            areas_.items.restore_player(in, player.items);
             areas_.stats.restore_player(in, player.stats);
             areas_.clock.restore_player(in, player.clock);
             if (in.version() < 4) continue;

@@ -20,7 +20,7 @@
 #include "clock_area.hpp"
 #include "fifo.hpp"
 #include "hits.hpp"
-#include "items.hpp"
+#include "items_area.hpp"
 #include "lag.hpp"
 #include "movement.hpp"
 #include "reports.hpp"
@@ -34,7 +34,7 @@ namespace arbiter::reference {
 struct Areas {
     MovementLimits movement;
     HitLimits hits;
-    ItemSettings items;
+    ItemsArea items;
     StatsArea stats;
     SessionsArea sessions;
     ClockArea clock;
@@ -85,8 +85,7 @@ class ReferenceAnalyzer final : public Analyzer {
         std::map<std::string, std::deque<int64_t>> kills;
         int64_t blocked_hits = 0;
         int64_t dead_target_hits = 0;
-        // items: relay times of rate-limited acquisitions of each item, in the window.
-        std::map<std::string, std::deque<int64_t>> acquisitions;
+        ItemsArea::Player items;
         StatsArea::Player stats;
         ClockArea::Player clock;
     };
@@ -110,7 +109,6 @@ class ReferenceAnalyzer final : public Analyzer {
     void check_rate(uint32_t id, Player& player, std::deque<int64_t>& times, int64_t t_us,
                     const std::string& weapon_name, const WeaponLimits& weapon, const char* kind,
                     const char* count_key, Signals& signals);
-    void on_inventory(Player& player, const fb::Event& event, Signals& signals);
     void on_match_end_event(Match& match, const fb::Event& event, Signals& signals);
     // Batches of the match were lost (schema 1.1): nothing measures across the gap.
     void on_input_lost(const MatchKey& key, Match& match);
