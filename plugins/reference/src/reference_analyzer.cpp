@@ -28,11 +28,6 @@ Evidence position_evidence(const Sample& sample) {
         .add("z", sample.position.z);
 }
 
-Evidence vec_evidence(const fb::Vec3* v) {
-    const Vec3 p = to_vec(v);
-    return Evidence().add("x", p.x).add("y", p.y).add("z", p.z);
-}
-
 MovementLimits parse_movement(const ConfigTable& config) {
     MovementLimits m;
     ConfigTable movement = config.table("movement");
@@ -56,44 +51,11 @@ MovementLimits parse_movement(const ConfigTable& config) {
     return m;
 }
 
-HitLimits parse_hits(const ConfigTable& config) {
-    HitLimits h;
-    ConfigTable hits = config.table("hits");
-    h.default_range_m = hits.number("default_range_m", h.default_range_m, Range::positive());
-    h.range_tolerance =
-        hits.number("range_tolerance", h.range_tolerance, Range::between(1.0, 10.0));
-    h.timing_window_s =
-        hits.number("timing_window_s", h.timing_window_s, Range::between(0.0, 10.0));
-    h.max_rtt_allowance_s =
-        hits.number("max_rtt_allowance_s", h.max_rtt_allowance_s, Range::between(0.0, 10.0));
-    h.max_lag_allowance_s =
-        hits.number("max_lag_allowance_s", h.max_lag_allowance_s, Range::between(0.0, 10.0));
-    h.fire_window_s = hits.number("fire_window_s", h.fire_window_s, Range::between(0.1, 60.0));
-    h.fire_tolerance = hits.number("fire_tolerance", h.fire_tolerance, Range::between(1.0, 10.0));
-    h.confident_count = hits.integer("confident_count", h.confident_count, Range::between(1, 1000));
-    ConfigTable weapons = hits.table("weapons");
-    for (const std::string& name : weapons.keys()) {
-        ConfigTable w = weapons.table(name);
-        WeaponLimits limits;
-        limits.range_m = w.number("range_m", h.default_range_m, Range::positive());
-        limits.max_damage = w.number("max_damage", 0.0, Range::positive());
-        const bool interval = w.has("fire_interval_s");
-        if (interval && w.has("rounds_per_minute"))
-            throw ConfigError(w.path() + ".rounds_per_minute",
-                              "give fire_interval_s or rounds_per_minute, not both");
-        limits.fire_interval_s = w.number("fire_interval_s", 0.0, Range::between(0.001, 3600.0));
-        const double rpm = w.number("rounds_per_minute", 0.0, Range::between(0.01, 60000.0));
-        if (!interval && rpm > 0) limits.fire_interval_s = 60.0 / rpm;
-        h.weapons[name] = limits;
-    }
-    return h;
-}
-
 }  // namespace
 
 Areas::Areas(const ConfigTable& config)
     : movement(parse_movement(config)),
-      hits(parse_hits(config)),
+      hits(config),
       items(config),
       stats(config),
       sessions(config),
@@ -143,11 +105,13 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
                 break;
             }
             case fb::EventBody::HitClaim:
-                on_hit(match, *event, signals);
+                on_hit(match, players[id], *event, signals);
                 break;
-            case fb::EventBody::KillClaim:
-                on_kill(match, *event, signals);
+            case fb::EventBody::KillClaim: {
+                Reporter out(host(), signals, players[id].reports);
+                areas_.hits.on_kill(*event, lag_seen(players[id]), players[id].hits, out);
                 break;
+            }
             case fb::EventBody::InventoryChange: {
                 Reporter out(host(), signals, players[id].reports);
                 areas_.items.on_inventory(*event, lag_seen(players[id]), players[id].items, out);
@@ -186,195 +150,19 @@ LagSeen ReferenceAnalyzer::lag_seen(const Player& player) {
     return {player.arrivals, player.track.rtts};
 }
 
-namespace {
-// What a reviewer needs to see a hit or kill claim: who, with what, from where, when.
-template <class Claim>
-Evidence claim_evidence(const fb::Event& event, const Claim& claim,
-                        const std::string& weapon_name) {
-    Evidence evidence = Evidence()
-                            .add("t_us", event.relay_time_us())
-                            .add("tick", event.tick())
-                            .add("target_player", claim.target_player())
-                            .add("weapon", weapon_name)
-                            .add("attacker", vec_evidence(claim.attacker_position()))
-                            .add("target", vec_evidence(claim.target_position()))
-                            .add("range_m", static_cast<double>(claim.range_m()));
-    if constexpr (requires { claim.damage(); })
-        evidence.add("damage", static_cast<double>(claim.damage()));
-    return evidence;
-}
-}  // namespace
-
-void ReferenceAnalyzer::check_rate(uint32_t id, Player& player, std::deque<int64_t>& times,
-                                   int64_t t_us, const std::string& weapon_name,
-                                   const WeaponLimits& weapon, const char* kind,
-                                   const char* count_key, Signals& signals) {
-    const HitLimits& limits = areas_.hits;
-    times.push_back(t_us);
-    trim(times, micros(limits.fire_window_s));
-    if (weapon.fire_interval_s <= 0) return;
-    const double allowance = lag_allowance(lag_seen(player), times.front(), t_us,
-                                           limits.max_lag_allowance_s, limits.max_rtt_allowance_s)
-                                 .used_s;
-    auto rate = check_fire_rate(times, weapon, allowance, limits);
-    if (!rate) return;
-    report(player,
-           {.player = id,
-            .code = "hits.fire_rate",
-            .score = rate->score,
-            .confidence = 0.9,
-            .evidence = Evidence()
-                            .add("kind", kind)
-                            .add("weapon", weapon_name)
-                            .add(count_key, rate->shots)
-                            .add("allowed", rate->allowed)
-                            .add("fire_interval_s", weapon.fire_interval_s)
-                            .add("tolerance", limits.fire_tolerance)
-                            .add("window_s", rate->window_s)
-                            .add("lag_allowance_s", rate->allowance_s)
-                            .add("first_t_us", rate->first_us)
-                            .add("last_t_us", rate->last_us)},
-           signals);
-}
-
-void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& signals) {
-    const uint32_t id = event.player();
-    const int64_t t_us = event.relay_time_us();
-    const fb::HitClaim& hit = *event.body_as_HitClaim();
-    Player& player = match.players[id];
-    const HitLimits& limits = areas_.hits;
-    const std::string weapon_name = text(hit.weapon());
-    const WeaponLimits weapon = limits.weapon(weapon_name);
-    const Evidence claim = claim_evidence(event, hit, weapon_name);
-
-    if (auto range = check_range(hit.range_m(), weapon, limits)) {
-        report(player,
-               {.player = id,
-                .code = "hits.range",
-                .score = range->score,
-                .confidence = 0.9,
-                .evidence = Evidence()
-                                .add("range_m", range->value)
-                                .add("limit_m", range->limit)
-                                .add("weapon_range_m", weapon.range_m)
-                                .add("tolerance", limits.range_tolerance)
-                                .add("claim", claim)},
-               signals);
-    }
-    if (!hit.line_of_sight()) {
-        ++player.blocked_hits;
-        report(player,
-               {.player = id,
-                .code = "hits.line_of_sight",
-                .score = 1.0,
-                .confidence = count_confidence(player.blocked_hits, limits.confident_count),
-                .evidence = Evidence()
-                                .add("hits_without_line_of_sight", player.blocked_hits)
-                                .add("confident_count", limits.confident_count)
-                                .add("claim", claim)},
-               signals);
-    }
-    if (!hit.target_alive() || !hit.target_damageable()) {
-        ++player.dead_target_hits;
-        report(player,
-               {.player = id,
-                .code = "hits.target_state",
-                .score = 1.0,
-                .confidence = count_confidence(player.dead_target_hits, limits.confident_count),
-                .evidence = Evidence()
-                                .add("target_alive", hit.target_alive())
-                                .add("target_damageable", hit.target_damageable())
-                                .add("hits_on_such_targets", player.dead_target_hits)
-                                .add("confident_count", limits.confident_count)
-                                .add("claim", claim)},
-               signals);
-    }
-    if (auto damage = check_damage(hit.damage(), weapon)) {
-        report(player,
-               {.player = id,
-                .code = "hits.damage",
-                .score = damage->score,
-                .confidence = 0.95,
-                .evidence = Evidence()
-                                .add("damage", damage->value)
-                                .add("limit", damage->limit)
-                                .add("claim", claim)},
-               signals);
-    }
-    if (auto claimed = hit.claimed_tick(); claimed.has_value()) {
-        const LagAllowance lag = lag_allowance(
-            lag_seen(player), t_us, t_us, limits.max_lag_allowance_s, limits.max_rtt_allowance_s);
-        if (auto timing = check_timing(event.tick(), *claimed, areas_.clock.tick_s(match.clock),
-                                       lag.used_s, limits)) {
-            report(player,
-                   {.player = id,
-                    .code = "hits.timing",
-                    .score = timing->score,
-                    .confidence = 0.9,
-                    .evidence = Evidence()
-                                    .add("offset_s", timing->offset_s)
-                                    .add("limit_s", timing->limit_s)
-                                    .add("window_s", limits.timing_window_s)
-                                    .add("lag_allowance_s", timing->allowance_s)
-                                    .add("silence_s", lag.silence_s)
-                                    .add("measured_rtt_s", lag.rtt_s)
-                                    .add("relay_tick", event.tick())
-                                    .add("claimed_tick", *claimed)
-                                    .add("tick_s", areas_.clock.tick_s(match.clock))
-                                    .add("claim", claim)},
-                   signals);
-        }
-    }
-    // Fire rate: every claim is one shot of its weapon.
-    check_rate(id, player, player.shots[weapon_name], t_us, weapon_name, weapon, "hits", "shots",
-               signals);
+void ReferenceAnalyzer::on_hit(Match& match, Player& attacker, const fb::Event& event,
+                               Signals& signals) {
+    Reporter out(host(), signals, attacker.reports);
+    areas_.hits.on_hit(event, areas_.clock.tick_s(match.clock), lag_seen(attacker), attacker.hits,
+                       out);
     // A damaging hit is also the target's: the stats area counts it as combat the target
     // came through unhurt or not. Only such a hit makes the target a record here.
     if (const uint32_t target_id = StatsArea::hurt_player(event); target_id != 0) {
         Player& target = match.players[target_id];
         Reporter target_out(host(), signals, target.reports);
-        areas_.stats.on_hit_taken(target_id, t_us, match.stats, target.stats, target_out);
+        areas_.stats.on_hit_taken(target_id, event.relay_time_us(), match.stats, target.stats,
+                                  target_out);
     }
-}
-
-void ReferenceAnalyzer::on_kill(Match& match, const fb::Event& event, Signals& signals) {
-    const uint32_t id = event.player();
-    const int64_t t_us = event.relay_time_us();
-    const fb::KillClaim& kill = *event.body_as_KillClaim();
-    Player& player = match.players[id];
-    const HitLimits& limits = areas_.hits;
-    const std::string weapon_name = text(kill.weapon());
-    const WeaponLimits weapon = limits.weapon(weapon_name);
-    const Evidence claim = claim_evidence(event, kill, weapon_name);
-    if (auto range = check_range(kill.range_m(), weapon, limits)) {
-        report(player,
-               {.player = id,
-                .code = "hits.range",
-                .score = range->score,
-                .confidence = 0.9,
-                .evidence = Evidence()
-                                .add("kind", "kill")
-                                .add("range_m", range->value)
-                                .add("limit_m", range->limit)
-                                .add("claim", claim)},
-               signals);
-    }
-    if (!kill.line_of_sight()) {
-        ++player.blocked_hits;
-        report(player,
-               {.player = id,
-                .code = "hits.line_of_sight",
-                .score = 1.0,
-                .confidence = count_confidence(player.blocked_hits, limits.confident_count),
-                .evidence = Evidence()
-                                .add("kind", "kill")
-                                .add("hits_without_line_of_sight", player.blocked_hits)
-                                .add("claim", claim)},
-               signals);
-    }
-    // A kill needs at least one shot: more kills than shots the weapon fires is impossible.
-    check_rate(id, player, player.kills[weapon_name], t_us, weapon_name, weapon, "kills", "kills",
-               signals);
 }
 
 void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
@@ -386,12 +174,12 @@ void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
         // the measured round trips.
         Player fresh;
         fresh.reports = std::move(player.reports);
-        fresh.blocked_hits = player.blocked_hits;
-        fresh.dead_target_hits = player.dead_target_hits;
+        fresh.hits = std::move(player.hits);
         fresh.track.rtts = std::move(player.track.rtts);
         fresh.stats = std::move(player.stats);
         fresh.clock = std::move(player.clock);
         player = std::move(fresh);
+        areas_.hits.on_input_lost(player.hits);
         areas_.stats.on_input_lost(player.stats);
         areas_.clock.on_input_lost(player.clock);
     }
@@ -683,8 +471,9 @@ void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
     while (!rtts.empty() && rtts.front().t_us < now_us - keep_us)
         rtts.pop_front();
     // Silences matter to the longest window that allows for them, and a second before it.
-    const double longest_s = std::max({areas_.hits.fire_window_s, areas_.items.settings().window_s,
-                                       areas_.clock.limits().rate_window_s, 1.0});
+    const double longest_s =
+        std::max({areas_.hits.limits().fire_window_s, areas_.items.settings().window_s,
+                  areas_.clock.limits().rate_window_s, 1.0});
     player.arrivals.forget_before(now_us - micros(longest_s + 10.0) - 2 * kSecondUs);
 }
 
@@ -862,10 +651,7 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
                 out.put<int64_t>(g.t_us);
                 out.put<int64_t>(g.gap_us);
             }
-            put_times_by_name(out, player.shots);
-            put_times_by_name(out, player.kills);
-            out.put<int64_t>(player.blocked_hits);
-            out.put<int64_t>(player.dead_target_hits);
+            areas_.hits.save_player(out, player.hits);
             areas_.items.save_player(out, player.items);
             areas_.stats.save_player(out, player.stats);
             areas_.clock.save_player(out, player.clock);
@@ -938,10 +724,7 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 g.gap_us = in.get_relay_time("silence");
                 player.arrivals.gaps.push_back(g);
             }
-            player.shots = get_times_by_name(in);
-            player.kills = get_times_by_name(in);
-            player.blocked_hits = in.get_counter("blocked hit");
-            player.dead_target_hits = in.get_counter("dead-target hit");
+            areas_.hits.restore_player(in, player.hits);
             areas_.items.restore_player(in, player.items);
             areas_.stats.restore_player(in, player.stats);
             areas_.clock.restore_player(in, player.clock);

@@ -19,7 +19,7 @@
 #include "arrivals.hpp"
 #include "clock_area.hpp"
 #include "fifo.hpp"
-#include "hits.hpp"
+#include "hits_area.hpp"
 #include "items_area.hpp"
 #include "lag.hpp"
 #include "movement.hpp"
@@ -33,7 +33,7 @@ namespace arbiter::reference {
 // nothing.
 struct Areas {
     MovementLimits movement;
-    HitLimits hits;
+    HitsArea hits;
     ItemsArea items;
     StatsArea stats;
     SessionsArea sessions;
@@ -79,12 +79,7 @@ class ReferenceAnalyzer final : public Analyzer {
 
         // When the relay heard from the player: the silences lag leaves.
         Arrivals arrivals;
-        // hits: relay times of the shots and kills of each weapon, in the fire window;
-        // how many claims failed line of sight and target state.
-        std::map<std::string, std::deque<int64_t>> shots;
-        std::map<std::string, std::deque<int64_t>> kills;
-        int64_t blocked_hits = 0;
-        int64_t dead_target_hits = 0;
+        HitsArea::Player hits;
         ItemsArea::Player items;
         StatsArea::Player stats;
         ClockArea::Player clock;
@@ -103,12 +98,7 @@ class ReferenceAnalyzer final : public Analyzer {
                       const fb::PositionUpdate& update, int64_t previous_us, int64_t typical_us,
                       Signals& signals);
     void check_windows(uint32_t player_id, Player& player, int64_t typical_us, Signals& signals);
-    void on_hit(Match& match, const fb::Event& event, Signals& signals);
-    void on_kill(Match& match, const fb::Event& event, Signals& signals);
-    // Counts one shot (or kill) of a weapon and reports when the count outruns its fire rate.
-    void check_rate(uint32_t id, Player& player, std::deque<int64_t>& times, int64_t t_us,
-                    const std::string& weapon_name, const WeaponLimits& weapon, const char* kind,
-                    const char* count_key, Signals& signals);
+    void on_hit(Match& match, Player& attacker, const fb::Event& event, Signals& signals);
     void on_match_end_event(Match& match, const fb::Event& event, Signals& signals);
     // Batches of the match were lost (schema 1.1): nothing measures across the gap.
     void on_input_lost(const MatchKey& key, Match& match);
