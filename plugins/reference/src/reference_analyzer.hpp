@@ -22,7 +22,7 @@
 #include "hits_area.hpp"
 #include "items_area.hpp"
 #include "lag.hpp"
-#include "movement.hpp"
+#include "movement_area.hpp"
 #include "reports.hpp"
 #include "sessions_area.hpp"
 #include "stats_area.hpp"
@@ -32,7 +32,7 @@ namespace arbiter::reference {
 // The six areas, as the config sets them up. Read all at once, so that a bad config changes
 // nothing.
 struct Areas {
-    MovementLimits movement;
+    MovementArea movement;
     HitsArea hits;
     ItemsArea items;
     StatsArea stats;
@@ -64,21 +64,10 @@ class ReferenceAnalyzer final : public Analyzer {
 
   private:
     struct Player {
-        Track track;
-        // typical_interval_us of the track, kept up to date (every change to the track is
-        // reported to it).
-        SpacingMedian spacing;
         Reports reports;
-
-        // movement: the current run of windows over the speed limit, the current stretch
-        // off the ground, and the updates in a row under the terrain (the first of them).
-        SustainedRun sustained;
-        AirborneStretch airborne;
-        int64_t below_updates = 0;
-        Sample below_since;
-
         // When the relay heard from the player: the silences lag leaves.
         Arrivals arrivals;
+        MovementArea::Player movement;
         HitsArea::Player hits;
         ItemsArea::Player items;
         StatsArea::Player stats;
@@ -92,12 +81,6 @@ class ReferenceAnalyzer final : public Analyzer {
         SessionsArea::Match sessions;
     };
 
-    void on_position(uint32_t player_id, Player& player, int64_t t_us,
-                     const fb::PositionUpdate& update, Signals& signals);
-    void check_ground(uint32_t player_id, Player& player, const Sample& sample,
-                      const fb::PositionUpdate& update, int64_t previous_us, int64_t typical_us,
-                      Signals& signals);
-    void check_windows(uint32_t player_id, Player& player, int64_t typical_us, Signals& signals);
     void on_hit(Match& match, Player& attacker, const fb::Event& event, Signals& signals);
     void on_match_end_event(Match& match, const fb::Event& event, Signals& signals);
     // Batches of the match were lost (schema 1.1): nothing measures across the gap.
@@ -106,9 +89,6 @@ class ReferenceAnalyzer final : public Analyzer {
     void report_held(uint32_t player_id, Player& player, Signals& signals);
     static LagSeen lag_seen(const Player& player);
     void forget_old(Player& player, int64_t now_us) const;
-    // How far back a player's usual spacing of updates is measured (the track keeps a
-    // window more, for the acceleration check).
-    int64_t spacing_horizon_us() const;
 
     Areas areas_;
     std::map<MatchKey, Match> matches_;
