@@ -36,10 +36,13 @@ void ReferenceAnalyzer::configure(const Context& context) {
     areas_ = Areas(context.config);
 }
 
+LagSeen ReferenceAnalyzer::lag_seen(const Player& player) {
+    return {player.arrivals, player.movement.track.rtts};
+}
+
 void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
     const MatchKey key = batch.match();
     Match& match = matches_[key];
-    Players& players = match.players;
     for (const fb::Event* event : batch.events()) {
         const uint32_t id = event->player();
         const int64_t t_us = event->relay_time_us();
@@ -57,62 +60,45 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
                 break;
         }
         if (id == 0) continue;
-        if (heard_from_client(*event)) players[id].arrivals.heard(t_us);
-        forget_old(players[id], t_us);
+        Player& player = match.players[id];
+        if (heard_from_client(*event)) player.arrivals.heard(t_us);
+        forget_old(player, t_us);
+        Reporter out(host(), signals, player.reports);
         switch (event->body_type()) {
-            case fb::EventBody::PositionUpdate: {
-                Reporter out(host(), signals, players[id].reports);
-                areas_.movement.on_position(*event, players[id].arrivals, players[id].movement,
-                                            out);
+            case fb::EventBody::PositionUpdate:
+                areas_.movement.on_position(*event, player.arrivals, player.movement, out);
                 break;
-            }
             case fb::EventBody::LatencySample:
-                areas_.movement.on_latency(*event, players[id].movement);
+                areas_.movement.on_latency(*event, player.movement);
                 break;
             case fb::EventBody::HitClaim:
-                on_hit(match, players[id], *event, signals);
+                on_hit(match, player, *event, signals);
                 break;
-            case fb::EventBody::KillClaim: {
-                Reporter out(host(), signals, players[id].reports);
-                areas_.hits.on_kill(*event, lag_seen(players[id]), players[id].hits, out);
+            case fb::EventBody::KillClaim:
+                areas_.hits.on_kill(*event, lag_seen(player), player.hits, out);
                 break;
-            }
-            case fb::EventBody::InventoryChange: {
-                Reporter out(host(), signals, players[id].reports);
-                areas_.items.on_inventory(*event, lag_seen(players[id]), players[id].items, out);
+            case fb::EventBody::InventoryChange:
+                areas_.items.on_inventory(*event, lag_seen(player), player.items, out);
                 break;
-            }
-            case fb::EventBody::StatChange: {
-                Reporter out(host(), signals, players[id].reports);
-                areas_.stats.on_stat(*event, match.stats, players[id].stats, out);
+            case fb::EventBody::StatChange:
+                areas_.stats.on_stat(*event, match.stats, player.stats, out);
                 break;
-            }
-            case fb::EventBody::PlayerJoin: {
-                Reporter out(host(), signals, players[id].reports);
+            case fb::EventBody::PlayerJoin:
                 areas_.sessions.on_join(key, *event, match.sessions, live_, out);
                 break;
-            }
-            case fb::EventBody::Order: {
-                Reporter out(host(), signals, players[id].reports);
-                areas_.clock.on_order(*event, players[id].clock, out);
+            case fb::EventBody::Order:
+                areas_.clock.on_order(*event, player.clock, out);
                 break;
-            }
             case fb::EventBody::PlayerLeave:
                 areas_.sessions.end_session(key, match.sessions, live_, id);
-                if (auto it = players.find(id); it != players.end()) {
-                    report_held(id, it->second, signals);
-                    players.erase(it);
-                }
+                out.report_held(id);
+                match.players.erase(id);
                 break;
             default:
                 break;
         }
     }
     host().gauge("tracked_matches", static_cast<double>(matches_.size()));
-}
-
-LagSeen ReferenceAnalyzer::lag_seen(const Player& player) {
-    return {player.arrivals, player.movement.track.rtts};
 }
 
 void ReferenceAnalyzer::on_hit(Match& match, Player& attacker, const fb::Event& event,
@@ -130,43 +116,28 @@ void ReferenceAnalyzer::on_hit(Match& match, Player& attacker, const fb::Event& 
     }
 }
 
-void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
-    for (auto& [id, player] : match.players) {
-        // Every window and track starts again after the gap: a speed from the last position
-        // before it to the first after it is no speed (the lost batches may hold a respawn),
-        // and a silence the relay never saw is no lag. What each event proved on its own
-        // stays: the reports and held rises, the counts of claims that failed a check, and
-        // the measured round trips.
-        Player fresh;
-        fresh.reports = std::move(player.reports);
-        fresh.hits = std::move(player.hits);
-        fresh.movement = std::move(player.movement);
-        fresh.stats = std::move(player.stats);
-        fresh.clock = std::move(player.clock);
-        player = std::move(fresh);
-        areas_.movement.on_input_lost(player.movement);
-        areas_.hits.on_input_lost(player.hits);
-        areas_.stats.on_input_lost(player.stats);
-        areas_.clock.on_input_lost(player.clock);
-    }
-    areas_.sessions.end_sessions(key, match.sessions, live_);
-    host().count("input_lost");
-}
-
 void ReferenceAnalyzer::on_match_end_event(Match& match, const fb::Event& event, Signals& signals) {
     // A claimed length belongs to one run: the player the event names, or the only one.
     const uint32_t runner =
         event.player() != 0 ? event.player() : areas_.sessions.only_player(match.sessions);
     if (auto signal = areas_.clock.check_run_length(event, match.clock, runner))
-        report(match.players[runner], std::move(*signal), signals);
+        Reporter(host(), signals, match.players[runner].reports).report(std::move(*signal));
 }
 
-void ReferenceAnalyzer::report(Player& player, Signal signal, Signals& signals) {
-    Reporter(host(), signals, player.reports).report(std::move(signal));
-}
-
-void ReferenceAnalyzer::report_held(uint32_t player_id, Player& player, Signals& signals) {
-    Reporter(host(), signals, player.reports).report_held(player_id);
+void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
+    // Every window and track starts again after the gap, and a silence the relay never saw
+    // is no lag; what each event proved on its own stays (each area says what). The
+    // reports and held rises stay with it.
+    for (auto& [id, player] : match.players) {
+        player.arrivals = {};
+        areas_.movement.on_input_lost(player.movement);
+        areas_.hits.on_input_lost(player.hits);
+        areas_.items.on_input_lost(player.items);
+        areas_.stats.on_input_lost(player.stats);
+        areas_.clock.on_input_lost(player.clock);
+    }
+    areas_.sessions.end_sessions(key, match.sessions, live_);
+    host().count("input_lost");
 }
 
 void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
@@ -187,35 +158,53 @@ void ReferenceAnalyzer::on_match_end(const MatchKey& match, Signals& signals) {
         players[id] = &player;
     areas_.sessions.end_sessions(match, it->second.sessions, live_);
     for (auto& [id, player] : players)
-        report_held(id, *player, signals);
+        Reporter(host(), signals, player->reports).report_held(id);
     matches_.erase(it);
 }
 
+namespace {
+void save_arrivals(StateWriter& out, const Arrivals& arrivals) {
+    out.put<int64_t>(arrivals.last_us);
+    out.put<uint64_t>(arrivals.gaps.size());
+    for (const Gap& g : arrivals.gaps) {
+        out.put<int64_t>(g.t_us);
+        out.put<int64_t>(g.gap_us);
+    }
+}
+
+void restore_arrivals(StateReader& in, Arrivals& arrivals) {
+    arrivals.last_us = in.get_relay_time("last arrival");
+    for (uint64_t n = in.get_count(16); n > 0; --n) {
+        Gap g;
+        g.t_us = in.get_relay_time("silence end");
+        g.gap_us = in.get_relay_time("silence");
+        arrivals.gaps.push_back(g);
+    }
+}
+}  // namespace
+
+// The blob: for each match its key, its players and then its own state; then the live
+// sessions. Each player's sections come in the order the versions added them, which is why
+// the movement area has two.
 std::vector<uint8_t> ReferenceAnalyzer::save_state() {
     StateWriter out(kStateTag, kStateVersion);
     out.put<uint64_t>(matches_.size());
     for (const auto& [key, match] : matches_) {
-        const Players& players = match.players;
         out.put_string(key.relay_id);
         out.put<uint64_t>(key.match_id);
         // Sorted by player id, so that the same state always makes the same blob.
         std::vector<uint32_t> ids;
-        for (const auto& [id, player] : players)
+        for (const auto& [id, player] : match.players)
             ids.push_back(id);
         std::sort(ids.begin(), ids.end());
         out.put<uint64_t>(ids.size());
         for (uint32_t id : ids) {
-            const Player& player = players.at(id);
+            const Player& player = match.players.at(id);
             out.put<uint32_t>(id);
             areas_.movement.save_track(out, player.movement);
             save_reports(out, player.reports);
             // Version 3: the other areas.
-            out.put<int64_t>(player.arrivals.last_us);
-            out.put<uint64_t>(player.arrivals.gaps.size());
-            for (const Gap& g : player.arrivals.gaps) {
-                out.put<int64_t>(g.t_us);
-                out.put<int64_t>(g.gap_us);
-            }
+            save_arrivals(out, player.arrivals);
             areas_.hits.save_player(out, player.hits);
             areas_.items.save_player(out, player.items);
             areas_.stats.save_player(out, player.stats);
@@ -241,20 +230,13 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
         key.relay_id = in.get_string();
         key.match_id = in.get<uint64_t>();
         Match& match = matches[key];
-        Players& players = match.players;
         uint64_t player_count = in.get_count(4);
         for (uint64_t p = 0; p < player_count; ++p) {
-            Player& player = players[in.get<uint32_t>()];
+            Player& player = match.players[in.get<uint32_t>()];
             areas_.movement.restore_track(in, player.movement);
             restore_reports(in, player.reports);
             if (in.version() < 3) continue;
-            player.arrivals.last_us = in.get_relay_time("last arrival");
-            for (uint64_t n = in.get_count(16); n > 0; --n) {
-                Gap g;
-                g.t_us = in.get_relay_time("silence end");
-                g.gap_us = in.get_relay_time("silence");
-                player.arrivals.gaps.push_back(g);
-            }
+            restore_arrivals(in, player.arrivals);
             areas_.hits.restore_player(in, player.hits);
             areas_.items.restore_player(in, player.items);
             areas_.stats.restore_player(in, player.stats);

@@ -1,16 +1,19 @@
 // plugins/reference: validation checks (model class: validation). See
 // DETECTION.md, "plugins/reference": movement (speed over a window of relay time, its
 // change, sustained speed, teleports, airborne too long, below the terrain), hits, items, stats,
-// sessions and the relay clock, with the lag tolerance the design asks for. Each area's checks are
-// pure functions in their own file; this class keeps the per-match, per-player state and turns
-// check results into signals.
+// sessions and the relay clock, with the lag tolerance the design asks for.
+//
+// Each area has two files of its own: its checks as pure functions (movement.hpp, hits.hpp,
+// ...) and the area itself (movement_area.hpp, hits_area.hpp, ...): its settings, its state
+// per player and per match, its event handlers and its sections of the saved state. This
+// class keeps the matches and players, hands each event to the areas it concerns, and lays
+// the areas' sections out in the state blob. What the areas share lives here too: each
+// player's reports (reports.hpp) and the silences the relay saw from it (arrivals.hpp).
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <span>
-#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -18,7 +21,6 @@
 
 #include "arrivals.hpp"
 #include "clock_area.hpp"
-#include "fifo.hpp"
 #include "hits_area.hpp"
 #include "items_area.hpp"
 #include "lag.hpp"
@@ -85,10 +87,8 @@ class ReferenceAnalyzer final : public Analyzer {
     void on_match_end_event(Match& match, const fb::Event& event, Signals& signals);
     // Batches of the match were lost (schema 1.1): nothing measures across the gap.
     void on_input_lost(const MatchKey& key, Match& match);
-    void report(Player& player, Signal signal, Signals& signals);
-    void report_held(uint32_t player_id, Player& player, Signals& signals);
-    static LagSeen lag_seen(const Player& player);
     void forget_old(Player& player, int64_t now_us) const;
+    static LagSeen lag_seen(const Player& player);
 
     Areas areas_;
     std::map<MatchKey, Match> matches_;
