@@ -1,9 +1,9 @@
 #include "reference_analyzer.hpp"
 
 #include <algorithm>
-#include <climits>
-#include <cmath>
-#include <cstring>
+#include <utility>
+
+#include "relay_times.hpp"
 
 namespace arbiter::reference {
 
@@ -12,204 +12,43 @@ constexpr const char* kStateTag = "REF1";
 // Version 2 added the held signals, version 3 the state of the hits, items, stats,
 // sessions and clock checks, version 4 each player's sustained-speed run, airborne stretch
 // and updates under the terrain; version 1 to 3 blobs are still read (those players start
-// with none of the three). Version 5 writes each track's samples as one array (below,
-// put_samples): half the bytes, one put instead of four per sample; version 4 blobs are
-// still read.
+// with none of the three). Version 5 writes each track's samples as one array
+// (MovementArea::save_track): half the bytes, one put instead of four per sample; version 4
+// blobs are still read.
 constexpr uint32_t kStateVersion = 5;
-// A check reports again only when its score rises by at least this much.
-constexpr double kReportStep = 0.05;
-constexpr int64_t kSecondUs = 1'000'000;
-
-Vec3 to_vec(const fb::Vec3* v) {
-    return v ? Vec3{v->x(), v->y(), v->z()} : Vec3{};
-}
-
-Evidence position_evidence(const Sample& sample) {
-    return Evidence()
-        .add("t_us", sample.t_us)
-        .add("x", sample.position.x)
-        .add("y", sample.position.y)
-        .add("z", sample.position.z);
-}
-
-Evidence vec_evidence(const fb::Vec3* v) {
-    const Vec3 p = to_vec(v);
-    return Evidence().add("x", p.x).add("y", p.y).add("z", p.z);
-}
-
-std::string text(const flatbuffers::String* s) {
-    return s ? s->str() : std::string();
-}
-
-// Drops the times older than `horizon_us` before the newest.
-void trim(std::deque<int64_t>& times, int64_t horizon_us) {
-    while (!times.empty() && times.front() < times.back() - horizon_us)
-        times.pop_front();
-}
-
-int64_t micros(double seconds) {
-    return static_cast<int64_t>(seconds * 1e6);
-}
-
-void parse_hits(const ConfigTable& config, HitLimits& h) {
-    ConfigTable hits = config.table("hits");
-    h.default_range_m = hits.number("default_range_m", h.default_range_m, Range::positive());
-    h.range_tolerance =
-        hits.number("range_tolerance", h.range_tolerance, Range::between(1.0, 10.0));
-    h.timing_window_s =
-        hits.number("timing_window_s", h.timing_window_s, Range::between(0.0, 10.0));
-    h.max_rtt_allowance_s =
-        hits.number("max_rtt_allowance_s", h.max_rtt_allowance_s, Range::between(0.0, 10.0));
-    h.max_lag_allowance_s =
-        hits.number("max_lag_allowance_s", h.max_lag_allowance_s, Range::between(0.0, 10.0));
-    h.fire_window_s = hits.number("fire_window_s", h.fire_window_s, Range::between(0.1, 60.0));
-    h.fire_tolerance = hits.number("fire_tolerance", h.fire_tolerance, Range::between(1.0, 10.0));
-    h.confident_count = hits.integer("confident_count", h.confident_count, Range::between(1, 1000));
-    ConfigTable weapons = hits.table("weapons");
-    for (const std::string& name : weapons.keys()) {
-        ConfigTable w = weapons.table(name);
-        WeaponLimits limits;
-        limits.range_m = w.number("range_m", h.default_range_m, Range::positive());
-        limits.max_damage = w.number("max_damage", 0.0, Range::positive());
-        const bool interval = w.has("fire_interval_s");
-        if (interval && w.has("rounds_per_minute"))
-            throw ConfigError(w.path() + ".rounds_per_minute",
-                              "give fire_interval_s or rounds_per_minute, not both");
-        limits.fire_interval_s = w.number("fire_interval_s", 0.0, Range::between(0.001, 3600.0));
-        const double rpm = w.number("rounds_per_minute", 0.0, Range::between(0.01, 60000.0));
-        if (!interval && rpm > 0) limits.fire_interval_s = 60.0 / rpm;
-        h.weapons[name] = limits;
-    }
-}
-
-void parse_items(const ConfigTable& config, ItemSettings& i) {
-    ConfigTable items = config.table("items");
-    i.known_only = items.boolean("known_only", i.known_only);
-    i.window_s = items.number("window_s", i.window_s, Range::between(1.0, 86400.0));
-    i.max_lag_allowance_s =
-        items.number("max_lag_allowance_s", i.max_lag_allowance_s, Range::between(0.0, 10.0));
-    if (items.has("rate_sources")) i.rate_sources = items.strings("rate_sources");
-    ConfigTable table = items.table("items");
-    for (const std::string& id : table.keys()) {
-        ConfigTable it = table.table(id);
-        ItemLimits limits;
-        limits.unique = it.boolean("unique", false);
-        limits.stack = it.integer("stack", limits.unique ? 1 : 0, Range::between(1, 2147483647));
-        if (limits.unique && limits.stack != 1)
-            throw ConfigError(it.path() + ".stack",
-                              "a unique item stacks to 1, got " + std::to_string(limits.stack));
-        limits.respawn_s = it.number("respawn_s", 0.0, Range::between(0.0, 86400.0));
-        i.items[id] = limits;
-    }
-}
-
-void parse_stats(const ConfigTable& config, StatLimits& s) {
-    ConfigTable stats = config.table("stats");
-    s.experience_stat = stats.string("experience_stat", s.experience_stat);
-    s.max_experience_per_hour =
-        stats.number("max_experience_per_hour", s.max_experience_per_hour, Range::positive());
-    s.experience_window_s =
-        stats.number("experience_window_s", s.experience_window_s, Range::between(1.0, 86400.0));
-    s.damage_stat = stats.string("damage_stat", s.damage_stat);
-    s.combat_window_s =
-        stats.number("combat_window_s", s.combat_window_s, Range::between(1.0, 3600.0));
-    s.min_hits_taken = stats.integer("min_hits_taken", s.min_hits_taken, Range::between(1, 10000));
-    s.resource_prefix = stats.string("resource_prefix", s.resource_prefix);
-    s.confident_count =
-        stats.integer("confident_count", s.confident_count, Range::between(1, 1000));
-}
-
-void parse_sessions(const ConfigTable& config, SessionLimits& s) {
-    ConfigTable sessions = config.table("sessions");
-    s.max_reconnects =
-        sessions.integer("max_reconnects", s.max_reconnects, Range::between(0, 1000));
-    s.reconnect_window_s =
-        sessions.number("reconnect_window_s", s.reconnect_window_s, Range::between(1.0, 3600.0));
-    s.client_versions = sessions.strings("client_versions");
-    s.handshakes = sessions.strings("handshakes");
-}
-
-void parse_clock(const ConfigTable& config, ClockLimits& c) {
-    ConfigTable clock = config.table("clock");
-    c.tick_rate_hz = clock.number("tick_rate_hz", c.tick_rate_hz, Range::between(0.1, 10000.0));
-    c.ahead_ticks = clock.integer("ahead_ticks", c.ahead_ticks, Range::between(0, 100000));
-    c.confident_count =
-        clock.integer("confident_count", c.confident_count, Range::between(1, 1000));
-    c.max_rate = clock.number("max_rate", c.max_rate, Range{1.0, 10.0, true});
-    c.rate_window_s = clock.number("rate_window_s", c.rate_window_s, Range::between(1.0, 3600.0));
-    c.rate_step_s = clock.number("rate_step_s", c.rate_step_s, Range::between(0.5, 600.0));
-    // The trend is judged when a step closes, and its closed points then span at most the
-    // window less two steps: a minimum beyond that would never be reached. Unset, the
-    // minimum is 30 s or what the window allows (a config written for the 30 s window of
-    // before stays valid and keeps its check).
-    const double most = c.rate_window_s - 2 * c.rate_step_s;
-    const bool explicit_minimum = clock.has("rate_min_window_s");
-    c.rate_min_window_s = clock.number("rate_min_window_s", std::min(c.rate_min_window_s, most),
-                                       Range::between(1.0, 3600.0));
-    if (c.rate_min_window_s > most || c.rate_min_window_s < 2 * c.rate_step_s)
-        throw ConfigError(
-            clock.path() + (explicit_minimum ? ".rate_min_window_s" : ".rate_window_s"),
-            "expected rate_min_window_s between two steps (" + std::to_string(2 * c.rate_step_s) +
-                " s) and rate_window_s less two "
-                "steps (" +
-                std::to_string(most) + " s), so that the rate is ever judged");
-    c.max_lag_allowance_s =
-        clock.number("max_lag_allowance_s", c.max_lag_allowance_s, Range::between(0.0, 10.0));
-    c.run_length_leeway_s =
-        clock.number("run_length_leeway_s", c.run_length_leeway_s, Range::at_least(0.0));
-}
 }  // namespace
 
-ReferenceSettings ReferenceSettings::parse(const ConfigTable& config) {
-    ReferenceSettings s;
-    ConfigTable movement = config.table("movement");
-    MovementLimits& m = s.movement;
-    m.max_speed = movement.number("max_speed", m.max_speed, Range::positive());
-    m.tolerance = movement.number("tolerance", m.tolerance, Range::between(1.0, 10.0));
-    m.window_s = movement.number("window_s", m.window_s, Range::between(0.1, 60.0));
-    m.max_lag_allowance_s =
-        movement.number("max_lag_allowance_s", m.max_lag_allowance_s, Range::between(0.0, 10.0));
-    m.teleport_distance =
-        movement.number("teleport_distance", m.teleport_distance, Range::positive());
-    m.min_samples = movement.integer("min_samples", m.min_samples, Range::between(1, 1000));
-    m.burst_gap_s = movement.number("burst_gap_s", m.burst_gap_s, Range{0.0, 0.05, true});
-    m.max_acceleration = movement.number("max_acceleration", m.max_acceleration, Range::positive());
-    m.sustained_s = movement.number("sustained_s", m.sustained_s, Range::between(0.1, 3600.0));
-    m.max_jump_time_s =
-        movement.number("max_jump_time_s", m.max_jump_time_s, Range::between(0.1, 60.0));
-    m.airborne_grace_s =
-        movement.number("airborne_grace_s", m.airborne_grace_s, Range::between(0.0, 60.0));
-    m.below_terrain_m =
-        movement.number("below_terrain_m", m.below_terrain_m, Range{0.0, 100.0, true});
-    parse_hits(config, s.hits);
-    parse_items(config, s.items);
-    parse_stats(config, s.stats);
-    parse_sessions(config, s.sessions);
-    parse_clock(config, s.clock);
+Areas::Areas(const ConfigTable& config)
+    : movement(config),
+      hits(config),
+      items(config),
+      stats(config),
+      sessions(config),
+      clock(config) {
     config.reject_unknown_keys();
-    return s;
 }
 
 ReferenceAnalyzer::ReferenceAnalyzer(const Context& context)
-    : Analyzer(context), settings_(ReferenceSettings::parse(context.config)) {}
+    : Analyzer(context), areas_(context.config) {}
 
 void ReferenceAnalyzer::configure(const Context& context) {
     // Parse everything first: a bad config throws here and changes nothing.
-    settings_ = ReferenceSettings::parse(context.config);
+    areas_ = Areas(context.config);
+}
+
+LagSeen ReferenceAnalyzer::lag_seen(const Player& player) {
+    return {player.arrivals, player.movement.track.rtts};
 }
 
 void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
     const MatchKey key = batch.match();
     Match& match = matches_[key];
-    Players& players = match.players;
     for (const fb::Event* event : batch.events()) {
         const uint32_t id = event->player();
         const int64_t t_us = event->relay_time_us();
         switch (event->body_type()) {
             case fb::EventBody::MatchStart:
-                if (const float hz = event->body_as_MatchStart()->tick_rate_hz(); hz > 0)
-                    match.tick_s = 1.0 / static_cast<double>(hz);
-                match.started_unix_us = event->body_as_MatchStart()->started_unix_us();
+                areas_.clock.on_match_start(*event->body_as_MatchStart(), match.clock);
                 continue;
             case fb::EventBody::MatchEnd:
                 on_match_end_event(match, *event, signals);
@@ -221,42 +60,39 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
                 break;
         }
         if (id == 0) continue;
-        if (heard_from_client(*event)) players[id].arrivals.heard(t_us);
-        forget_old(players[id], t_us);
+        Player& player = match.players[id];
+        if (heard_from_client(*event)) player.arrivals.heard(t_us);
+        forget_old(player, t_us);
+        Reporter out(host(), signals, player.reports);
         switch (event->body_type()) {
             case fb::EventBody::PositionUpdate:
-                on_position(id, players[id], t_us, *event->body_as_PositionUpdate(), signals);
+                areas_.movement.on_position(*event, player.arrivals, player.movement, out);
                 break;
-            case fb::EventBody::LatencySample: {
-                Player& player = players[id];
-                player.track.rtts.push_back({t_us, event->body_as_LatencySample()->rtt_us()});
-                forget_old(player, t_us);
+            case fb::EventBody::LatencySample:
+                areas_.movement.on_latency(*event, player.movement);
                 break;
-            }
             case fb::EventBody::HitClaim:
-                on_hit(match, *event, signals);
+                on_hit(match, player, *event, signals);
                 break;
             case fb::EventBody::KillClaim:
-                on_kill(match, *event, signals);
+                areas_.hits.on_kill(*event, lag_seen(player), player.hits, out);
                 break;
             case fb::EventBody::InventoryChange:
-                on_inventory(players[id], *event, signals);
+                areas_.items.on_inventory(*event, lag_seen(player), player.items, out);
                 break;
             case fb::EventBody::StatChange:
-                on_stat(match, *event, signals);
+                areas_.stats.on_stat(*event, match.stats, player.stats, out);
                 break;
             case fb::EventBody::PlayerJoin:
-                on_join(key, match, *event, signals);
+                areas_.sessions.on_join(key, *event, match.sessions, live_, out);
                 break;
             case fb::EventBody::Order:
-                on_order(match, *event, signals);
+                areas_.clock.on_order(*event, player.clock, out);
                 break;
             case fb::EventBody::PlayerLeave:
-                end_session(key, match, id);
-                if (auto it = players.find(id); it != players.end()) {
-                    report_held(id, it->second, signals);
-                    players.erase(it);
-                }
+                areas_.sessions.end_session(key, match.sessions, live_, id);
+                out.report_held(id);
+                match.players.erase(id);
                 break;
             default:
                 break;
@@ -265,873 +101,51 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
     host().gauge("tracked_matches", static_cast<double>(matches_.size()));
 }
 
-double ReferenceAnalyzer::tick_s(const Match& match) const {
-    return match.tick_s > 0 ? match.tick_s : 1.0 / settings_.clock.tick_rate_hz;
-}
-
-namespace {
-// The lag the relay saw for a player around [from_us, to_us], capped: the longest silence
-// (events held back arrive in a burst after it), or the longest round trip the relay
-// measured (the first one after a spike spans it, and it is the player's own link even
-// where no silence was seen, as after a join in the middle of a spike). A late claim or a
-// burst of them within that much is lag, not cheating (DETECTION.md).
-struct LagAllowance {
-    double silence_s = 0;
-    double rtt_s = 0;
-    double used_s = 0;
-};
-
-LagAllowance lag_allowance(const Arrivals& arrivals, const Fifo<RttSample>& rtts, int64_t from_us,
-                           int64_t to_us, double cap_s, double rtt_cap_s) {
-    LagAllowance lag;
-    lag.silence_s = silence_allowance_s(arrivals, from_us, to_us, cap_s);
-    const int64_t look_back_us = static_cast<int64_t>(rtt_cap_s * 1e6) + 1'000'000;
-    uint32_t longest_rtt_us = 0;
-    for (const RttSample& r : rtts)
-        if (r.t_us >= from_us - look_back_us && r.t_us <= to_us)
-            longest_rtt_us = std::max(longest_rtt_us, r.rtt_us);
-    lag.rtt_s = std::min(static_cast<double>(longest_rtt_us) / 1e6, std::min(cap_s, rtt_cap_s));
-    lag.used_s = std::max(lag.silence_s, lag.rtt_s);
-    return lag;
-}
-
-// What a reviewer needs to see a hit or kill claim: who, with what, from where, when.
-template <class Claim>
-Evidence claim_evidence(const fb::Event& event, const Claim& claim,
-                        const std::string& weapon_name) {
-    Evidence evidence = Evidence()
-                            .add("t_us", event.relay_time_us())
-                            .add("tick", event.tick())
-                            .add("target_player", claim.target_player())
-                            .add("weapon", weapon_name)
-                            .add("attacker", vec_evidence(claim.attacker_position()))
-                            .add("target", vec_evidence(claim.target_position()))
-                            .add("range_m", static_cast<double>(claim.range_m()));
-    if constexpr (requires { claim.damage(); })
-        evidence.add("damage", static_cast<double>(claim.damage()));
-    return evidence;
-}
-}  // namespace
-
-void ReferenceAnalyzer::check_rate(uint32_t id, Player& player, std::deque<int64_t>& times,
-                                   int64_t t_us, const std::string& weapon_name,
-                                   const WeaponLimits& weapon, const char* kind,
-                                   const char* count_key, Signals& signals) {
-    const HitLimits& limits = settings_.hits;
-    times.push_back(t_us);
-    trim(times, micros(limits.fire_window_s));
-    if (weapon.fire_interval_s <= 0) return;
-    const double allowance = lag_allowance(player.arrivals, player.track.rtts, times.front(), t_us,
-                                           limits.max_lag_allowance_s, limits.max_rtt_allowance_s)
-                                 .used_s;
-    auto rate = check_fire_rate(times, weapon, allowance, limits);
-    if (!rate) return;
-    report(player,
-           {.player = id,
-            .code = "hits.fire_rate",
-            .score = rate->score,
-            .confidence = 0.9,
-            .evidence = Evidence()
-                            .add("kind", kind)
-                            .add("weapon", weapon_name)
-                            .add(count_key, rate->shots)
-                            .add("allowed", rate->allowed)
-                            .add("fire_interval_s", weapon.fire_interval_s)
-                            .add("tolerance", limits.fire_tolerance)
-                            .add("window_s", rate->window_s)
-                            .add("lag_allowance_s", rate->allowance_s)
-                            .add("first_t_us", rate->first_us)
-                            .add("last_t_us", rate->last_us)},
-           signals);
-}
-
-void ReferenceAnalyzer::on_hit(Match& match, const fb::Event& event, Signals& signals) {
-    const uint32_t id = event.player();
-    const int64_t t_us = event.relay_time_us();
-    const fb::HitClaim& hit = *event.body_as_HitClaim();
-    Player& player = match.players[id];
-    const HitLimits& limits = settings_.hits;
-    const std::string weapon_name = text(hit.weapon());
-    const WeaponLimits weapon = limits.weapon(weapon_name);
-    const Evidence claim = claim_evidence(event, hit, weapon_name);
-
-    if (auto range = check_range(hit.range_m(), weapon, limits)) {
-        report(player,
-               {.player = id,
-                .code = "hits.range",
-                .score = range->score,
-                .confidence = 0.9,
-                .evidence = Evidence()
-                                .add("range_m", range->value)
-                                .add("limit_m", range->limit)
-                                .add("weapon_range_m", weapon.range_m)
-                                .add("tolerance", limits.range_tolerance)
-                                .add("claim", claim)},
-               signals);
-    }
-    if (!hit.line_of_sight()) {
-        ++player.blocked_hits;
-        report(player,
-               {.player = id,
-                .code = "hits.line_of_sight",
-                .score = 1.0,
-                .confidence = count_confidence(player.blocked_hits, limits.confident_count),
-                .evidence = Evidence()
-                                .add("hits_without_line_of_sight", player.blocked_hits)
-                                .add("confident_count", limits.confident_count)
-                                .add("claim", claim)},
-               signals);
-    }
-    if (!hit.target_alive() || !hit.target_damageable()) {
-        ++player.dead_target_hits;
-        report(player,
-               {.player = id,
-                .code = "hits.target_state",
-                .score = 1.0,
-                .confidence = count_confidence(player.dead_target_hits, limits.confident_count),
-                .evidence = Evidence()
-                                .add("target_alive", hit.target_alive())
-                                .add("target_damageable", hit.target_damageable())
-                                .add("hits_on_such_targets", player.dead_target_hits)
-                                .add("confident_count", limits.confident_count)
-                                .add("claim", claim)},
-               signals);
-    }
-    if (auto damage = check_damage(hit.damage(), weapon)) {
-        report(player,
-               {.player = id,
-                .code = "hits.damage",
-                .score = damage->score,
-                .confidence = 0.95,
-                .evidence = Evidence()
-                                .add("damage", damage->value)
-                                .add("limit", damage->limit)
-                                .add("claim", claim)},
-               signals);
-    }
-    if (auto claimed = hit.claimed_tick(); claimed.has_value()) {
-        const LagAllowance lag =
-            lag_allowance(player.arrivals, player.track.rtts, t_us, t_us,
-                          limits.max_lag_allowance_s, limits.max_rtt_allowance_s);
-        if (auto timing = check_timing(event.tick(), *claimed, tick_s(match), lag.used_s, limits)) {
-            report(player,
-                   {.player = id,
-                    .code = "hits.timing",
-                    .score = timing->score,
-                    .confidence = 0.9,
-                    .evidence = Evidence()
-                                    .add("offset_s", timing->offset_s)
-                                    .add("limit_s", timing->limit_s)
-                                    .add("window_s", limits.timing_window_s)
-                                    .add("lag_allowance_s", timing->allowance_s)
-                                    .add("silence_s", lag.silence_s)
-                                    .add("measured_rtt_s", lag.rtt_s)
-                                    .add("relay_tick", event.tick())
-                                    .add("claimed_tick", *claimed)
-                                    .add("tick_s", tick_s(match))
-                                    .add("claim", claim)},
-                   signals);
-        }
-    }
-    // Fire rate: every claim is one shot of its weapon.
-    check_rate(id, player, player.shots[weapon_name], t_us, weapon_name, weapon, "hits", "shots",
-               signals);
-    // The target took a damaging hit: the invulnerability check's evidence of combat.
-    if (hit.target_player() != 0 && hit.target_player() != id && hit.damage() > 0 &&
-        hit.target_alive() && hit.target_damageable()) {
-        Player& target = match.players[hit.target_player()];
-        target.hits_taken.push_back(t_us);
-        trim(target.hits_taken.get(), micros(settings_.stats.combat_window_s));
-        check_invulnerable(match, hit.target_player(), target, signals);
-    }
-}
-
-void ReferenceAnalyzer::on_kill(Match& match, const fb::Event& event, Signals& signals) {
-    const uint32_t id = event.player();
-    const int64_t t_us = event.relay_time_us();
-    const fb::KillClaim& kill = *event.body_as_KillClaim();
-    Player& player = match.players[id];
-    const HitLimits& limits = settings_.hits;
-    const std::string weapon_name = text(kill.weapon());
-    const WeaponLimits weapon = limits.weapon(weapon_name);
-    const Evidence claim = claim_evidence(event, kill, weapon_name);
-    if (auto range = check_range(kill.range_m(), weapon, limits)) {
-        report(player,
-               {.player = id,
-                .code = "hits.range",
-                .score = range->score,
-                .confidence = 0.9,
-                .evidence = Evidence()
-                                .add("kind", "kill")
-                                .add("range_m", range->value)
-                                .add("limit_m", range->limit)
-                                .add("claim", claim)},
-               signals);
-    }
-    if (!kill.line_of_sight()) {
-        ++player.blocked_hits;
-        report(player,
-               {.player = id,
-                .code = "hits.line_of_sight",
-                .score = 1.0,
-                .confidence = count_confidence(player.blocked_hits, limits.confident_count),
-                .evidence = Evidence()
-                                .add("kind", "kill")
-                                .add("hits_without_line_of_sight", player.blocked_hits)
-                                .add("claim", claim)},
-               signals);
-    }
-    // A kill needs at least one shot: more kills than shots the weapon fires is impossible.
-    check_rate(id, player, player.kills[weapon_name], t_us, weapon_name, weapon, "kills", "kills",
-               signals);
-}
-
-void ReferenceAnalyzer::on_inventory(Player& player, const fb::Event& event, Signals& signals) {
-    const uint32_t id = event.player();
-    const int64_t t_us = event.relay_time_us();
-    const fb::InventoryChange& change = *event.body_as_InventoryChange();
-    const ItemSettings& settings = settings_.items;
-    const std::string item_id = text(change.item_id());
-    const Evidence what = Evidence()
-                              .add("t_us", t_us)
-                              .add("item_id", item_id)
-                              .add("delta", change.delta())
-                              .add("count_after", change.count_after())
-                              .add("source", text(change.source()));
-    if (is_unknown_item(item_id, settings)) {
-        report(player,
-               {.player = id,
-                .code = "items.unknown",
-                .score = 0.9,
-                .confidence = 0.9,
-                .evidence = Evidence().add("item_id", item_id).add("change", what)},
-               signals);
-        return;
-    }
-    const ItemLimits* item = settings.find(item_id);
-    if (!item) return;
-    if (auto stack = check_stack(change.count_after(), *item)) {
-        report(player,
-               {.player = id,
-                .code = item->unique ? "items.unique" : "items.stack",
-                .score = stack->score,
-                .confidence = 1.0,
-                .evidence = Evidence()
-                                .add("count", stack->value)
-                                .add("limit", stack->limit)
-                                .add("unique", item->unique)
-                                .add("change", what)},
-               signals);
-    }
-    if (change.delta() > 0 && settings.rate_limited(text(change.source())) && item->respawn_s > 0) {
-        auto& times = player.acquisitions[item_id];
-        times.push_back(t_us);
-        trim(times, micros(settings.window_s));
-        const double allowance =
-            lag_allowance(player.arrivals, player.track.rtts, times.front(), t_us,
-                          settings.max_lag_allowance_s, settings.max_lag_allowance_s)
-                .used_s;
-        if (auto rate = check_acquisition_rate(times, *item, allowance, settings)) {
-            report(player,
-                   {.player = id,
-                    .code = "items.rate",
-                    .score = rate->score,
-                    .confidence = 0.9,
-                    .evidence = Evidence()
-                                    .add("item_id", item_id)
-                                    .add("acquisitions", rate->acquisitions)
-                                    .add("allowed", rate->allowed)
-                                    .add("respawn_s", item->respawn_s)
-                                    .add("window_s", rate->window_s)
-                                    .add("lag_allowance_s", rate->allowance_s)
-                                    .add("first_t_us", rate->first_us)
-                                    .add("last_t_us", rate->last_us)},
-                   signals);
-        }
-    }
-}
-
-void ReferenceAnalyzer::on_stat(Match& match, const fb::Event& event, Signals& signals) {
-    const uint32_t id = event.player();
-    const int64_t t_us = event.relay_time_us();
-    const fb::StatChange& change = *event.body_as_StatChange();
-    const StatLimits& limits = settings_.stats;
-    Player& player = match.players[id];
-    const std::string stat = text(change.stat());
-    if (stat == limits.experience_stat) {
-        if (change.delta() > 0) {
-            player.experience.push_back({t_us, change.delta()});
-            while (player.experience.front().t_us <= t_us - micros(limits.experience_window_s))
-                player.experience.pop_front();
-            if (auto rate = check_experience_rate(player.experience.items(), limits)) {
-                report(player,
-                       {.player = id,
-                        .code = "stats.xp_rate",
-                        .score = rate->score,
-                        .confidence = 0.9,
-                        .evidence = Evidence()
-                                        .add("stat", stat)
-                                        .add("per_hour", rate->per_hour)
-                                        .add("limit_per_hour", rate->limit_per_hour)
-                                        .add("gained", rate->gained)
-                                        .add("window_s", rate->window_s)
-                                        .add("changes", rate->changes)
-                                        .add("first_t_us", rate->first_us)
-                                        .add("last_t_us", rate->last_us)},
-                       signals);
-            }
-        }
-    } else if (stat == limits.damage_stat) {
-        match.damage_reported = true;
-        if (change.delta() > 0) {
-            player.damage_taken.push_back(t_us);
-            trim(player.damage_taken.get(), micros(limits.combat_window_s));
-        }
-    } else if (!limits.resource_prefix.empty() && stat.starts_with(limits.resource_prefix)) {
-        auto previous = player.resources.find(stat);
-        std::optional<double> before;
-        if (previous != player.resources.end()) before = previous->second;
-        if (resource_not_spent(before, change.delta(), change.value_after())) {
-            ++player.unspent;
-            report(player,
-                   {.player = id,
-                    .code = "stats.resource",
-                    .score = 1.0,
-                    .confidence = count_confidence(player.unspent, limits.confident_count),
-                    .evidence = Evidence()
-                                    .add("stat", stat)
-                                    .add("before", *before)
-                                    .add("delta", change.delta())
-                                    .add("value_after", change.value_after())
-                                    .add("spends_not_spent", player.unspent)
-                                    .add("t_us", t_us)},
-                   signals);
-        }
-        player.resources[stat] = change.value_after();
-    }
-}
-
-void ReferenceAnalyzer::check_invulnerable(Match& match, uint32_t player_id, Player& player,
-                                           Signals& signals) {
-    // Only a game that reports damage at all can show a player who takes none.
-    if (!match.damage_reported || player.hits_taken.empty()) return;
-    const int64_t from = player.hits_taken.back() - micros(settings_.stats.combat_window_s);
-    const auto damage = std::count_if(player.damage_taken.begin(), player.damage_taken.end(),
-                                      [&](int64_t t) { return t >= from; });
-    const auto hits = static_cast<int64_t>(player.hits_taken.size());
-    if (auto unhurt = reference::check_invulnerable(hits, damage, settings_.stats)) {
-        report(player,
-               {.player = player_id,
-                .code = "stats.invulnerable",
-                .score = unhurt->score,
-                .confidence = unhurt->confidence,
-                .evidence = Evidence()
-                                .add("hits_taken", unhurt->hits_taken)
-                                .add("damage_registered", static_cast<int64_t>(damage))
-                                .add("min_hits_taken", settings_.stats.min_hits_taken)
-                                .add("window_s", unhurt->window_s)
-                                .add("first_t_us", player.hits_taken.front())
-                                .add("last_t_us", player.hits_taken.back())},
-               signals);
-    }
-}
-
-void ReferenceAnalyzer::on_join(const MatchKey& key, Match& match, const fb::Event& event,
-                                Signals& signals) {
-    const uint32_t id = event.player();
-    const int64_t t_us = event.relay_time_us();
-    const fb::PlayerJoin& join = *event.body_as_PlayerJoin();
-    const SessionLimits& limits = settings_.sessions;
-    Player& player = match.players[id];
-    const std::string account = text(join.account_id());
-    const std::string version = text(join.client_version());
-    const std::string handshake = text(join.handshake());
-    const Evidence what = Evidence()
-                              .add("t_us", t_us)
-                              .add("account_id", account)
-                              .add("client_version", version)
-                              .add("handshake", handshake)
-                              .add("connection_id", join.connection_id())
-                              .add("address_hash", join.address_hash())
-                              .add("reconnect", join.reconnect());
-    if (unexpected(version, limits.client_versions)) {
-        report(player,
-               {.player = id,
-                .code = "sessions.client_version",
-                .score = 0.9,
-                .confidence = 0.9,
-                .evidence = Evidence().add("client_version", version).add("join", what)},
-               signals);
-    }
-    if (unexpected(handshake, limits.handshakes)) {
-        report(player,
-               {.player = id,
-                .code = "sessions.handshake",
-                .score = 0.9,
-                .confidence = 0.9,
-                .evidence = Evidence().add("handshake", handshake).add("join", what)},
-               signals);
-    }
-    // A reconnect: the relay says so, or the player id joined this match before.
-    const bool seen = match.accounts.count(id) > 0;
-    if (join.reconnect() || seen) {
-        auto& times = match.reconnects[id];
-        times.push_back(t_us);
-        trim(times, micros(limits.reconnect_window_s));
-        if (auto spam = check_reconnects(times, limits)) {
-            report(player,
-                   {.player = id,
-                    .code = "sessions.reconnect_spam",
-                    .score = spam->score,
-                    .confidence = 0.9,
-                    .evidence = Evidence()
-                                    .add("reconnects", spam->reconnects)
-                                    .add("limit", limits.max_reconnects)
-                                    .add("window_s", limits.reconnect_window_s)
-                                    .add("first_t_us", spam->first_us)
-                                    .add("last_t_us", spam->last_us)},
-                   signals);
-        }
-    }
-    match.accounts[id] = account;
-    if (account.empty()) return;
-    const LiveSession here{key.relay_id, key.match_id, id, join.address_hash(), t_us};
-    auto& sessions = live_[account];
-    std::erase_if(sessions, [&](const LiveSession& s) { return !two_places(s, here); });
-    for (const LiveSession& other : sessions) {
-        report(player,
-               {.player = id,
-                .code = "sessions.two_places",
-                .score = 1.0,
-                .confidence = other.address_hash != here.address_hash ? 0.95 : 0.8,
-                .evidence = Evidence()
-                                .add("account_id", account)
-                                .add("join", what)
-                                .add("other", Evidence()
-                                                  .add("relay_id", other.relay_id)
-                                                  .add("match_id", other.match_id)
-                                                  .add("player", other.player)
-                                                  .add("address_hash", other.address_hash)
-                                                  .add("since_t_us", other.since_us))},
-               signals);
-    }
-    sessions.push_back(here);
-}
-
-void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
-    for (auto& [id, player] : match.players) {
-        // Every window and track starts again after the gap: a speed from the last position
-        // before it to the first after it is no speed (the lost batches may hold a respawn),
-        // and a silence the relay never saw is no lag. What each event proved on its own
-        // stays: the reports and held rises, the counts of claims that failed a check, and
-        // the measured round trips.
-        Player fresh;
-        fresh.reported = std::move(player.reported);
-        fresh.held = std::move(player.held);
-        fresh.blocked_hits = player.blocked_hits;
-        fresh.dead_target_hits = player.dead_target_hits;
-        fresh.unspent = player.unspent;
-        fresh.ahead_orders = player.ahead_orders;
-        fresh.track.rtts = std::move(player.track.rtts);
-        player = std::move(fresh);
-    }
-    // A leave in the lost batches would leave its session live, and the account's next
-    // join (here or in another match) would look like one account in two places.
-    for (const auto& [id, account] : match.accounts)
-        end_session(key, match, id);
-    host().count("input_lost");
-}
-
-void ReferenceAnalyzer::end_session(const MatchKey& key, Match& match, uint32_t player_id) {
-    auto account = match.accounts.find(player_id);
-    if (account == match.accounts.end()) return;
-    auto live = live_.find(account->second);
-    if (live == live_.end()) return;
-    std::erase_if(live->second, [&](const LiveSession& s) {
-        return s.relay_id == key.relay_id && s.match_id == key.match_id && s.player == player_id;
-    });
-    if (live->second.empty()) live_.erase(live);
-}
-
-void ReferenceAnalyzer::on_order(Match& match, const fb::Event& event, Signals& signals) {
-    const uint32_t id = event.player();
-    const int64_t t_us = event.relay_time_us();
-    const fb::Order& order = *event.body_as_Order();
-    const ClockLimits& limits = settings_.clock;
-    Player& player = match.players[id];
-    if (auto claimed = order.claimed_tick(); claimed.has_value()) {
-        if (auto ahead = check_tick_ahead(event.tick(), *claimed, limits)) {
-            ++player.ahead_orders;
-            report(player,
-                   {.player = id,
-                    .code = "clock.tick_ahead",
-                    .score = ahead->score,
-                    .confidence = count_confidence(player.ahead_orders, limits.confident_count),
-                    .evidence = Evidence()
-                                    .add("ahead_ticks", ahead->value)
-                                    .add("allowed_ticks", ahead->limit)
-                                    .add("relay_tick", event.tick())
-                                    .add("claimed_tick", *claimed)
-                                    .add("orders_ahead", player.ahead_orders)
-                                    .add("t_us", t_us)},
-                   signals);
-        }
-    }
-    if (auto client = order.client_time_us(); client.has_value()) {
-        // Judged when a step of the trend closes.
-        const auto rate = add_to_clock_trend(player.clock, {t_us, *client}, limits)
-                              ? check_clock_rate(player.clock, limits)
-                              : std::nullopt;
-        if (rate) {
-            report(player,
-                   {.player = id,
-                    .code = "clock.rate",
-                    .score = rate->score,
-                    .confidence = 0.9,
-                    .evidence = Evidence()
-                                    .add("rate", rate->rate)
-                                    .add("limit", limits.max_rate)
-                                    .add("median_rate", rate->median)
-                                    .add("steps", static_cast<uint64_t>(rate->steps))
-                                    .add("step_s", limits.rate_step_s)
-                                    .add("slowest_step_rate", rate->slowest)
-                                    .add("fastest_step_rate", rate->fastest)
-                                    .add("client_s", rate->client_s)
-                                    .add("relay_s", rate->relay_s)
-                                    .add("first_t_us", rate->first.relay_us)
-                                    .add("last_t_us", rate->last.relay_us)},
-                   signals);
-        }
+void ReferenceAnalyzer::on_hit(Match& match, Player& attacker, const fb::Event& event,
+                               Signals& signals) {
+    Reporter out(host(), signals, attacker.reports);
+    areas_.hits.on_hit(event, areas_.clock.tick_s(match.clock), lag_seen(attacker), attacker.hits,
+                       out);
+    // A damaging hit is also the target's: the stats area counts it as combat the target
+    // came through unhurt or not. Only such a hit makes the target a record here.
+    if (const uint32_t target_id = StatsArea::hurt_player(event); target_id != 0) {
+        Player& target = match.players[target_id];
+        Reporter target_out(host(), signals, target.reports);
+        areas_.stats.on_hit_taken(target_id, event.relay_time_us(), match.stats, target.stats,
+                                  target_out);
     }
 }
 
 void ReferenceAnalyzer::on_match_end_event(Match& match, const fb::Event& event, Signals& signals) {
-    const fb::MatchEnd& end = *event.body_as_MatchEnd();
-    const auto claimed = end.claimed_length_us();
-    if (!claimed.has_value() || match.started_unix_us < 0) return;
     // A claimed length belongs to one run: the player the event names, or the only one.
-    uint32_t id = event.player();
-    if (id == 0 && match.accounts.size() == 1) id = match.accounts.begin()->first;
-    if (id == 0) return;
-    if (auto run = check_run_length(match.started_unix_us, end.ended_unix_us(), *claimed,
-                                    settings_.clock)) {
-        report(match.players[id],
-               {.player = id,
-                .code = "clock.run_length",
-                .score = run->score,
-                .confidence = 0.95,
-                .evidence = Evidence()
-                                .add("claimed_s", run->claimed_s)
-                                .add("relay_s", run->relay_s)
-                                .add("short_s", run->short_s)
-                                .add("leeway_s", settings_.clock.run_length_leeway_s)
-                                .add("started_unix_us", match.started_unix_us)
-                                .add("ended_unix_us", end.ended_unix_us())},
-               signals);
-    }
+    const uint32_t runner =
+        event.player() != 0 ? event.player() : areas_.sessions.only_player(match.sessions);
+    if (auto signal = areas_.clock.check_run_length(event, match.clock, runner))
+        Reporter(host(), signals, match.players[runner].reports).report(std::move(*signal));
 }
 
-void ReferenceAnalyzer::on_position(uint32_t player_id, Player& player, int64_t t_us,
-                                    const fb::PositionUpdate& update, Signals& signals) {
-    Sample sample{t_us, to_vec(update.position())};
-    Track& track = player.track;
-    // A teleport the server made itself is exempt: start the track afresh from it, and the
-    // runs and stretches of the other movement checks with it.
-    if (update.server_teleport()) {
-        track.samples.clear();
-        player.spacing.cleared();
-        track.samples.push_back(sample);
-        player.spacing.pushed(track);
-        player.sustained = {};
-        player.airborne = {};
-        player.below_updates = 0;
-        return;
+void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
+    // Every window and track starts again after the gap, and a silence the relay never saw
+    // is no lag; what each event proved on its own stays (each area says what). The
+    // reports and held rises stay with it.
+    for (auto& [id, player] : match.players) {
+        player.arrivals = {};
+        areas_.movement.on_input_lost(player.movement);
+        areas_.hits.on_input_lost(player.hits);
+        areas_.items.on_input_lost(player.items);
+        areas_.stats.on_input_lost(player.stats);
+        areas_.clock.on_input_lost(player.clock);
     }
-    const MovementLimits& limits = settings_.movement;
-
-    // One update's displacement: no tick of movement produces this much, nor does the
-    // movement of a silence before it (the updates it held back lost).
-    if (!track.samples.empty()) {
-        const Sample& previous = track.samples.back();
-        double jump = distance(previous.position, sample.position);
-        // The reach is never under teleport_distance: only a longer jump needs it.
-        const double reach_m = jump > limits.teleport_distance
-                                   ? single_update_reach_m(track, sample, limits)
-                                   : limits.teleport_distance;
-        if (jump > reach_m) {
-            report(player,
-                   {.player = player_id,
-                    .code = "movement.teleport",
-                    .score = 1.0,
-                    .confidence = 0.95,
-                    .evidence = Evidence()
-                                    .add("kind", "single_update")
-                                    .add("distance_m", jump)
-                                    .add("limit_m", reach_m)
-                                    .add("from", position_evidence(previous))
-                                    .add("to", position_evidence(sample))},
-                   signals);
-        }
-    }
-    const int64_t previous_us = track.samples.empty() ? -1 : track.samples.back().t_us;
-    // The usual spacing before this update's gap: after a silence longer than the stretch
-    // the spacing is measured over, the silence would be the only gap left, and a wait
-    // measured against itself is no wait.
-    const int64_t spacing_before_us =
-        track.samples.empty() ? 0 : player.spacing.value(track, t_us - spacing_horizon_us());
-    track.samples.push_back(sample);
-    player.spacing.pushed(track);
-    forget_old(player, t_us);
-    const int64_t typical_us = player.spacing.value(track, t_us - spacing_horizon_us());
-    track.in_order = player.spacing.in_order();
-    check_ground(player_id, player, sample, update, previous_us, spacing_before_us, signals);
-    check_windows(player_id, player, typical_us, signals);
-}
-
-void ReferenceAnalyzer::check_ground(uint32_t player_id, Player& player, const Sample& sample,
-                                     const fb::PositionUpdate& update, int64_t previous_us,
-                                     int64_t typical_us, Signals& signals) {
-    const MovementLimits& limits = settings_.movement;
-    std::optional<double> ground;
-    if (auto h = update.ground_height(); h.has_value()) ground = static_cast<double>(*h);
-    if (auto below = check_below_terrain(sample.position.z, ground, limits)) {
-        if (player.below_updates++ == 0) player.below_since = sample;
-        report(player,
-               {.player = player_id,
-                .code = "movement.below_terrain",
-                .score = below->score,
-                .confidence = std::min(1.0, static_cast<double>(player.below_updates) /
-                                                static_cast<double>(limits.min_samples)),
-                .evidence = Evidence()
-                                .add("depth_m", below->depth_m)
-                                .add("limit_m", below->limit_m)
-                                .add("z", sample.position.z)
-                                .add("ground_height", *ground)
-                                .add("updates_below", player.below_updates)
-                                .add("since", position_evidence(player.below_since))
-                                .add("at", position_evidence(sample))},
-               signals);
-    } else {
-        player.below_updates = 0;
-    }
-
-    std::optional<bool> on_ground;
-    if (auto g = update.on_ground(); g.has_value()) on_ground = *g;
-    player.airborne = extend_airborne(player.airborne, sample, on_ground, previous_us, typical_us);
-    if (auto airborne = check_airborne(player.airborne, limits)) {
-        report(player,
-               {.player = player_id,
-                .code = "movement.airborne",
-                .score = airborne->score,
-                .confidence = 0.9,
-                .evidence = Evidence()
-                                .add("airborne_s", airborne->airborne_s)
-                                .add("limit_s", airborne->limit_s)
-                                .add("max_jump_time_s", limits.max_jump_time_s)
-                                .add("grace_s", limits.airborne_grace_s)
-                                .add("elapsed_s", airborne->elapsed_s)
-                                .add("lag_allowance_s", airborne->allowance_s)
-                                .add("updates", player.airborne.updates)
-                                .add("takeoff", position_evidence(player.airborne.takeoff))
-                                .add("at", position_evidence(player.airborne.last))},
-               signals);
-    }
-}
-
-namespace {
-
-// A window's lag allowance, widened to the silence the relay saw from the player before
-// the window's start where the track does not hold it: a track starts empty at a session's
-// start (and again at a server teleport), and the positions of a spike that began before
-// them (the first of a burst, the rest lost, as a router's full queue drops them) are as
-// old as the silence since the join is long. Only a silence that began before the track's
-// first position counts: one the track holds is the track's to allow for (measure_window),
-// so a client that falls silent mid-track gains nothing here. Capped like every movement
-// allowance; no widening with a cap of 0.
-void widen_by_silence(WindowMeasure& w, const Track& track, const Arrivals& arrivals,
-                      const MovementLimits& limits) {
-    if (track.samples.empty() || !(limits.max_lag_allowance_s > 0)) return;
-    const int64_t first_us = track.samples.front().t_us;
-    const int64_t look_back_us = static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) + 1'000'000;
-    int64_t longest_us = 0;
-    for (const Gap& g : arrivals.gaps)
-        if (g.t_us >= w.start.t_us - look_back_us && g.t_us <= w.start.t_us &&
-            g.t_us - g.gap_us < first_us)
-            longest_us = std::max(longest_us, g.gap_us);
-    const double silence =
-        std::min(static_cast<double>(longest_us) / 1e6, limits.max_lag_allowance_s);
-    if (!(silence > w.allowance_s)) return;
-    w.allowance_s = silence;
-    w.speed = w.horizontal_m / (w.elapsed_s + w.allowance_s);
-}
-
-}  // namespace
-
-void ReferenceAnalyzer::check_windows(uint32_t player_id, Player& player, int64_t typical_us,
-                                      Signals& signals) {
-    const MovementLimits& limits = settings_.movement;
-    const Track& track = player.track;
-    const size_t end = track.samples.size() - 1;
-    auto window = measure_window(track, end, limits, typical_us);
-    if (!window) {
-        player.sustained = {};
-        return;
-    }
-    widen_by_silence(*window, track, player.arrivals, limits);
-    const double confidence = std::min(
-        1.0, static_cast<double>(window->samples) / static_cast<double>(limits.min_samples));
-    auto window_evidence = [](const WindowMeasure& w) {
-        return Evidence()
-            .add("speed_mps", w.speed)
-            .add("window_s", w.elapsed_s)
-            .add("lag_allowance_s", w.allowance_s)
-            .add("from", position_evidence(w.start))
-            .add("to", position_evidence(w.end));
-    };
-
-    const double speed_limit = limits.max_speed * limits.tolerance;
-    if (double score = excess_score(window->speed, speed_limit); score > 0) {
-        report(player,
-               {.player = player_id,
-                .code = "movement.speed",
-                .score = score,
-                .confidence = confidence,
-                .evidence = Evidence()
-                                .add("speed_mps", window->speed)
-                                .add("limit_mps", speed_limit)
-                                .add("max_speed_mps", limits.max_speed)
-                                .add("tolerance", limits.tolerance)
-                                .add("distance_m", window->horizontal_m)
-                                .add("window_s", window->elapsed_s)
-                                .add("lag_allowance_s", window->allowance_s)
-                                .add("updates", window->samples)
-                                .add("from", position_evidence(window->start))
-                                .add("to", position_evidence(window->end))},
-               signals);
-    }
-
-    // Over the limit window after window, for longer than sustained_s.
-    player.sustained = extend_run(player.sustained, *window, limits);
-    if (auto sustained = check_sustained(player.sustained, limits)) {
-        const SustainedRun& run = player.sustained;
-        report(player,
-               {.player = player_id,
-                .code = "movement.sustained_speed",
-                .score = sustained->score,
-                .confidence = 0.95,
-                .evidence = Evidence()
-                                .add("duration_s", sustained->duration_s)
-                                .add("limit_s", sustained->limit_s)
-                                .add("mean_speed_mps", sustained->mean_mps)
-                                .add("lowest_speed_mps", sustained->lowest_mps)
-                                .add("highest_speed_mps", run.highest_mps)
-                                .add("limit_mps", sustained->speed_limit_mps)
-                                .add("windows", run.windows)
-                                .add("from", position_evidence(run.first_from))
-                                .add("first_over", position_evidence(run.first_to))
-                                .add("to", position_evidence(run.last_to))},
-               signals);
-    }
-
-    // The change of windowed speed from the window before this one.
-    if (auto accel =
-            measure_acceleration(track, *window, window->start_index, limits, typical_us)) {
-        const double accel_limit = limits.max_acceleration * limits.tolerance;
-        if (double score = excess_score(accel->acceleration, accel_limit); score > 0) {
-            report(player,
-                   {.player = player_id,
-                    .code = "movement.acceleration",
-                    .score = score,
-                    .confidence = confidence,
-                    .evidence = Evidence()
-                                    .add("acceleration_mps2", accel->acceleration)
-                                    .add("limit_mps2", accel_limit)
-                                    .add("max_acceleration_mps2", limits.max_acceleration)
-                                    .add("tolerance", limits.tolerance)
-                                    .add("change_mps", accel->change_mps)
-                                    .add("separation_s", accel->separation_s)
-                                    .add("lag_allowance_s", accel->allowance_s)
-                                    .add("before", window_evidence(accel->before))
-                                    .add("after", window_evidence(accel->after))},
-                   signals);
-        }
-    }
-
-    // A window's displacement that even twice the top speed cannot cover.
-    const double reach = limits.max_speed * 2.0 * (window->elapsed_s + window->allowance_s);
-    if (window->distance_m > reach) {
-        report(player,
-               {.player = player_id,
-                .code = "movement.teleport",
-                .score = 1.0,
-                .confidence = 0.9,
-                .evidence = Evidence()
-                                .add("kind", "window")
-                                .add("distance_m", window->distance_m)
-                                .add("limit_m", reach)
-                                .add("window_s", window->elapsed_s)
-                                .add("lag_allowance_s", window->allowance_s)
-                                .add("from", position_evidence(window->start))
-                                .add("to", position_evidence(window->end))},
-               signals);
-    }
-}
-
-void ReferenceAnalyzer::report(Player& player, Signal signal, Signals& signals) {
-    const std::string code(signal.code);
-    const double weighted = signal.score * signal.confidence;
-    auto reported = player.reported.find(code);
-    // The epsilon keeps a rise of exactly one step (0.90 to 0.95) a rise in floating point.
-    if (reported != player.reported.end() && weighted < reported->second + kReportStep - 1e-9) {
-        if (weighted <= reported->second) return;
-        auto held = player.held.find(code);
-        if (held == player.held.end() || weighted > held->second.score * held->second.confidence)
-            player.held[code] = {signal.score, signal.confidence, signal.evidence};
-        return;
-    }
-    player.reported[code] = weighted;
-    player.held.erase(code);
-    signals.emit(signal);
-    host().count("signals." + code);
-}
-
-void ReferenceAnalyzer::report_held(uint32_t player_id, Player& player, Signals& signals) {
-    for (auto& [code, held] : player.held) {
-        signals.emit({.player = player_id,
-                      .code = code,
-                      .score = held.score,
-                      .confidence = held.confidence,
-                      .evidence = held.evidence});
-        player.reported[code] = held.score * held.confidence;
-        host().count("signals." + code);
-    }
-    player.held.clear();
-}
-
-int64_t ReferenceAnalyzer::spacing_horizon_us() const {
-    const MovementLimits& limits = settings_.movement;
-    // A window, the longest lag allowance and the second its look-back adds, and a second
-    // of slack.
-    return micros(limits.window_s + limits.max_lag_allowance_s + 1.0) + kSecondUs;
+    areas_.sessions.end_sessions(key, match.sessions, live_);
+    host().count("input_lost");
 }
 
 void ReferenceAnalyzer::forget_old(Player& player, int64_t now_us) const {
-    const MovementLimits& limits = settings_.movement;
-    // Keep two windows (the acceleration check compares consecutive ones) and what a
-    // window's lag allowance looks back over.
-    const int64_t keep_us = micros(limits.window_s) + spacing_horizon_us();
-    auto& samples = player.track.samples;
-    // Keep one sample older than the horizon: it may be the start of a window.
-    while (samples.size() > 2 && samples[1].t_us < now_us - keep_us) {
-        player.spacing.popping_front(player.track);
-        samples.pop_front();
-    }
-    auto& rtts = player.track.rtts;
-    while (!rtts.empty() && rtts.front().t_us < now_us - keep_us)
-        rtts.pop_front();
+    areas_.movement.forget_old(player.movement, now_us);
     // Silences matter to the longest window that allows for them, and a second before it.
-    const double longest_s = std::max({settings_.hits.fire_window_s, settings_.items.window_s,
-                                       settings_.clock.rate_window_s, 1.0});
+    const double longest_s =
+        std::max({areas_.hits.limits().fire_window_s, areas_.items.settings().window_s,
+                  areas_.clock.limits().rate_window_s, 1.0});
     player.arrivals.forget_before(now_us - micros(longest_s + 10.0) - 2 * kSecondUs);
 }
 
@@ -1142,426 +156,101 @@ void ReferenceAnalyzer::on_match_end(const MatchKey& match, Signals& signals) {
     std::map<uint32_t, Player*> players;
     for (auto& [id, player] : it->second.players)
         players[id] = &player;
-    for (const auto& [id, account] : it->second.accounts)
-        end_session(match, it->second, id);
+    areas_.sessions.end_sessions(match, it->second.sessions, live_);
     for (auto& [id, player] : players)
-        report_held(id, *player, signals);
+        Reporter(host(), signals, player->reports).report_held(id);
     matches_.erase(it);
 }
 
 namespace {
-void put_times(StateWriter& out, const std::deque<int64_t>& times) {
-    out.put<uint64_t>(times.size());
-    for (int64_t t : times)
-        out.put<int64_t>(t);
-}
-
-std::deque<int64_t> get_times(StateReader& in) {
-    std::deque<int64_t> times;
-    for (uint64_t n = in.get_count(8); n > 0; --n)
-        times.push_back(in.get_relay_time("relay time"));
-    return times;
-}
-
-void put_times_by_name(StateWriter& out, const std::map<std::string, std::deque<int64_t>>& map) {
-    out.put<uint64_t>(map.size());
-    for (const auto& [name, times] : map) {
-        out.put_string(name);
-        put_times(out, times);
+void save_arrivals(StateWriter& out, const Arrivals& arrivals) {
+    out.put<int64_t>(arrivals.last_us);
+    out.put<uint64_t>(arrivals.gaps.size());
+    for (const Gap& g : arrivals.gaps) {
+        out.put<int64_t>(g.t_us);
+        out.put<int64_t>(g.gap_us);
     }
 }
 
-std::map<std::string, std::deque<int64_t>> get_times_by_name(StateReader& in) {
-    std::map<std::string, std::deque<int64_t>> map;
+void restore_arrivals(StateReader& in, Arrivals& arrivals) {
+    arrivals.last_us = in.get_relay_time("last arrival");
     for (uint64_t n = in.get_count(16); n > 0; --n) {
-        std::string name = in.get_string();
-        map[name] = get_times(in);
+        Gap g;
+        g.t_us = in.get_relay_time("silence end");
+        g.gap_us = in.get_relay_time("silence");
+        arrivals.gaps.push_back(g);
     }
-    return map;
-}
-
-void put_sample(StateWriter& out, const Sample& s) {
-    out.put<int64_t>(s.t_us);
-    out.put<double>(s.position.x);
-    out.put<double>(s.position.y);
-    out.put<double>(s.position.z);
-}
-
-Sample get_sample(StateReader& in) {
-    Sample s;
-    s.t_us = in.get_relay_time("sample time");
-    s.position = {in.get_finite("position"), in.get_finite("position"), in.get_finite("position")};
-    return s;
-}
-
-// A track's samples as one array (version 5). Compact when every gap fits 32 bits and every
-// coordinate is a float (it is: positions arrive as floats): the first receive time, then
-// per sample the gap since the one before and x, y, z as floats, 16 bytes. Otherwise each
-// sample whole, 32 bytes. Either way the samples read back are the ones written.
-constexpr size_t kCompactSample = 4 + 3 * 4;
-constexpr size_t kWholeSample = 8 + 3 * 8;
-
-bool is_float(double v) {
-    return static_cast<double>(static_cast<float>(v)) == v;
-}
-
-template <class T>
-void put_raw(uint8_t*& at, T value) {
-    std::memcpy(at, &value, sizeof value);
-    at += sizeof value;
-}
-
-template <class T>
-T get_raw(const uint8_t*& at) {
-    T value;
-    std::memcpy(&value, at, sizeof value);
-    at += sizeof value;
-    return value;
-}
-
-void put_samples(StateWriter& out, const std::deque<Sample>& samples) {
-    bool compact = true;
-    int64_t previous_us = samples.empty() ? 0 : samples.front().t_us;
-    for (const Sample& s : samples) {
-        const int64_t gap = s.t_us - previous_us;
-        previous_us = s.t_us;
-        if (gap < INT32_MIN || gap > INT32_MAX || !is_float(s.position.x) ||
-            !is_float(s.position.y) || !is_float(s.position.z)) {
-            compact = false;
-            break;
-        }
-    }
-    out.put<uint64_t>(samples.size());
-    out.put<uint8_t>(compact ? 1 : 0);
-    std::vector<uint8_t> bytes(compact ? 8 + samples.size() * kCompactSample
-                                       : samples.size() * kWholeSample);
-    uint8_t* at = bytes.data();
-    if (compact) {
-        previous_us = samples.empty() ? 0 : samples.front().t_us;
-        put_raw<int64_t>(at, previous_us);
-        for (const Sample& s : samples) {
-            put_raw<int32_t>(at, static_cast<int32_t>(s.t_us - previous_us));
-            previous_us = s.t_us;
-            put_raw<float>(at, static_cast<float>(s.position.x));
-            put_raw<float>(at, static_cast<float>(s.position.y));
-            put_raw<float>(at, static_cast<float>(s.position.z));
-        }
-    } else {
-        for (const Sample& s : samples) {
-            put_raw<int64_t>(at, s.t_us);
-            put_raw<double>(at, s.position.x);
-            put_raw<double>(at, s.position.y);
-            put_raw<double>(at, s.position.z);
-        }
-    }
-    out.put_bytes(bytes);
-}
-
-std::deque<Sample> get_samples(StateReader& in) {
-    const uint64_t count = in.get_count(kCompactSample);
-    const auto flag = in.get<uint8_t>();
-    if (flag > 1) throw StateError("state blob has a sample encoding of " + std::to_string(flag));
-    const bool compact = flag == 1;
-    const std::vector<uint8_t> bytes = in.get_bytes();
-    const uint64_t expected = compact ? 8 + count * kCompactSample : count * kWholeSample;
-    if (bytes.size() != expected)
-        throw StateError("state blob has " + std::to_string(bytes.size()) + " bytes for " +
-                         std::to_string(count) + " samples, expected " + std::to_string(expected));
-    std::deque<Sample> samples;
-    const uint8_t* at = bytes.data();
-    // What a sample must be for the checks to measure it: a bounded relay time (the
-    // compact form adds 32-bit steps, so each sum is checked) and a finite position.
-    auto checked = [](const Sample& s) {
-        StateReader::checked_relay_time(s.t_us, "sample time");
-        if (!std::isfinite(s.position.x) || !std::isfinite(s.position.y) ||
-            !std::isfinite(s.position.z))
-            throw StateError("state blob has a sample with a non-finite position");
-        return s;
-    };
-    if (compact) {
-        int64_t t_us = StateReader::checked_relay_time(get_raw<int64_t>(at), "first sample time");
-        for (uint64_t i = 0; i < count; ++i) {
-            Sample s;
-            t_us += get_raw<int32_t>(at);  // bounded before, and checked after each step
-            s.t_us = t_us;
-            s.position.x = get_raw<float>(at);
-            s.position.y = get_raw<float>(at);
-            s.position.z = get_raw<float>(at);
-            samples.push_back(checked(s));
-        }
-    } else {
-        for (uint64_t i = 0; i < count; ++i) {
-            Sample s;
-            s.t_us = get_raw<int64_t>(at);
-            s.position.x = get_raw<double>(at);
-            s.position.y = get_raw<double>(at);
-            s.position.z = get_raw<double>(at);
-            samples.push_back(checked(s));
-        }
-    }
-    return samples;
-}
-
-// A flag byte that must be 0 or 1: anything else is not a blob this plugin wrote.
-bool get_flag(StateReader& in) {
-    const auto flag = in.get<uint8_t>();
-    if (flag > 1) throw StateError("state blob has a flag byte of " + std::to_string(flag));
-    return flag == 1;
 }
 }  // namespace
 
+// The blob: for each match its key, its players and then its own state; then the live
+// sessions. Each player's sections come in the order the versions added them, which is why
+// the movement area has two.
 std::vector<uint8_t> ReferenceAnalyzer::save_state() {
     StateWriter out(kStateTag, kStateVersion);
     out.put<uint64_t>(matches_.size());
     for (const auto& [key, match] : matches_) {
-        const Players& players = match.players;
         out.put_string(key.relay_id);
         out.put<uint64_t>(key.match_id);
         // Sorted by player id, so that the same state always makes the same blob.
         std::vector<uint32_t> ids;
-        for (const auto& [id, player] : players)
+        for (const auto& [id, player] : match.players)
             ids.push_back(id);
         std::sort(ids.begin(), ids.end());
         out.put<uint64_t>(ids.size());
         for (uint32_t id : ids) {
-            const Player& player = players.at(id);
+            const Player& player = match.players.at(id);
             out.put<uint32_t>(id);
-            put_samples(out, player.track.samples);
-            out.put<uint64_t>(player.track.rtts.size());
-            for (const RttSample& r : player.track.rtts) {
-                out.put<int64_t>(r.t_us);
-                out.put<uint32_t>(r.rtt_us);
-            }
-            out.put<uint64_t>(player.reported.size());
-            for (const auto& [code, score] : player.reported) {
-                out.put_string(code);
-                out.put<double>(score);
-            }
-            out.put<uint64_t>(player.held.size());
-            for (const auto& [code, held] : player.held) {
-                out.put_string(code);
-                out.put<double>(held.score);
-                out.put<double>(held.confidence);
-                out.put_string(held.evidence.str());
-            }
+            areas_.movement.save_track(out, player.movement);
+            save_reports(out, player.reports);
             // Version 3: the other areas.
-            out.put<int64_t>(player.arrivals.last_us);
-            out.put<uint64_t>(player.arrivals.gaps.size());
-            for (const Gap& g : player.arrivals.gaps) {
-                out.put<int64_t>(g.t_us);
-                out.put<int64_t>(g.gap_us);
-            }
-            put_times_by_name(out, player.shots);
-            put_times_by_name(out, player.kills);
-            out.put<int64_t>(player.blocked_hits);
-            out.put<int64_t>(player.dead_target_hits);
-            put_times_by_name(out, player.acquisitions);
-            out.put<uint64_t>(player.experience.size());
-            for (const StatGain& g : player.experience) {
-                out.put<int64_t>(g.t_us);
-                out.put<double>(g.delta);
-            }
-            put_times(out, player.hits_taken.items());
-            put_times(out, player.damage_taken.items());
-            out.put<uint64_t>(player.resources.size());
-            for (const auto& [stat, value] : player.resources) {
-                out.put_string(stat);
-                out.put<double>(value);
-            }
-            out.put<int64_t>(player.unspent);
-            out.put<int64_t>(player.ahead_orders);
-            out.put<uint64_t>(player.clock.size());
-            for (const ClockSample& c : player.clock) {
-                out.put<int64_t>(c.relay_us);
-                out.put<int64_t>(c.client_us);
-            }
+            save_arrivals(out, player.arrivals);
+            areas_.hits.save_player(out, player.hits);
+            areas_.items.save_player(out, player.items);
+            areas_.stats.save_player(out, player.stats);
+            areas_.clock.save_player(out, player.clock);
             // Version 4: the movement runs and stretches.
-            const SustainedRun& run = player.sustained;
-            out.put<uint8_t>(run.active ? 1 : 0);
-            put_sample(out, run.first_from);
-            put_sample(out, run.first_to);
-            put_sample(out, run.last_to);
-            out.put<double>(run.lowest_mps);
-            out.put<double>(run.highest_mps);
-            out.put<double>(run.sum_mps);
-            out.put<int64_t>(run.windows);
-            const AirborneStretch& air = player.airborne;
-            out.put<uint8_t>(air.active ? 1 : 0);
-            put_sample(out, air.takeoff);
-            put_sample(out, air.last);
-            out.put<int64_t>(air.updates);
-            out.put<int64_t>(air.longest_wait_us);
-            out.put<int64_t>(player.below_updates);
-            put_sample(out, player.below_since);
+            areas_.movement.save_runs(out, player.movement);
         }
-        out.put<double>(match.tick_s);
-        out.put<int64_t>(match.started_unix_us);
-        out.put<uint8_t>(match.damage_reported ? 1 : 0);
-        out.put<uint64_t>(match.reconnects.size());
-        for (const auto& [id, times] : match.reconnects) {
-            out.put<uint32_t>(id);
-            put_times(out, times);
-        }
-        out.put<uint64_t>(match.accounts.size());
-        for (const auto& [id, account] : match.accounts) {
-            out.put<uint32_t>(id);
-            out.put_string(account);
-        }
+        areas_.clock.save_match(out, match.clock);
+        areas_.stats.save_match(out, match.stats);
+        areas_.sessions.save_match(out, match.sessions);
     }
-    out.put<uint64_t>(live_.size());
-    for (const auto& [account, sessions] : live_) {
-        out.put_string(account);
-        out.put<uint64_t>(sessions.size());
-        for (const LiveSession& s : sessions) {
-            out.put_string(s.relay_id);
-            out.put<uint64_t>(s.match_id);
-            out.put<uint32_t>(s.player);
-            out.put<uint64_t>(s.address_hash);
-            out.put<int64_t>(s.since_us);
-        }
-    }
+    areas_.sessions.save_live(out, live_);
     return out.finish();
 }
 
 void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
     StateReader in(blob, kStateTag, kStateVersion);
     std::map<MatchKey, Match> matches;
-    std::map<std::string, std::vector<LiveSession>> live;
+    SessionsArea::LiveSessions live;
     uint64_t match_count = in.get_count(16);
     for (uint64_t m = 0; m < match_count; ++m) {
         MatchKey key;
         key.relay_id = in.get_string();
         key.match_id = in.get<uint64_t>();
         Match& match = matches[key];
-        Players& players = match.players;
         uint64_t player_count = in.get_count(4);
         for (uint64_t p = 0; p < player_count; ++p) {
-            Player& player = players[in.get<uint32_t>()];
-            if (in.version() >= 5) {
-                player.track.samples = get_samples(in);
-            } else {
-                uint64_t samples = in.get_count(32);
-                for (uint64_t i = 0; i < samples; ++i) {
-                    Sample s;
-                    s.t_us = in.get_relay_time("sample time");
-                    s.position = {in.get_finite("position"), in.get_finite("position"),
-                                  in.get_finite("position")};
-                    player.track.samples.push_back(s);
-                }
-            }
-            uint64_t rtts = in.get_count(12);
-            for (uint64_t i = 0; i < rtts; ++i) {
-                RttSample r;
-                r.t_us = in.get_relay_time("round-trip time");
-                r.rtt_us = in.get<uint32_t>();
-                player.track.rtts.push_back(r);
-            }
-            uint64_t reported = in.get_count(16);
-            for (uint64_t i = 0; i < reported; ++i) {
-                std::string code = in.get_string();
-                player.reported[code] = in.get_finite("reported score");
-            }
-            if (in.version() < 2) continue;
-            for (uint64_t held = in.get_count(40); held > 0; --held) {
-                std::string code = in.get_string();
-                Held& h = player.held[code];
-                h.score = in.get_finite("held score");
-                h.confidence = in.get_finite("held confidence");
-                h.evidence = Evidence::from_str(in.get_string());
-            }
+            Player& player = match.players[in.get<uint32_t>()];
+            areas_.movement.restore_track(in, player.movement);
+            restore_reports(in, player.reports);
             if (in.version() < 3) continue;
-            player.arrivals.last_us = in.get_relay_time("last arrival");
-            for (uint64_t n = in.get_count(16); n > 0; --n) {
-                Gap g;
-                g.t_us = in.get_relay_time("silence end");
-                g.gap_us = in.get_relay_time("silence");
-                player.arrivals.gaps.push_back(g);
-            }
-            player.shots = get_times_by_name(in);
-            player.kills = get_times_by_name(in);
-            player.blocked_hits = in.get_counter("blocked hit");
-            player.dead_target_hits = in.get_counter("dead-target hit");
-            player.acquisitions = get_times_by_name(in);
-            for (uint64_t n = in.get_count(16); n > 0; --n) {
-                StatGain g;
-                g.t_us = in.get_relay_time("experience gain time");
-                g.delta = in.get_finite("experience gain");
-                player.experience.push_back(g);
-            }
-            player.hits_taken = get_times(in);
-            player.damage_taken = get_times(in);
-            for (uint64_t n = in.get_count(16); n > 0; --n) {
-                std::string stat = in.get_string();
-                player.resources[stat] = in.get_finite("resource");
-            }
-            player.unspent = in.get_counter("unspent resource");
-            player.ahead_orders = in.get_counter("ahead-of-tick order");
-            // Raw samples (before the trend) or the trend's points: either way, added to
-            // the trend as they come they give its points.
-            for (uint64_t n = in.get_count(16); n > 0; --n) {
-                ClockSample c;
-                c.relay_us = in.get_relay_time("clock sample time");
-                c.client_us = in.get<int64_t>();
-                add_to_clock_trend(player.clock, c, settings_.clock);
-            }
+            restore_arrivals(in, player.arrivals);
+            areas_.hits.restore_player(in, player.hits);
+            areas_.items.restore_player(in, player.items);
+            areas_.stats.restore_player(in, player.stats);
+            areas_.clock.restore_player(in, player.clock);
             if (in.version() < 4) continue;
-            SustainedRun& run = player.sustained;
-            run.active = get_flag(in);
-            run.first_from = get_sample(in);
-            run.first_to = get_sample(in);
-            run.last_to = get_sample(in);
-            run.lowest_mps = in.get_finite("speed");
-            run.highest_mps = in.get_finite("speed");
-            run.sum_mps = in.get_finite("speed");
-            run.windows = in.get_counter("sustained window");
-            AirborneStretch& air = player.airborne;
-            air.active = get_flag(in);
-            air.takeoff = get_sample(in);
-            air.last = get_sample(in);
-            air.updates = in.get_counter("airborne update");
-            air.longest_wait_us = in.get_relay_time("airborne wait");
-            player.below_updates = in.get_counter("below-terrain update");
-            player.below_since = get_sample(in);
+            areas_.movement.restore_runs(in, player.movement);
         }
         if (in.version() < 3) continue;
-        match.tick_s = in.get_finite("tick length");
-        if (match.tick_s < 0) throw StateError("state blob has a negative tick length");
-        match.started_unix_us = in.get_relay_time("match start");
-        match.damage_reported = in.get<uint8_t>() != 0;
-        for (uint64_t n = in.get_count(12); n > 0; --n) {
-            const auto id = in.get<uint32_t>();
-            match.reconnects[id] = get_times(in);
-        }
-        for (uint64_t n = in.get_count(12); n > 0; --n) {
-            const auto id = in.get<uint32_t>();
-            match.accounts[id] = in.get_string();
-        }
+        areas_.clock.restore_match(in, match.clock);
+        areas_.stats.restore_match(in, match.stats);
+        areas_.sessions.restore_match(in, match.sessions);
     }
-    if (in.version() >= 3) {
-        for (uint64_t n = in.get_count(16); n > 0; --n) {
-            std::string account = in.get_string();
-            auto& sessions = live[account];
-            for (uint64_t k = in.get_count(36); k > 0; --k) {
-                LiveSession s;
-                s.relay_id = in.get_string();
-                s.match_id = in.get<uint64_t>();
-                s.player = in.get<uint32_t>();
-                s.address_hash = in.get<uint64_t>();
-                s.since_us = in.get_relay_time("session start");
-                sessions.push_back(s);
-            }
-        }
-    }
+    if (in.version() >= 3) areas_.sessions.restore_live(in, live);
     in.finish();
-    // A blob may hold receive times that go back (the plugin keeps what it was sent): the
-    // look-backs binary-search only tracks that are in order.
-    for (auto& [key, match] : matches)
-        for (auto& [id, player] : match.players) {
-            const auto& samples = player.track.samples;
-            player.track.in_order =
-                std::is_sorted(samples.begin(), samples.end(),
-                               [](const Sample& a, const Sample& b) { return a.t_us < b.t_us; });
-        }
     // Only a blob read whole replaces the state.
     matches_ = std::move(matches);
     live_ = std::move(live);

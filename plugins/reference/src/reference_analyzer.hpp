@@ -1,41 +1,47 @@
 // plugins/reference: validation checks (model class: validation). See
 // DETECTION.md, "plugins/reference": movement (speed over a window of relay time, its
 // change, sustained speed, teleports, airborne too long, below the terrain), hits, items, stats,
-// sessions and the relay clock, with the lag tolerance the design asks for. Each area's checks are
-// pure functions in their own file; this class keeps the per-match, per-player state and turns
-// check results into signals.
+// sessions and the relay clock, with the lag tolerance the design asks for.
+//
+// Each area has two files of its own: its checks as pure functions (movement.hpp, hits.hpp,
+// ...) and the area itself (movement_area.hpp, hits_area.hpp, ...): its settings, its state
+// per player and per match, its event handlers and its sections of the saved state. This
+// class keeps the matches and players, hands each event to the areas it concerns, and lays
+// the areas' sections out in the state blob. What the areas share lives here too: each
+// player's reports (reports.hpp) and the silences the relay saw from it (arrivals.hpp).
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <span>
-#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include <arbiter/sdk.hpp>
 
 #include "arrivals.hpp"
-#include "clock.hpp"
-#include "fifo.hpp"
-#include "hits.hpp"
-#include "items.hpp"
-#include "movement.hpp"
-#include "sessions.hpp"
-#include "stats.hpp"
+#include "clock_area.hpp"
+#include "hits_area.hpp"
+#include "items_area.hpp"
+#include "lag.hpp"
+#include "movement_area.hpp"
+#include "reports.hpp"
+#include "sessions_area.hpp"
+#include "stats_area.hpp"
 
 namespace arbiter::reference {
 
-struct ReferenceSettings {
-    MovementLimits movement;
-    HitLimits hits;
-    ItemSettings items;
-    StatLimits stats;
-    SessionLimits sessions;
-    ClockLimits clock;
+// The six areas, as the config sets them up. Read all at once, so that a bad config changes
+// nothing.
+struct Areas {
+    MovementArea movement;
+    HitsArea hits;
+    ItemsArea items;
+    StatsArea stats;
+    SessionsArea sessions;
+    ClockArea clock;
 
-    static ReferenceSettings parse(const ConfigTable& config);
+    explicit Areas(const ConfigTable& config);
 };
 
 class ReferenceAnalyzer final : public Analyzer {
@@ -59,99 +65,34 @@ class ReferenceAnalyzer final : public Analyzer {
     void restore_state(std::span<const uint8_t> blob);
 
   private:
-    // The strongest signal of a check not yet reported.
-    struct Held {
-        double score = 0;
-        double confidence = 0;
-        Evidence evidence;
-    };
     struct Player {
-        Track track;
-        // typical_interval_us of the track, kept up to date (every change to the track is
-        // reported to it).
-        SpacingMedian spacing;
-        // The highest weighted score reported per check: a check reports again only when
-        // its score rises by a step, so a sustained cheat does not flood the host...
-        std::map<std::string, double> reported;
-        // ...and a rise smaller than the step is held, and reported when the player
-        // leaves or the match ends, so that the host still gets each check's maximum.
-        std::map<std::string, Held> held;
-
-        // movement: the current run of windows over the speed limit, the current stretch
-        // off the ground, and the updates in a row under the terrain (the first of them).
-        SustainedRun sustained;
-        AirborneStretch airborne;
-        int64_t below_updates = 0;
-        Sample below_since;
-
+        Reports reports;
         // When the relay heard from the player: the silences lag leaves.
         Arrivals arrivals;
-        // hits: relay times of the shots and kills of each weapon, in the fire window;
-        // how many claims failed line of sight and target state.
-        std::map<std::string, std::deque<int64_t>> shots;
-        std::map<std::string, std::deque<int64_t>> kills;
-        int64_t blocked_hits = 0;
-        int64_t dead_target_hits = 0;
-        // items: relay times of rate-limited acquisitions of each item, in the window.
-        std::map<std::string, std::deque<int64_t>> acquisitions;
-        // stats: experience gains in the window; damaging hits taken and damage
-        // registered in the combat window; each resource's last value; spends that did not.
-        Fifo<StatGain> experience;
-        Fifo<int64_t> hits_taken;
-        Fifo<int64_t> damage_taken;
-        std::map<std::string, double> resources;
-        int64_t unspent = 0;
-        // clock: orders ahead of the relay's tick; client against relay time, in the window.
-        int64_t ahead_orders = 0;
-        Fifo<ClockSample> clock;
+        MovementArea::Player movement;
+        HitsArea::Player hits;
+        ItemsArea::Player items;
+        StatsArea::Player stats;
+        ClockArea::Player clock;
     };
     using Players = std::unordered_map<uint32_t, Player>;
     struct Match {
         Players players;
-        double tick_s = 0;             // from MatchStart; 0 until then (the config's rate)
-        int64_t started_unix_us = -1;  // from MatchStart; -1 until then
-        bool damage_reported = false;  // the game reports the damage stat at all
-        // Reconnects of each player id, kept across leaves, in the window.
-        std::map<uint32_t, std::deque<int64_t>> reconnects;
-        std::map<uint32_t, std::string> accounts;  // every player id that joined
+        ClockArea::Match clock;
+        StatsArea::Match stats;
+        SessionsArea::Match sessions;
     };
 
-    void on_position(uint32_t player_id, Player& player, int64_t t_us,
-                     const fb::PositionUpdate& update, Signals& signals);
-    void check_ground(uint32_t player_id, Player& player, const Sample& sample,
-                      const fb::PositionUpdate& update, int64_t previous_us, int64_t typical_us,
-                      Signals& signals);
-    void check_windows(uint32_t player_id, Player& player, int64_t typical_us, Signals& signals);
-    void on_hit(Match& match, const fb::Event& event, Signals& signals);
-    void on_kill(Match& match, const fb::Event& event, Signals& signals);
-    // Counts one shot (or kill) of a weapon and reports when the count outruns its fire rate.
-    void check_rate(uint32_t id, Player& player, std::deque<int64_t>& times, int64_t t_us,
-                    const std::string& weapon_name, const WeaponLimits& weapon, const char* kind,
-                    const char* count_key, Signals& signals);
-    void on_inventory(Player& player, const fb::Event& event, Signals& signals);
-    void on_stat(Match& match, const fb::Event& event, Signals& signals);
-    void on_join(const MatchKey& key, Match& match, const fb::Event& event, Signals& signals);
-    void on_order(Match& match, const fb::Event& event, Signals& signals);
+    void on_hit(Match& match, Player& attacker, const fb::Event& event, Signals& signals);
     void on_match_end_event(Match& match, const fb::Event& event, Signals& signals);
     // Batches of the match were lost (schema 1.1): nothing measures across the gap.
     void on_input_lost(const MatchKey& key, Match& match);
-    void check_invulnerable(Match& match, uint32_t player_id, Player& player, Signals& signals);
-    void end_session(const MatchKey& key, Match& match, uint32_t player_id);
-    double tick_s(const Match& match) const;
-    void report(Player& player, Signal signal, Signals& signals);
-    void report_held(uint32_t player_id, Player& player, Signals& signals);
     void forget_old(Player& player, int64_t now_us) const;
-    // How far back a player's usual spacing of updates is measured (the track keeps a
-    // window more, for the acceleration check).
-    int64_t spacing_horizon_us() const;
+    static LagSeen lag_seen(const Player& player);
 
-    ReferenceSettings settings_;
+    Areas areas_;
     std::map<MatchKey, Match> matches_;
-    // Where each account is connected, across every match this instance sees. "One account
-    // in two places" spans matches, so it needs one instance to see them all: it holds
-    // while the host does not shard plugins by match (it does not yet); a sharded host
-    // would see only the two-places-within-one-match case.
-    std::map<std::string, std::vector<LiveSession>> live_;
+    SessionsArea::LiveSessions live_;
 };
 
 }  // namespace arbiter::reference
