@@ -11,6 +11,8 @@ packages=(
   minisign                # signs plugin libraries in the signature tests, as authors do
   libseccomp-dev          # the system-call filter of isolated plugins' runner
   libsqlite3-dev          # the review store (store.hpp)
+  libpq-dev               # the review store on PostgreSQL
+  postgresql-15           # a real PostgreSQL server the store tests start for themselves
   libflatbuffers-dev flatbuffers-compiler
   libspdlog-dev libfmt-dev
   libtomlplusplus-dev

@@ -676,6 +676,11 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
         TableReader reader(*store, "store", file, problems);
         if (reader.string("path", config.store.path) && !config.store.path.empty())
             config.store.path = resolve_path(config.store.path, base_dir);
+        reader.string("postgres", config.store.postgres);
+        if (!config.store.path.empty() && !config.store.postgres.empty())
+            reader.problem(*store->get("postgres"), "postgres",
+                           "a store is one file (path) or one PostgreSQL database (postgres), "
+                           "not both");
         reader.integer("commit_interval_ms", config.store.commit_interval_ms, 1, 60'000);
         reader.integer("max_queued", config.store.max_queued, 1, 100'000'000);
         reader.reject_unknown();

@@ -1,6 +1,6 @@
 // The SQL the store speaks, over one back end: a connection, statements with `?`
 // placeholders, rows read by column. SQLite (sqlite_database.cpp) is the embedded default;
-// a back end for a database several hosts share implements the same two classes.
+// PostgreSQL (postgres_database.cpp) is for hosts on several machines sharing one store.
 #pragma once
 
 #include <cstdint>
@@ -52,5 +52,7 @@ class Database {
 
 // Opens (creating) an SQLite file in WAL mode; throws DatabaseError naming it.
 std::unique_ptr<Database> open_sqlite(const std::string& path);
+// Connects to PostgreSQL (a libpq connection string or URI); throws DatabaseError.
+std::unique_ptr<Database> open_postgres(const std::string& conninfo);
 
 }  // namespace arbiter::host::store

@@ -39,10 +39,9 @@ constexpr int64_t kFirstHourUs = 3600LL * 1'000'000;
 
 ReviewStore::ReviewStore(const StoreSettings& settings) {
     try {
-        db_ = store::open_sqlite(settings.path);
-        store::migrate(*db_);
+        db_ = store::open_and_migrate(settings);
     } catch (const DatabaseError& error) {
-        throw std::runtime_error(fmt::format("{}: the store: {}", settings.path, error.what()));
+        throw std::runtime_error(fmt::format("{}: the store: {}", settings.where(), error.what()));
     }
 }
 

@@ -120,4 +120,11 @@ void migrate(Database& db) {
     }
 }
 
+std::unique_ptr<Database> open_and_migrate(const StoreSettings& settings) {
+    std::unique_ptr<Database> db =
+        settings.postgres.empty() ? open_sqlite(settings.path) : open_postgres(settings.postgres);
+    migrate(*db);
+    return db;
+}
+
 }  // namespace arbiter::host::store

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
+#include "arbiter/host/config.hpp"
 #include "store/database.hpp"
 
 namespace arbiter::host::store {
@@ -15,5 +17,9 @@ inline constexpr int64_t kSchemaVersion = 1;
 // Applies every migration the database has not had; throws DatabaseError, and refuses a
 // database whose version is newer than this host's.
 void migrate(Database& db);
+
+// The store the settings name (an SQLite file or a PostgreSQL database), opened and
+// migrated; throws DatabaseError.
+std::unique_ptr<Database> open_and_migrate(const StoreSettings& settings);
 
 }  // namespace arbiter::host::store

@@ -62,10 +62,9 @@ StoreSink::StoreSink(const StoreSettings& settings, std::string server_id, doubl
       report_threshold_(report_threshold),
       review_threshold_(review_threshold) {
     try {
-        db_ = store::open_sqlite(settings.path);
-        store::migrate(*db_);
+        db_ = store::open_and_migrate(settings);
     } catch (const DatabaseError& error) {
-        throw std::runtime_error(fmt::format("{}: the store: {}", settings.path, error.what()));
+        throw std::runtime_error(fmt::format("{}: the store: {}", settings.where(), error.what()));
     }
     writer_ = std::thread([this] { write_loop(); });
 }
@@ -87,7 +86,7 @@ void StoreSink::push(Record record) {
         if (worth_logging(counters_.waits))
             spdlog::warn("store {}: {} records wait for the database; the stream waits for room "
                          "({} time(s) so far)",
-                         settings_.path, queue_.size() + in_flight_, counters_.waits);
+                         settings_.where(), queue_.size() + in_flight_, counters_.waits);
         room_.wait(lock, [&] { return queue_.size() + in_flight_ < settings_.max_queued; });
     }
     queue_.push_back(std::move(record));
@@ -126,7 +125,7 @@ void StoreSink::flush() {
     if (!done)
         spdlog::error("store {}: {} record(s) still not written after 30 s of trying ({} "
                       "failure(s)); they stay queued while the process runs",
-                      settings_.path, queue_.size() + in_flight_, counters_.failures);
+                      settings_.where(), queue_.size() + in_flight_, counters_.failures);
 }
 
 StoreSink::Counters StoreSink::counters() const {
@@ -137,6 +136,7 @@ StoreSink::Counters StoreSink::counters() const {
 void StoreSink::write_loop() {
     const auto interval = std::chrono::milliseconds(settings_.commit_interval_ms);
     std::vector<Record> batch;
+    int failed_in_a_row = 0;
     for (;;) {
         {
             std::unique_lock lock(mutex_);
@@ -166,13 +166,17 @@ void StoreSink::write_loop() {
             batch.clear();
         } catch (const std::exception& error) {
             // Held, not dropped: the same records go again after a pause.
-            std::lock_guard lock(mutex_);
+            std::unique_lock lock(mutex_);
             ++counters_.failures;
+            ++failed_in_a_row;
             if (worth_logging(counters_.failures))
                 spdlog::error("store {}: cannot write {} record(s): {}; they are held and tried "
                               "again in 1 s ({} failure(s) so far)",
-                              settings_.path, batch.size(), error.what(), counters_.failures);
+                              settings_.where(), batch.size(), error.what(), counters_.failures);
+            lock.unlock();
+            if (failed_in_a_row >= 3) isolate_refused(batch);
         }
+        if (batch.empty()) failed_in_a_row = 0;
         {
             std::lock_guard lock(mutex_);
             room_.notify_all();
@@ -183,12 +187,45 @@ void StoreSink::write_loop() {
             wake_writer_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });
             if (stopping_) {
                 spdlog::error("store {}: stopping with {} record(s) it could not write",
-                              settings_.path, batch.size());
+                              settings_.where(), batch.size());
                 done_.notify_all();
                 return;
             }
         }
     }
+}
+
+void StoreSink::isolate_refused(std::vector<Record>& batch) {
+    // Only when the database answers: one that is down refuses everything, and then the
+    // records wait for it.
+    try {
+        auto alive = db_->prepare("SELECT 1");
+        alive->step();
+    } catch (const std::exception&) {
+        return;
+    }
+    std::vector<Record> kept;
+    uint64_t written = 0;
+    for (Record& record : batch) {
+        std::vector<Record> one;
+        one.push_back(std::move(record));
+        try {
+            write(one);
+            ++written;
+        } catch (const std::exception& error) {
+            // The database answers and refuses this record alone: it would block every
+            // record after it for ever. Said, counted, and left out.
+            std::lock_guard lock(mutex_);
+            ++counters_.refused;
+            spdlog::error("store {}: the database refuses a record ({}); it is left out ({} so "
+                          "far)",
+                          settings_.where(), error.what(), counters_.refused);
+        }
+    }
+    std::lock_guard lock(mutex_);
+    counters_.committed += written;
+    in_flight_ = 0;
+    batch.clear();
 }
 
 void StoreSink::write(std::vector<Record>& records) {

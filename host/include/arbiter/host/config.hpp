@@ -168,10 +168,14 @@ struct SigningSettings {
 
 // [store]: the database reviewers work from (store.hpp, docs/review.md).
 struct StoreSettings {
-    std::string path;                   // the SQLite file; "" = no store
+    std::string path;      // the SQLite file; "" = none
+    std::string postgres;  // or a PostgreSQL connection string (libpq's); "" = none
     uint64_t commit_interval_ms = 200;  // how often the writer commits; what kill -9 may lose
     uint64_t max_queued = 100'000;      // records waiting for the writer before push-back
-    bool enabled() const { return !path.empty(); }
+    bool enabled() const { return !path.empty() || !postgres.empty(); }
+    // For messages: the file, or "PostgreSQL".
+    std::string where() const { return path.empty() ? std::string("PostgreSQL store") : path; }
+    bool operator==(const StoreSettings&) const = default;
 };
 
 struct ServerConfig {

@@ -8,6 +8,8 @@
 // and a writer thread commits them in batched transactions every commit_interval_ms.
 // When the queue is full the event thread waits for room (push-back, never a silent
 // drop); when the database fails, the records are held and retried, and the log says so.
+// A record a working database refuses on its own (three failed tries of its batch, then
+// one by one) is logged and left out, so that it cannot hold every later record back.
 // flush() (the host's close, SIGTERM) returns once everything given is committed; a
 // process killed outright loses at most the last commit interval.
 #pragma once
@@ -60,6 +62,7 @@ class StoreSink : public Sink {
         uint64_t commits = 0;    // transactions
         uint64_t failures = 0;   // transactions that failed and were retried
         uint64_t waits = 0;      // times the event thread waited for room
+        uint64_t refused = 0;    // records a working database refused alone (logged)
     };
     Counters counters() const;
 
@@ -68,6 +71,9 @@ class StoreSink : public Sink {
     void push(Record record);
     void write_loop();
     void write(std::vector<Record>& records);
+    // After a batch failed three times in a row: when the database answers, writes its
+    // records one by one and leaves out (logging each) those it refuses alone.
+    void isolate_refused(std::vector<Record>& batch);
 
     StoreSettings settings_;
     std::string server_id_;

@@ -1,0 +1,182 @@
+// The store on PostgreSQL (Debian's libpq), for hosts on several machines that share one
+// database. The store's SQL is written for both back ends; here `?` placeholders become
+// `$n`, and a connection that broke (the server restarted) is re-established before the
+// next statement, so that the writer's retry finds the database again.
+#include <libpq-fe.h>
+
+#include <cstdlib>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "store/database.hpp"
+
+namespace arbiter::host::store {
+
+namespace {
+
+// PostgreSQL's text cannot hold a NUL byte, which UTF-8 allows (an account id from a
+// relay may carry one): shown as the escape a reader would write.
+std::string without_nul(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        if (c == '\0')
+            out += "\\u0000";
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::string placeholders_numbered(std::string_view sql, int& count) {
+    std::string out;
+    count = 0;
+    for (char c : sql) {
+        if (c == '?')
+            out += "$" + std::to_string(++count);
+        else
+            out += c;
+    }
+    return out;
+}
+
+// libpq's message on one line (it spreads a lost connection over three).
+std::string error_of(PGconn* conn) {
+    std::string text = PQerrorMessage(conn);
+    for (char& c : text)
+        if (c == '\n' || c == '\t') c = ' ';
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    return text;
+}
+
+void ensure_connected(PGconn* conn) {
+    if (PQstatus(conn) == CONNECTION_OK) return;
+    PQreset(conn);
+    if (PQstatus(conn) != CONNECTION_OK)
+        throw DatabaseError("cannot reach the database: " + error_of(conn));
+}
+
+class PgStatement final : public Statement {
+  public:
+    PgStatement(PGconn* conn, std::string_view sql) : conn_(conn) {
+        int count = 0;
+        sql_ = placeholders_numbered(sql, count);
+        params_.resize(static_cast<size_t>(count));
+    }
+    ~PgStatement() override { PQclear(result_); }
+
+    Statement& bind(int index, int64_t value) override { return set(index, std::to_string(value)); }
+    Statement& bind(int index, double value) override {
+        return set(index, fmt::format("{:.17g}", value));
+    }
+    Statement& bind(int index, std::string_view value) override {
+        return set(index, without_nul(value));
+    }
+    Statement& bind_null(int index) override {
+        at(index).reset();
+        return *this;
+    }
+    bool step() override {
+        if (!executed_) {
+            ensure_connected(conn_);
+            std::vector<const char*> values;
+            for (const auto& param : params_) values.push_back(param ? param->c_str() : nullptr);
+            PQclear(result_);
+            result_ = PQexecParams(conn_, sql_.c_str(), static_cast<int>(values.size()), nullptr,
+                                   values.data(), nullptr, nullptr, 0);
+            const ExecStatusType status = PQresultStatus(result_);
+            if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK)
+                throw DatabaseError(fmt::format("running \"{}\": {}", sql_.substr(0, 80),
+                                                error_of(conn_)));
+            executed_ = true;
+            row_ = -1;
+        }
+        return ++row_ < PQntuples(result_);
+    }
+    void reset() override {
+        PQclear(result_);
+        result_ = nullptr;
+        executed_ = false;
+        for (auto& param : params_) param.reset();
+    }
+    int64_t integer(int column) const override {
+        return std::strtoll(PQgetvalue(result_, row_, column), nullptr, 10);
+    }
+    double real(int column) const override {
+        return std::strtod(PQgetvalue(result_, row_, column), nullptr);
+    }
+    std::string text(int column) const override {
+        return {PQgetvalue(result_, row_, column),
+                static_cast<size_t>(PQgetlength(result_, row_, column))};
+    }
+    bool is_null(int column) const override { return PQgetisnull(result_, row_, column) != 0; }
+
+  private:
+    std::optional<std::string>& at(int index) {
+        if (index < 1 || static_cast<size_t>(index) > params_.size())
+            throw DatabaseError(fmt::format("binding parameter {} of {}", index, params_.size()));
+        return params_[static_cast<size_t>(index - 1)];
+    }
+    Statement& set(int index, std::string value) {
+        at(index) = std::move(value);
+        return *this;
+    }
+
+    PGconn* conn_;
+    std::string sql_;
+    std::vector<std::optional<std::string>> params_;
+    PGresult* result_ = nullptr;
+    bool executed_ = false;
+    int row_ = -1;
+};
+
+class PgDatabase final : public Database {
+  public:
+    explicit PgDatabase(const std::string& conninfo) : conn_(PQconnectdb(conninfo.c_str())) {
+        if (PQstatus(conn_) != CONNECTION_OK) {
+            const std::string reason = error_of(conn_);
+            PQfinish(conn_);
+            throw DatabaseError("cannot connect to PostgreSQL: " + reason);
+        }
+        // Notices (a table that already exists, say) are the store's business, not the log's.
+        PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+    }
+    ~PgDatabase() override { PQfinish(conn_); }
+
+    void execute(std::string_view sql) override {
+        ensure_connected(conn_);
+        const std::string text(sql);
+        PGresult* result = PQexec(conn_, text.c_str());
+        const ExecStatusType status = PQresultStatus(result);
+        PQclear(result);
+        if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+            throw DatabaseError(fmt::format("running \"{}\": {}", sql.substr(0, 80), error_of(conn_)));
+    }
+    std::unique_ptr<Statement> prepare(std::string_view sql) override {
+        return std::make_unique<PgStatement>(conn_, sql);
+    }
+    void begin() override { execute("BEGIN"); }
+    void commit() override { execute("COMMIT"); }
+    void rollback() override {
+        if (PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) != PQTRANS_IDLE)
+            execute("ROLLBACK");
+    }
+    int64_t last_insert_id() override {
+        auto row = prepare("SELECT lastval()");
+        return row->step() ? row->integer(0) : 0;
+    }
+    const char* kind() const override { return "postgresql"; }
+
+  private:
+    PGconn* conn_;
+};
+
+}  // namespace
+
+std::unique_ptr<Database> open_postgres(const std::string& conninfo) {
+    return std::make_unique<PgDatabase>(conninfo);
+}
+
+}  // namespace arbiter::host::store
