@@ -46,6 +46,7 @@ struct Settings {
     std::set<std::string> only;  // when given, these sections alone
     std::string filter;  // core items whose name contains it ("" = all)
     uint64_t soak_matches = 4000;
+    std::string store_postgres;  // the store section on this PostgreSQL instead of SQLite
 };
 
 double cpu_seconds() {
@@ -408,7 +409,9 @@ void run_isolated(const Settings& s) {
 // a flush; events/s into SQLite on the wall clock, with the commit interval as configured.
 void run_store(const Settings& s) {
     const uint64_t events = s.quick ? 20'000 : 200'000;
-    std::printf("review store (SQLite, WAL, synchronous=NORMAL), %llu security events:\n",
+    const bool postgres = !s.store_postgres.empty();
+    std::printf("review store (%s), %llu security events:\n",
+                postgres ? "PostgreSQL, --store-postgres" : "SQLite, WAL, synchronous=NORMAL",
                 static_cast<unsigned long long>(events));
     for (const uint64_t interval_ms : {uint64_t{20}, uint64_t{200}}) {
         std::vector<double> rates;
@@ -416,7 +419,10 @@ void run_store(const Settings& s) {
             char folder[] = "/tmp/arbiter-bench-store-XXXXXX";
             if (!mkdtemp(folder)) throw std::runtime_error("mkdtemp failed");
             host::StoreSettings settings;
-            settings.path = std::string(folder) + "/store.db";
+            if (postgres)
+                settings.postgres = s.store_postgres;
+            else
+                settings.path = std::string(folder) + "/store.db";
             settings.commit_interval_ms = interval_ms;
             const double start = wall_seconds();
             {
@@ -539,7 +545,7 @@ void run_soak(const Settings& s) {
 int usage() {
     std::fprintf(stderr,
                  "usage: arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... "
-                 "[--only SECTION]... [--filter TEXT] [--soak-matches N]\n"
+                 "[--only SECTION]... [--filter TEXT] [--soak-matches N] [--store-postgres CONNINFO]\n"
                  "sections: core batch players plugins isolated memory reload store serve, and soak (only when "
                  "named with --only)\n");
     return 1;
@@ -566,6 +572,8 @@ int main(int argc, char** argv) {
             s.skip.insert(argv[++i]);
         } else if (arg == "--only" && i + 1 < argc) {
             s.only.insert(argv[++i]);
+        } else if (arg == "--store-postgres" && i + 1 < argc) {
+            s.store_postgres = argv[++i];
         } else if (arg == "--soak-matches" && i + 1 < argc) {
             s.soak_matches = std::max<uint64_t>(8, std::strtoull(argv[++i], nullptr, 10));
         } else {

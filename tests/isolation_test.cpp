@@ -67,6 +67,35 @@ TEST(Isolation, TheBundledPluginsIsolatedAssessTheSampleByteForByteAsInProcess) 
     EXPECT_EQ(isolated.out, in_process.out);
 }
 
+// The README's mixed match (40 honest players and 3 of each cheating profile, 2 minutes):
+// every check of every area fires somewhere in it, through the boundary and back.
+TEST(Isolation, TheBundledPluginsIsolatedAssessTheReadmesMixedMatchByteForByte) {
+    TempDir dir;
+    {
+        std::ofstream(dir / "in_process.toml") << bundled_config(false);
+        std::ofstream(dir / "isolated.toml") << bundled_config(true);
+    }
+    const auto mix = (dir / "mix.arbev").string();
+    const auto simulated = run_command(
+        {kArbiter, "simulate", mix, "--seed", "7", "--duration-s", "120", "--tick-rate", "20",
+         "--quiet", "--players",
+         "honest=40,speed_hack=3,teleport=3,clock_speedup=3,fly=3,hit_range=3,hit_through_wall=3,"
+         "rapid_fire=3,item_dup=3,xp_rate=3,reconnect_spam=3,metronome=3,reaction_bot=3,rate_bot=3,"
+         "humanised_bot=3"},
+        dir.path());
+    ASSERT_EQ(simulated.exit_status, 0) << simulated.err;
+    const auto in_process = run_command(
+        {kArbiter, "replay", (dir / "in_process.toml").string(), mix, "--json", "--quiet"},
+        dir.path());
+    const auto isolated = run_command(
+        {kArbiter, "replay", (dir / "isolated.toml").string(), mix, "--json", "--quiet"},
+        dir.path());
+    ASSERT_EQ(in_process.exit_status, 0) << in_process.err;
+    ASSERT_EQ(isolated.exit_status, 0) << isolated.err;
+    EXPECT_EQ(lines_of(in_process.out).size(), 82u);
+    EXPECT_EQ(isolated.out, in_process.out);
+}
+
 TEST(Isolation, AnIsolatedPluginIsLoadedInAChildAndNegotiatedThere) {
     TempDir dir;
     LogCapture log;
