@@ -1,6 +1,7 @@
 #include "isolation/channel.hpp"
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -13,6 +14,10 @@
 namespace arbiter::host::isolation {
 
 using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr auto kSpin = std::chrono::microseconds(200);
+}
 
 Channel::Channel(int socket_fd, SharedAreas areas, Side side)
     : fd_(socket_fd), areas_(areas), side_(side) {}
@@ -45,6 +50,14 @@ Frame Channel::receive_frame(Clock::time_point deadline) {
         if (std::exchange(try_first, false)) {
             Frame frame;
             if (try_receive(frame)) return frame;
+            // A reply (or the next batch) usually comes within tens of microseconds; waking
+            // from poll on an idle core costs more than that. Ask again, yielding the core,
+            // for a short while first.
+            const auto spin_until = Clock::now() + kSpin;
+            while (Clock::now() < spin_until && Clock::now() < deadline) {
+                ::sched_yield();
+                if (try_receive(frame)) return frame;
+            }
         }
         int timeout_ms = -1;
         if (deadline != Clock::time_point::max()) {
