@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -58,9 +59,39 @@ void ensure_connected(PGconn* conn) {
         throw DatabaseError("cannot reach the database: " + error_of(conn));
 }
 
+// Statements the server has parsed and planned once per connection, by their SQL: the
+// writer runs the same few inserts for every record.
+class PreparedCache {
+  public:
+    explicit PreparedCache(PGconn* conn) : conn_(conn) {}
+    // The name of `sql` prepared on this connection; prepares it when the connection is
+    // new (a reset loses them all).
+    const std::string& name_of(const std::string& sql, int params) {
+        if (PQbackendPID(conn_) != backend_) {
+            names_.clear();
+            backend_ = PQbackendPID(conn_);
+        }
+        auto found = names_.find(sql);
+        if (found != names_.end()) return found->second;
+        const std::string name = "arbiter_" + std::to_string(names_.size() + 1);
+        PGresult* result = PQprepare(conn_, name.c_str(), sql.c_str(), params, nullptr);
+        const bool ok = PQresultStatus(result) == PGRES_COMMAND_OK;
+        PQclear(result);
+        if (!ok)
+            throw DatabaseError(fmt::format("preparing \"{}\": {}", sql.substr(0, 80), error_of(conn_)));
+        return names_.emplace(sql, name).first->second;
+    }
+
+  private:
+    PGconn* conn_;
+    int backend_ = 0;
+    std::unordered_map<std::string, std::string> names_;
+};
+
 class PgStatement final : public Statement {
   public:
-    PgStatement(PGconn* conn, std::string_view sql) : conn_(conn) {
+    PgStatement(PGconn* conn, PreparedCache& cache, std::string_view sql)
+        : conn_(conn), cache_(cache) {
         int count = 0;
         sql_ = placeholders_numbered(sql, count);
         params_.resize(static_cast<size_t>(count));
@@ -83,9 +114,10 @@ class PgStatement final : public Statement {
             ensure_connected(conn_);
             std::vector<const char*> values;
             for (const auto& param : params_) values.push_back(param ? param->c_str() : nullptr);
+            const std::string& name = cache_.name_of(sql_, static_cast<int>(values.size()));
             PQclear(result_);
-            result_ = PQexecParams(conn_, sql_.c_str(), static_cast<int>(values.size()), nullptr,
-                                   values.data(), nullptr, nullptr, 0);
+            result_ = PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()),
+                                     values.data(), nullptr, nullptr, 0);
             const ExecStatusType status = PQresultStatus(result_);
             if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK)
                 throw DatabaseError(fmt::format("running \"{}\": {}", sql_.substr(0, 80),
@@ -125,6 +157,7 @@ class PgStatement final : public Statement {
     }
 
     PGconn* conn_;
+    PreparedCache& cache_;
     std::string sql_;
     std::vector<std::optional<std::string>> params_;
     PGresult* result_ = nullptr;
@@ -134,7 +167,8 @@ class PgStatement final : public Statement {
 
 class PgDatabase final : public Database {
   public:
-    explicit PgDatabase(const std::string& conninfo) : conn_(PQconnectdb(conninfo.c_str())) {
+    explicit PgDatabase(const std::string& conninfo)
+        : conn_(PQconnectdb(conninfo.c_str())), cache_(conn_) {
         if (PQstatus(conn_) != CONNECTION_OK) {
             const std::string reason = error_of(conn_);
             PQfinish(conn_);
@@ -155,7 +189,7 @@ class PgDatabase final : public Database {
             throw DatabaseError(fmt::format("running \"{}\": {}", sql.substr(0, 80), error_of(conn_)));
     }
     std::unique_ptr<Statement> prepare(std::string_view sql) override {
-        return std::make_unique<PgStatement>(conn_, sql);
+        return std::make_unique<PgStatement>(conn_, cache_, sql);
     }
     void begin() override { execute("BEGIN"); }
     void commit() override { execute("COMMIT"); }
@@ -171,6 +205,7 @@ class PgDatabase final : public Database {
 
   private:
     PGconn* conn_;
+    PreparedCache cache_;
 };
 
 }  // namespace

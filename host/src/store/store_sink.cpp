@@ -1,6 +1,8 @@
 // The writing half of the store: a bounded queue filled on the event thread, a writer
 // thread that commits it in batches (store.hpp says why).
 #include <chrono>
+#include <set>
+#include <utility>
 #include <variant>
 
 #include <fmt/format.h>
@@ -248,7 +250,10 @@ void StoreSink::write(std::vector<Record>& records) {
         "account = excluded.account, subject = excluded.subject, action = excluded.action, "
         "combined_score = excluded.combined_score, final = excluded.final, "
         "assessment_json = excluded.assessment_json, updated_unix = excluded.updated_unix");
+    // A match is recorded once per transaction, not once per record of it.
+    std::set<std::pair<std::string, uint64_t>> recorded;
     auto seen = [&](const std::string& relay, uint64_t match_id, int64_t now) {
+        if (!recorded.emplace(relay, match_id).second) return;
         match->reset();
         match->bind(1, server_id_).bind(2, relay).bind(3, static_cast<int64_t>(match_id)).bind(4, now);
         match->step();
