@@ -66,7 +66,7 @@ const char* const kAllowed[] = {
     "times", "getrlimit", "getcwd",
     // descriptors already open (the link to the host, files opened to read)
     "read", "readv", "pread64", "preadv", "write", "writev", "close", "lseek", "fstat",
-    "newfstatat", "stat", "lstat", "statx", "getdents64", "fcntl", "dup", "poll", "ppoll",
+    "newfstatat", "stat", "lstat", "statx", "getdents64", "dup", "poll", "ppoll",
     "recvfrom", "sendto", "access", "faccessat", "faccessat2", "readlink", "readlinkat",
 };
 
@@ -110,6 +110,23 @@ std::string load_filter() {
     rule(SCMP_ACT_ALLOW, "prctl", 1, &get_name);
     // Terminal queries (isatty) answer "not a terminal".
     rule(SCMP_ACT_ERRNO(ENOTTY), "ioctl", 0, nullptr);
+    // fcntl's harmless commands alone: F_SETOWN and F_SETSIG would let the plugin send any
+    // signal to any process of the host's user through O_ASYNC, and locks and leases on
+    // files it may read would stall their writers (the review store's).
+    for (const scmp_datum_t command :
+         {scmp_datum_t{F_GETFD}, scmp_datum_t{F_SETFD}, scmp_datum_t{F_GETFL},
+          scmp_datum_t{F_DUPFD}, scmp_datum_t{F_DUPFD_CLOEXEC}}) {
+        const scmp_arg_cmp is = SCMP_A1(SCMP_CMP_EQ, command);
+        rule(SCMP_ACT_ALLOW, "fcntl", 1, &is);
+    }
+    // F_SETFL, without O_ASYNC.
+    const scmp_arg_cmp set_flags[] = {SCMP_A1(SCMP_CMP_EQ, F_SETFL),
+                                      SCMP_A2(SCMP_CMP_MASKED_EQ, O_ASYNC, 0)};
+    {
+        const int number = ::seccomp_syscall_resolve_name("fcntl");
+        const int result = ::seccomp_rule_add_array(filter, SCMP_ACT_ALLOW, number, 2, set_flags);
+        if (result != 0 && !failed) failed = result;
+    }
 
     std::string problem;
     if (failed) problem = std::string("seccomp_rule_add: ") + std::strerror(-failed);
@@ -132,8 +149,11 @@ std::string confine(const Limits& limits, int socket_fd) {
             return problem;
     }
     if (limits.cpu_seconds) {
-        if (auto problem = set_limit(RLIMIT_CPU, limits.cpu_seconds, "RLIMIT_CPU"); !problem.empty())
-            return problem;
+        // The hard limit a second later: the soft one sends SIGXCPU, which the host names;
+        // at the hard one the kernel sends SIGKILL.
+        const rlimit cpu{limits.cpu_seconds, limits.cpu_seconds + 1};
+        if (::setrlimit(RLIMIT_CPU, &cpu) != 0)
+            return std::string("setrlimit(RLIMIT_CPU): ") + std::strerror(errno);
     }
     for (const auto& [resource, name] : {std::pair{RLIMIT_FSIZE, "RLIMIT_FSIZE"},
                                          std::pair{RLIMIT_CORE, "RLIMIT_CORE"}})
@@ -147,6 +167,9 @@ std::string confine(const Limits& limits, int socket_fd) {
     sigemptyset(&action.sa_mask);
     if (::sigaction(SIGSYS, &action, nullptr) != 0)
         return std::string("sigaction(SIGSYS): ") + std::strerror(errno);
+    // Nothing of the same user may read this process's memory through /proc either.
+    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        return std::string("prctl(PR_SET_DUMPABLE): ") + std::strerror(errno);
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         return std::string("prctl(PR_SET_NO_NEW_PRIVS): ") + std::strerror(errno);
     return load_filter();

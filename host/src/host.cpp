@@ -214,8 +214,12 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
     ledger_.match_ended(relay_id, match_id, complete);
     ++counters_.matches_ended;
     ending_match_ = {{relay_id, match_id}, &ending};
+    // Cleared however aggregate leaves (a sink that throws): `ending` dies with this call.
+    struct Clear {
+        decltype(ending_match_)& slot;
+        ~Clear() { slot = {}; }
+    } clear{ending_match_};
     aggregate(dispatcher_.end_match(relay_id, match_id, last_relay_time_us));
-    ending_match_ = {};
     if (sinks_.empty()) return;
     const std::vector<Assessment> players = match_assessments(relay_id, match_id);
     const std::vector<std::shared_ptr<Sink>> sinks = sinks_;

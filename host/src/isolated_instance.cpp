@@ -4,6 +4,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -117,7 +119,28 @@ int moved_up(int fd) {
 
 }  // namespace
 
+namespace {
+
+// The runner has the host's user: without this, it could read the host's memory, its
+// environment and its open files through /proc/<host>. Said once, since it also stops core
+// dumps of the host.
+void keep_host_memory_from_children() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
+            spdlog::info("isolated plugins: the host is no longer dumpable (no core files), so "
+                         "that they cannot read its memory through /proc");
+        else
+            spdlog::warn("isolated plugins: the host could not make itself undumpable ({}): "
+                         "they may read its memory through /proc",
+                         std::strerror(errno));
+    });
+}
+
+}  // namespace
+
 void IsolatedInstance::start_child() {
+    keep_host_memory_from_children();
     auto child = std::make_unique<Child>();
     auto fail = [&](const std::string& what) {
         return Fault{fmt::format("could not start the plugin runner {}: {}: {}", runner_.string(),
@@ -167,7 +190,11 @@ void IsolatedInstance::start_child() {
     sigfillset(&all);
     posix_spawnattr_setsigmask(&attributes, &none);
     posix_spawnattr_setsigdefault(&attributes, &all);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    // A group of its own: nothing sent to the host's group (a terminal's ^C) reaches it,
+    // and nothing it sends to "its group" reaches the host.
+    posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes,
+                             POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 
     const std::string parent = std::to_string(::getpid());
     const std::string request = std::to_string(child->areas.request_size);
@@ -217,7 +244,20 @@ void IsolatedInstance::start_child() {
                                             library_->source().string())
                               : escape_for_message(loaded.call.error, 4096));
     }
-    library_->adopt_identity(std::move(*loaded.identity));
+    // A child started again must be the plugin that was loaded: the same answers.
+    if (identity_adopted_) {
+        const PluginIdentity& was = library_->identity();
+        const PluginIdentity& now = *loaded.identity;
+        if (now.name != was.name || now.version != was.version ||
+            now.capabilities != was.capabilities || now.schema_minor != was.schema_minor ||
+            now.abi_minor_in_use != was.abi_minor_in_use || now.declared_class != was.declared_class) {
+            stop_child();
+            throw Fault{"its new process answered negotiation otherwise than the first"};
+        }
+    } else {
+        library_->adopt_identity(std::move(*loaded.identity));
+        identity_adopted_ = true;
+    }
     if (std::string problem = check_config_schema(*library_, settings_); !problem.empty()) {
         stop_child();
         throw PluginError(problem);
@@ -298,15 +338,28 @@ void IsolatedInstance::send_request(iso::Op op, std::span<const uint8_t> payload
     }
 }
 
-iso::RunnerReply IsolatedInstance::receive_reply(Clock::time_point until, milliseconds deadline) {
+iso::RunnerReply IsolatedInstance::receive_reply(iso::Op op, Clock::time_point until,
+                                                 milliseconds deadline) {
     if (!child_) throw Fault{"no process is running"};
     try {
-        iso::Channel::Message message = child_->channel->receive(until, iso::kMaxReplyBytes);
+        // What the host will hold of one reply: a state no larger than the child's memory,
+        // anything else 64 MiB (signals with evidence of 64 KiB each, logs, metrics).
+        const uint64_t limit = op == iso::Op::save_state
+                                   ? std::max<uint64_t>(64ull << 20, settings_.isolation.memory_mb << 20)
+                                   : 64ull << 20;
+        iso::Channel::Message message = child_->channel->receive(until, limit);
         if (message.op != iso::Op::reply)
             throw iso::ChannelError(iso::ChannelError::Kind::protocol,
                                     fmt::format("answered with frame {}",
                                                 static_cast<uint32_t>(message.op)));
-        return iso::decode_reply(message.payload);
+        iso::RunnerReply reply = iso::decode_reply(message.payload);
+        if (reply.blob && op != iso::Op::save_state)
+            throw iso::ChannelError(iso::ChannelError::Kind::protocol,
+                                    "a state blob in answer to another call");
+        if (reply.identity && op != iso::Op::load)
+            throw iso::ChannelError(iso::ChannelError::Kind::protocol,
+                                    "an identity in answer to another call");
+        return reply;
     } catch (const iso::ChannelError& error) {
         throw fault_from_link(error, deadline);
     }
@@ -314,9 +367,18 @@ iso::RunnerReply IsolatedInstance::receive_reply(Clock::time_point until, millis
 
 iso::RunnerReply IsolatedInstance::exchange(iso::Op op, std::span<const uint8_t> payload,
                                             milliseconds deadline) {
+    drop_started();
     const auto until = Clock::now() + deadline;
     send_request(op, payload, until, deadline);
-    return receive_reply(until, deadline);
+    return receive_reply(op, until, deadline);
+}
+
+void IsolatedInstance::drop_started() {
+    // A batch start_batch sent and no on_batch collected (dispatch cut short): its answer is
+    // read and set aside, so that it is never taken for the next call's.
+    std::optional<Request> started = std::exchange(started_, std::nullopt);
+    if (!started || started->send_fault || !child_) return;
+    (void)receive_reply(started->op, started->until, milliseconds(settings_.deadline_ms));
 }
 
 // ---- lifecycle ----------------------------------------------------------------------
@@ -357,9 +419,11 @@ IsolationStatus IsolatedInstance::isolation() const {
 // ---- replies ------------------------------------------------------------------------
 
 CallResult IsolatedInstance::accept(iso::RunnerReply&& reply) {
+    // Tagged by the host, not by the runner, which could write anything: a line from an
+    // isolated plugin never reads as the host's own.
     for (const iso::LogLine& line : reply.logs)
-        spdlog::log(static_cast<spdlog::level::level_enum>(line.level), "{}",
-                    escape_for_message(line.text, iso::kMaxLogLineBytes));
+        spdlog::log(static_cast<spdlog::level::level_enum>(line.level), "(isolated '{}') {}",
+                    label_, escape_for_message(line.text, iso::kMaxLogLineBytes));
     if (reply.logs_dropped)
         spdlog::warn("plugin '{}': {} more log line(s) of one call not shown", label_,
                      reply.logs_dropped);
@@ -423,7 +487,7 @@ CallResult IsolatedInstance::stream_call(Request request, const char* what) {
             request.until = Clock::now() + deadline;
             send_request(request.op, request.payload, request.until, deadline);
         }
-        iso::RunnerReply reply = receive_reply(request.until, deadline);
+        iso::RunnerReply reply = receive_reply(request.op, request.until, deadline);
         // A heap that is full stays full: a fresh child from the checkpoint is the cure.
         if (reply.call.status == ARB_ERR_OUT_OF_MEMORY) {
             accept(std::move(reply));
@@ -464,6 +528,12 @@ IsolatedInstance::Request IsolatedInstance::batch_request(const VerifiedBatch& b
 
 void IsolatedInstance::start_batch(const VerifiedBatch& batch) {
     if (!quarantined_.empty() || !child_) return;
+    try {
+        drop_started();
+    } catch (const Fault& fault) {
+        last_fault_ = fault.what;  // on_batch starts a new child and reports it
+        return;
+    }
     Request request = batch_request(batch);
     const milliseconds deadline(settings_.deadline_ms);
     request.until = Clock::now() + deadline;
@@ -573,7 +643,7 @@ void IsolatedInstance::recover(std::string fault) {
 
 void IsolatedInstance::checkpoint_if_due() {
     if (!library_->has(ARB_CAP_STATE) || !child_) return;
-    const bool due = journal_.size() >= settings_.isolation.checkpoint_batches ||
+    const bool due = journal_.size() >= settings_.isolation.checkpoint_batches + checkpoint_backoff_ ||
                      Clock::now() - last_checkpoint_ >=
                          std::chrono::seconds(settings_.isolation.checkpoint_seconds) ||
                      journal_bytes_ >= kMaxJournalBytes;
@@ -588,6 +658,8 @@ bool IsolatedInstance::take_checkpoint() {
         const std::string error = reply.call.error;
         accept(std::move(reply));
         if (!blob) {
+            // Tried again after as many calls again, not on every call.
+            checkpoint_backoff_ = journal_.size();
             if (worth_logging(++checkpoints_failed_))
                 spdlog::warn("plugin '{}': no checkpoint ({}); a restart goes back to the last one",
                              label_, escape_for_message(error, 400));
@@ -604,6 +676,7 @@ bool IsolatedInstance::take_checkpoint() {
         checkpoint_ = std::move(blob);
         journal_.clear();
         journal_bytes_ = 0;
+        checkpoint_backoff_ = 0;
         ++checkpoints_;
         return true;
     } catch (const Fault& fault) {

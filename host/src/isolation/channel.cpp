@@ -30,11 +30,27 @@ std::span<const uint8_t> Channel::peer_area() const {
     return side_ == Side::host ? areas_.replies() : areas_.requests();
 }
 
-void Channel::send_frame(const Frame& frame) {
+void Channel::send_frame(const Frame& frame, Clock::time_point deadline) {
     for (;;) {
-        const ssize_t sent = ::send(fd_, &frame, sizeof frame, MSG_NOSIGNAL);
+        // Never blocks: a peer that stops reading fills the socket, and then the frame waits
+        // for room until the deadline, not for ever.
+        const ssize_t sent = ::send(fd_, &frame, sizeof frame, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (sent == static_cast<ssize_t>(sizeof frame)) return;
         if (sent < 0 && errno == EINTR) continue;
+        if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            int timeout_ms = -1;
+            if (deadline != Clock::time_point::max()) {
+                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - Clock::now() + std::chrono::microseconds(999));
+                if (left.count() <= 0)
+                    throw ChannelError(ChannelError::Kind::timeout,
+                                       "the other end read nothing before the deadline");
+                timeout_ms = static_cast<int>(std::min<int64_t>(left.count(), 60'000));
+            }
+            pollfd wait{fd_, POLLOUT, 0};
+            (void)::poll(&wait, 1, timeout_ms);
+            continue;
+        }
         if (sent < 0 && (errno == EPIPE || errno == ECONNRESET))
             throw ChannelError(ChannelError::Kind::closed, "the other end closed the link");
         throw ChannelError(ChannelError::Kind::io,
@@ -105,7 +121,8 @@ void Channel::send(Op op, std::span<const uint8_t> payload, Clock::time_point de
         if (chunk) std::memcpy(area.data(), payload.data() + offset, chunk);
         offset += chunk;
         const bool more = offset < payload.size();
-        send_frame({static_cast<uint32_t>(op), more ? kMoreChunks : 0u, payload.size(), chunk});
+        send_frame({static_cast<uint32_t>(op), more ? kMoreChunks : 0u, payload.size(), chunk},
+                   deadline);
         if (!more) return;
         const Frame answer = receive_frame(deadline);
         if (answer.op == static_cast<uint32_t>(Op::forbidden_call))
@@ -153,12 +170,12 @@ Channel::Message Channel::receive(Clock::time_point deadline, uint64_t limit) {
         }
         return message;
     }
-    message.owned.reserve(frame.total);
+    // Grown as chunks come, not reserved at the size a peer announces.
     for (;;) {
         message.owned.insert(message.owned.end(), area.begin(),
                              area.begin() + static_cast<ptrdiff_t>(frame.chunk));
         if (!(frame.flags & kMoreChunks)) break;
-        send_frame({static_cast<uint32_t>(Op::ack), 0, 0, 0});
+        send_frame({static_cast<uint32_t>(Op::ack), 0, 0, 0}, deadline);
         const uint64_t have = message.owned.size();
         frame = receive_frame(deadline);
         if (frame.op == static_cast<uint32_t>(Op::forbidden_call))

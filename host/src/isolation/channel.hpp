@@ -109,7 +109,7 @@ class Channel {
     int socket_fd() const { return fd_; }
 
   private:
-    void send_frame(const Frame& frame);
+    void send_frame(const Frame& frame, std::chrono::steady_clock::time_point deadline);
     Frame receive_frame(std::chrono::steady_clock::time_point deadline);
     // One frame if one is waiting; false when none is. Throws as receive_frame does.
     bool try_receive(Frame& frame);

@@ -15,7 +15,14 @@ namespace arbiter::host::store {
 // The database refused or failed; what() names the statement's purpose and the reason.
 class DatabaseError : public std::runtime_error {
   public:
-    using std::runtime_error::runtime_error;
+    // `transient`: the database could not do it now (busy, locked, full, unreachable, read
+    // only) rather than refusing what it was given; it may work later.
+    explicit DatabaseError(const std::string& what, bool transient = true)
+        : std::runtime_error(what), transient_(transient) {}
+    bool transient() const { return transient_; }
+
+  private:
+    bool transient_;
 };
 
 class Statement {

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -119,9 +120,18 @@ class PgStatement final : public Statement {
             result_ = PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()),
                                      values.data(), nullptr, nullptr, 0);
             const ExecStatusType status = PQresultStatus(result_);
-            if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK)
+            if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+                // SQLSTATE classes 22 (data exception) and 23 (integrity constraint) are what
+                // the server refuses of the record; anything else (no connection, read-only,
+                // out of space, a lock, a shutdown) may work later.
+                const char* state = result_ ? PQresultErrorField(result_, PG_DIAG_SQLSTATE) : nullptr;
+                const bool refused = state && (std::string_view(state).starts_with("22") ||
+                                               std::string_view(state).starts_with("23") ||
+                                               std::string_view(state).starts_with("P0"));
                 throw DatabaseError(fmt::format("running \"{}\": {}", sql_.substr(0, 80),
-                                                error_of(conn_)));
+                                                error_of(conn_)),
+                                    !refused);
+            }
             executed_ = true;
             row_ = -1;
         }

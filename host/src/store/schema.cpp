@@ -88,35 +88,42 @@ std::string dialect(const Database& db, std::string sql) {
 
 void migrate(Database& db) {
     static_assert(kSchemaVersion >= 1);
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
-        "applied_unix BIGINT NOT NULL)");
-    int64_t current = 0;
-    {
-        auto version = db.prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
-        if (version->step()) current = version->integer(0);
-    }
-    if (current > kSchemaVersion)
-        throw DatabaseError(fmt::format(
-            "the store is at schema version {}, newer than this host's {}: upgrade the host, or "
-            "point it at another store",
-            current, kSchemaVersion));
-    for (int64_t step = current + 1; step <= kSchemaVersion; ++step) {
-        db.begin();
-        try {
+    // One transaction that holds the store's migration lock from the first read: two hosts
+    // starting together on a fresh store migrate it once (SQLite: BEGIN IMMEDIATE takes the
+    // write lock; PostgreSQL: an advisory lock until the commit).
+    db.begin();
+    try {
+        if (std::string(db.kind()) != "sqlite") db.execute("SELECT pg_advisory_xact_lock(4172837)");
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
+            "applied_unix BIGINT NOT NULL)");
+        int64_t current = 0;
+        {
+            auto version = db.prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+            if (version->step()) current = version->integer(0);
+        }
+        if (current > kSchemaVersion)
+            throw DatabaseError(fmt::format(
+                "the store is at schema version {}, newer than this host's {}: upgrade the "
+                "host, or point it at another store",
+                current, kSchemaVersion), false);
+        for (int64_t step = current + 1; step <= kSchemaVersion; ++step) {
             db.execute(dialect(db, kMigrations[static_cast<size_t>(step - 1)]));
-            auto record = db.prepare(
-                "INSERT INTO schema_migrations (version, applied_unix) VALUES (?, ?)");
+            auto record =
+                db.prepare("INSERT INTO schema_migrations (version, applied_unix) VALUES (?, ?)");
             record->bind(1, step)
                 .bind(2, static_cast<int64_t>(std::chrono::duration_cast<std::chrono::seconds>(
                                                   std::chrono::system_clock::now().time_since_epoch())
                                                   .count()));
             record->step();
-            db.commit();
-        } catch (...) {
-            db.rollback();
-            throw;
         }
+        db.commit();
+    } catch (...) {
+        try {
+            db.rollback();
+        } catch (const DatabaseError&) {
+        }
+        throw;
     }
 }
 

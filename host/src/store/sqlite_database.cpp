@@ -10,6 +10,20 @@ namespace arbiter::host::store {
 
 namespace {
 
+// What may work later (another writer holds the lock, the disk is full) as against what
+// the database refuses of the record itself (a constraint, a value too big).
+bool is_transient(int result) {
+    switch (result & 0xff) {
+        case SQLITE_CONSTRAINT:
+        case SQLITE_TOOBIG:
+        case SQLITE_MISMATCH:
+        case SQLITE_RANGE:
+            return false;
+        default:
+            return true;
+    }
+}
+
 class SqliteStatement final : public Statement {
   public:
     SqliteStatement(sqlite3* db, std::string_view sql) : db_(db) {
@@ -43,7 +57,8 @@ class SqliteStatement final : public Statement {
         if (result == SQLITE_DONE) return false;
         throw DatabaseError(fmt::format("running \"{}\": {}",
                                         std::string_view(sqlite3_sql(statement_)).substr(0, 80),
-                                        sqlite3_errmsg(db_)));
+                                        sqlite3_errmsg(db_)),
+                            is_transient(result));
     }
     void reset() override {
         sqlite3_reset(statement_);

@@ -138,7 +138,6 @@ StoreSink::Counters StoreSink::counters() const {
 void StoreSink::write_loop() {
     const auto interval = std::chrono::milliseconds(settings_.commit_interval_ms);
     std::vector<Record> batch;
-    int failed_in_a_row = 0;
     for (;;) {
         {
             std::unique_lock lock(mutex_);
@@ -168,17 +167,18 @@ void StoreSink::write_loop() {
             batch.clear();
         } catch (const std::exception& error) {
             // Held, not dropped: the same records go again after a pause.
+            const auto* refused = dynamic_cast<const store::DatabaseError*>(&error);
+            const bool record_refused = refused && !refused->transient();
             std::unique_lock lock(mutex_);
             ++counters_.failures;
-            ++failed_in_a_row;
             if (worth_logging(counters_.failures))
                 spdlog::error("store {}: cannot write {} record(s): {}; they are held and tried "
                               "again in 1 s ({} failure(s) so far)",
                               settings_.where(), batch.size(), error.what(), counters_.failures);
             lock.unlock();
-            if (failed_in_a_row >= 3) isolate_refused(batch);
+            // Refused for what it holds: find the record, write the others.
+            if (record_refused) isolate_refused(batch);
         }
-        if (batch.empty()) failed_in_a_row = 0;
         {
             std::lock_guard lock(mutex_);
             room_.notify_all();
@@ -206,15 +206,33 @@ void StoreSink::isolate_refused(std::vector<Record>& batch) {
     } catch (const std::exception&) {
         return;
     }
-    std::vector<Record> kept;
+    // Each record then says for itself whether the database refuses it (a constraint, a
+    // value it cannot hold) or cannot take anything now (locked, full, gone).
+    std::vector<Record> held;
     uint64_t written = 0;
+    bool transient = false;
     for (Record& record : batch) {
+        {
+            std::lock_guard lock(mutex_);
+            // A host that is stopping keeps what is left (and says so), as a failed batch.
+            if (stopping_) transient = true;
+        }
+        if (transient) {
+            held.push_back(std::move(record));
+            continue;
+        }
         std::vector<Record> one;
         one.push_back(std::move(record));
         try {
             write(one);
             ++written;
-        } catch (const std::exception& error) {
+        } catch (const store::DatabaseError& error) {
+            if (error.transient()) {
+                // Not this record's fault: it and the rest wait for the database.
+                transient = true;
+                held.push_back(std::move(one.front()));
+                continue;
+            }
             // The database answers and refuses this record alone: it would block every
             // record after it for ever. Said, counted, and left out.
             std::lock_guard lock(mutex_);
@@ -226,8 +244,8 @@ void StoreSink::isolate_refused(std::vector<Record>& batch) {
     }
     std::lock_guard lock(mutex_);
     counters_.committed += written;
-    in_flight_ = 0;
-    batch.clear();
+    batch = std::move(held);
+    in_flight_ = batch.size();
 }
 
 void StoreSink::write(std::vector<Record>& records) {

@@ -95,8 +95,10 @@ class IsolatedInstance final : public AnalyzerInstance {
     void send_request(isolation::Op op, std::span<const uint8_t> payload,
                       std::chrono::steady_clock::time_point until,
                       std::chrono::milliseconds deadline);
-    isolation::RunnerReply receive_reply(std::chrono::steady_clock::time_point until,
+    isolation::RunnerReply receive_reply(isolation::Op op,
+                                         std::chrono::steady_clock::time_point until,
                                          std::chrono::milliseconds deadline);
+    void drop_started();
     Fault fault_from_child(const std::string& what, bool kill);
     Fault fault_from_link(const isolation::ChannelError& error, std::chrono::milliseconds deadline);
     // A call of the stream (batch, match end): answered, journaled and checkpointed; or,
@@ -126,6 +128,8 @@ class IsolatedInstance final : public AnalyzerInstance {
     std::deque<std::chrono::steady_clock::time_point> recent_faults_;
 
     uint64_t restarts_ = 0, checkpoints_ = 0, checkpoints_failed_ = 0, replayed_ = 0;
+    size_t checkpoint_backoff_ = 0;  // calls more to wait after a checkpoint failed
+    bool identity_adopted_ = false;
     std::string last_fault_;
     std::string quarantined_;
 };

@@ -8,8 +8,9 @@
 // and a writer thread commits them in batched transactions every commit_interval_ms.
 // When the queue is full the event thread waits for room (push-back, never a silent
 // drop); when the database fails, the records are held and retried, and the log says so.
-// A record a working database refuses on its own (three failed tries of its batch, then
-// one by one) is logged and left out, so that it cannot hold every later record back.
+// A record the database refuses for what it holds (a constraint, a value it cannot keep:
+// its batch is then tried record by record) is logged and left out, so that it cannot
+// hold every later record back; anything else (locked, full, unreachable) holds them all.
 // flush() (the host's close, SIGTERM) returns once everything given is committed; a
 // process killed outright loses at most the last commit interval.
 #pragma once
@@ -71,8 +72,9 @@ class StoreSink : public Sink {
     void push(Record record);
     void write_loop();
     void write(std::vector<Record>& records);
-    // After a batch failed three times in a row: when the database answers, writes its
-    // records one by one and leaves out (logging each) those it refuses alone.
+    // After a batch the database refused for a record in it: writes its records one by one,
+    // leaves out (logging each) those it refuses, and keeps the rest at the first failure
+    // that is not the record's (or when the host is stopping).
     void isolate_refused(std::vector<Record>& batch);
 
     StoreSettings settings_;
