@@ -97,9 +97,12 @@ SubjectFacts facts_of(store::Database& db, const std::string& subject, int64_t w
 
     // Trust: age and games from the store's own history of the player.
     TrustFactors factors;
+    // Age from the first match the store saw the player in (assessments keep only their
+    // last update's time; matches keep their first).
     auto history = db.prepare(
-        "SELECT MIN(updated_unix), COUNT(DISTINCT server_id || '/' || relay_id || '/' || "
-        "CAST(match_id AS TEXT)) FROM assessments WHERE subject = ?");
+        "SELECT MIN(m.first_seen_unix), COUNT(DISTINCT a.server_id || '/' || a.relay_id || '/' "
+        "|| CAST(a.match_id AS TEXT)) FROM assessments a JOIN matches m ON m.server_id = "
+        "a.server_id AND m.relay_id = a.relay_id AND m.match_id = a.match_id WHERE a.subject = ?");
     history->bind(1, subject);
     if (history->step() && !history->is_null(0)) {
         factors.account_age_days = static_cast<double>(unix_now() - history->integer(0)) / 86400.0;
@@ -159,11 +162,11 @@ std::vector<ReviewStore::QueueEntry> ReviewStore::queue(size_t limit, int64_t wi
     if (entries.size() > limit) entries.resize(limit);
     auto top = db_->prepare(
         "SELECT plugin || ':' || event_type, MAX(weighted_score) AS strongest FROM "
-        "security_events WHERE subject = ? AND reviewed = 0 GROUP BY plugin, event_type "
-        "ORDER BY strongest DESC, 1 LIMIT 3");
+        "security_events WHERE subject = ? AND reviewed = 0 AND recorded_unix >= ? GROUP BY "
+        "plugin, event_type ORDER BY strongest DESC, 1 LIMIT 3");
     for (QueueEntry& entry : entries) {
         top->reset();
-        top->bind(1, entry.subject);
+        top->bind(1, entry.subject).bind(2, unix_now() - window_s);
         while (top->step())
             entry.top_event_types += (entry.top_event_types.empty() ? "" : ", ") + top->text(0);
         SubjectFacts facts = facts_of(*db_, entry.subject, window_s);
