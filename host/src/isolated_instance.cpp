@@ -465,6 +465,14 @@ CallResult IsolatedInstance::accept(iso::RunnerReply&& reply) {
     return result;
 }
 
+CallResult IsolatedInstance::recovered_from(const Fault& fault) {
+    recover(fault.what);
+    CallResult result;
+    result.status = ARB_ERR_INTERNAL;
+    result.error = "isolated: " + fault.what;
+    return result;
+}
+
 CallResult IsolatedInstance::quarantined_result() const {
     CallResult result;
     result.status = ARB_ERR_INTERNAL;
@@ -719,11 +727,7 @@ CallResult IsolatedInstance::restore_state(std::span<const uint8_t> blob) {
         }
         return result;
     } catch (const Fault& fault) {
-        recover(fault.what);
-        CallResult result;
-        result.status = ARB_ERR_INTERNAL;
-        result.error = "isolated: " + fault.what;
-        return result;
+        return recovered_from(fault);
     }
 }
 
@@ -753,11 +757,7 @@ CallResult IsolatedInstance::configure(const PluginSettings& settings,
         }
         return result;
     } catch (const Fault& fault) {
-        recover(fault.what);
-        CallResult result;
-        result.status = ARB_ERR_INTERNAL;
-        result.error = "isolated: " + fault.what;
-        return result;
+        return recovered_from(fault);
     }
 }
 

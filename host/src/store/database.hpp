@@ -3,6 +3,7 @@
 // PostgreSQL (postgres_database.cpp) is for hosts on several machines sharing one store.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -56,6 +57,13 @@ class Database {
     // "sqlite", for messages and the few places the SQL differs.
     virtual const char* kind() const = 0;
 };
+
+// Wall-clock seconds since the epoch: what the store records its rows' times in.
+inline int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
 
 // Opens (creating) an SQLite file in WAL mode; throws DatabaseError naming it.
 std::unique_ptr<Database> open_sqlite(const std::string& path);

@@ -16,16 +16,12 @@
 
 namespace arbiter::host {
 
+using store::unix_now;
+
 using nlohmann::json;
 using store::DatabaseError;
 
 namespace {
-
-int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 // The store wrote this JSON itself; a row damaged by hand reads as an empty object.
 json stored_json(const std::string& text) {

@@ -15,16 +15,12 @@
 
 namespace arbiter::host {
 
+using store::unix_now;
+
 using store::Database;
 using store::DatabaseError;
 
 namespace {
-
-int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 bool worth_logging(uint64_t n) { return n <= 5 || (n & (n - 1)) == 0; }
 

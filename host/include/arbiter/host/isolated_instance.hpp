@@ -111,6 +111,9 @@ class IsolatedInstance final : public AnalyzerInstance {
     void checkpoint_if_due();
     bool take_checkpoint();
     CallResult quarantined_result() const;
+    // A call outside the stream (restore, configure) that the child failed: it is started
+    // again, and the call reported failed.
+    CallResult recovered_from(const Fault& fault);
 
     std::shared_ptr<PluginLibrary> library_;
     std::string label_;
