@@ -26,6 +26,10 @@ std::string player_label(const PlayerKey& player) {
 
 }  // namespace
 
+bool is_security_event(const SignalRecord& signal, double report_threshold) {
+    return signal.weighted() >= report_threshold || (signal.tripwire && signal.tripwires_allowed);
+}
+
 int severity_of(const SignalRecord& signal, double review_threshold) {
     double weighted = signal.weighted();
     if ((signal.tripwire && signal.tripwires_allowed) || weighted >= 0.9) return 4;
@@ -47,7 +51,7 @@ SecurityEventLog::SecurityEventLog(const std::string& path, std::string server_i
 }
 
 void SecurityEventLog::on_signal(const SignalRecord& signal) {
-    if (signal.weighted() < threshold_ && !(signal.tripwire && signal.tripwires_allowed)) return;
+    if (!is_security_event(signal, threshold_)) return;
     std::lock_guard lock(mutex_);
     nlohmann::json record = {
         {"event_id", next_id_++},

@@ -93,8 +93,7 @@ void StoreSink::push(Record record) {
 }
 
 void StoreSink::on_signal(const SignalRecord& signal) {
-    if (signal.weighted() < report_threshold_ && !(signal.tripwire && signal.tripwires_allowed))
-        return;
+    if (!is_security_event(signal, report_threshold_)) return;
     Record::Event event{signal, signal.account, severity_of(signal, review_threshold_), unix_now()};
     push({std::move(event)});
 }

@@ -51,6 +51,10 @@ class SecurityEventLog : public Sink {
     uint64_t failed_writes_ = 0;
 };
 
+// Whether a signal is a security event: its weighted score reaches the reporting
+// threshold, or it is a trip-wire the plugin may raise. The log and the store agree on it.
+bool is_security_event(const SignalRecord& signal, double report_threshold);
+
 // 1 low, 2 medium, 3 high, 4 critical, from a signal's weighted score.
 int severity_of(const SignalRecord& signal, double review_threshold);
 
