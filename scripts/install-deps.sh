@@ -13,6 +13,7 @@ packages=(
   libsqlite3-dev          # the review store (store.hpp)
   libpq-dev               # the review store on PostgreSQL
   postgresql-15           # a real PostgreSQL server the store tests start for themselves
+  chromium                # a real browser the review page's test drives (headless)
   libflatbuffers-dev flatbuffers-compiler
   libspdlog-dev libfmt-dev
   libtomlplusplus-dev

@@ -544,6 +544,16 @@ void read_serve(const toml::table& table, const std::string& file,
         reader.problem(*table.get("metrics_listen"), "metrics_listen",
                        "expected \"address:port\", e.g. \"127.0.0.1:9464\"");
     reader.boolean("metrics_allow_remote", serve.metrics_allow_remote);
+    if (reader.string("review_listen", serve.review_listen) && !serve.review_listen.empty() &&
+        serve.review_listen.rfind(':') == std::string::npos)
+        reader.problem(*table.get("review_listen"), "review_listen",
+                       "expected \"address:port\", e.g. \"127.0.0.1:8088\"");
+    reader.boolean("review_allow_remote", serve.review_allow_remote);
+    if (reader.string("review_token_file", serve.review_token_file))
+        serve.review_token_file = resolve_path(serve.review_token_file, base_dir);
+    if (!serve.review_listen.empty() && serve.review_token_file.empty())
+        reader.problem(*table.get("review_listen"), "review_listen",
+                       "the review page needs a login token: set serve.review_token_file");
     reader.string("token", serve.token);
     if (reader.string("token_file", serve.token_file))
         serve.token_file = resolve_path(serve.token_file, base_dir);
@@ -688,6 +698,10 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
 
     if (const toml::table* serve = top.table("serve"))
         read_serve(*serve, file, base_dir, problems, config.serve);
+
+    if (!config.serve.review_listen.empty() && !config.store.enabled())
+        problems.push_back(file + ": serve.review_listen: the review page works from the store: "
+                                  "set [store] path or postgres");
 
     if (const toml::table* plugins = top.table("plugins")) {
         for (const auto& [key, node] : *plugins) {

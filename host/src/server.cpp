@@ -30,6 +30,7 @@
 #include "arbiter/host/serve_protocol.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "arbiter/host/wire.hpp"
+#include "review_page/http_server.hpp"
 #include "serve/event_processor.hpp"
 #include "serve/file_watcher.hpp"
 #include "serve/outbox.hpp"
@@ -55,19 +56,20 @@ constexpr size_t kMaxControlConnections = 16;
 
 // Compares without stopping at the first difference, so the time taken does not tell
 // a guesser how much of the token was right.
-std::string read_token_file(const std::string& path) {
+std::string read_token_file(const std::string& path,
+                            const std::string& setting = "serve.token_file") {
     std::vector<uint8_t> bytes;
     try {
         bytes = read_trusted_file(path, kTokenRules);
     } catch (const std::exception& error) {
-        throw std::runtime_error(std::string("serve.token_file: ") + error.what());
+        throw std::runtime_error(setting + ": " + error.what());
     }
     std::string token(bytes.begin(), bytes.end());
     token = token.substr(0, token.find('\n'));
     while (!token.empty() && (token.back() == '\r' || token.back() == ' '))
         token.pop_back();
     if (token.empty())
-        throw std::runtime_error("serve.token_file: " + path + " holds an empty token");
+        throw std::runtime_error(setting + ": " + path + " holds an empty token");
     return token;
 }
 
@@ -132,6 +134,8 @@ struct Server::Impl {
     int signal_fd = -1;
     std::vector<Listener> listeners;
     std::unique_ptr<serve::FileWatcher> watcher;
+    std::unique_ptr<review_page::HttpServer> review_page;  // on a thread of its own
+    std::string review_bound;                              // its address, for the log
     serve::WorkQueue queue;
     serve::Outbox outbox;
     std::unique_ptr<serve::EventProcessor> processor;
@@ -178,6 +182,7 @@ struct Server::Impl {
                 throw std::runtime_error(
                     config.file.string() +
                     ": [serve] names no socket: set unix_socket or tcp_listen");
+            if (!settings.review_listen.empty()) open_review_page(config.store);
             host = std::make_unique<Host>(std::move(config));
             processor = std::make_unique<serve::EventProcessor>(*host, options.config_options,
                                                                 queue, outbox);
@@ -231,6 +236,15 @@ struct Server::Impl {
         }
     }
 
+    // The review page reads the store through a connection of its own, on its own thread.
+    void open_review_page(const StoreSettings& store) {
+        auto site = std::make_unique<review_page::ReviewSite>(
+            store, read_token_file(settings.review_token_file, "serve.review_token_file"));
+        const int fd = serve::listen_tcp(settings.review_listen, settings.review_allow_remote,
+                                         "serve.review_listen", review_bound);
+        review_page = std::make_unique<review_page::HttpServer>(fd, std::move(site));
+    }
+
     void close_listeners() {
         for (auto& listener : listeners) {
             ::close(listener.fd);
@@ -246,6 +260,7 @@ struct Server::Impl {
             const auto space = listener.description.find(' ');
             ready[listener.description.substr(0, space)] = listener.description.substr(space + 1);
         }
+        if (review_page) ready["review"] = review_bound;
         const auto temporary = options.ready_file.string() + ".tmp";
         std::ofstream(temporary) << dump_json(ready) << "\n";
         std::filesystem::rename(temporary, options.ready_file);
@@ -258,6 +273,9 @@ struct Server::Impl {
             spdlog::info(
                 "serve: listening on {}{}", listener.description,
                 listener.role == Listener::Role::tcp_relays ? " (relays must give the token)" : "");
+        if (review_page)
+            spdlog::info("serve: the review page is on http://{}/ (log in with the token in {})",
+                         review_bound, settings.review_token_file);
         std::thread events([this] { processor->run(); });
         bool drained = false;
         while (!drained) {

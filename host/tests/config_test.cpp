@@ -420,6 +420,20 @@ TEST(Config, ServeMistakesAreNamedByKey) {
         mentions(problems, "serve.unix_socket: a Unix socket path can be at most 107 bytes"));
 }
 
+TEST(Config, TheReviewPageNeedsAnAddressATokenFileAndAStore) {
+    EXPECT_TRUE(mentions(problems_of("[serve]\nreview_listen = \"8088\"\n"
+                                     "review_token_file = \"t\"\n[store]\npath = \"a.db\"\n"),
+                         "serve.review_listen: expected \"address:port\""));
+    EXPECT_TRUE(mentions(
+        problems_of("[serve]\nreview_listen = \"127.0.0.1:8088\"\n[store]\npath = \"a.db\"\n"),
+        "serve.review_listen: the review page needs a login token"));
+    EXPECT_TRUE(mentions(problems_of("[serve]\nreview_listen = \"127.0.0.1:8088\"\n"
+                                     "review_token_file = \"t\"\n"),
+                         "serve.review_listen: the review page works from the store"));
+    EXPECT_TRUE(mentions(problems_of("[serve]\nreview_allow_remote = \"yes\"\n"),
+                         "serve.review_allow_remote"));
+}
+
 }  // namespace
 
 // FlexBuffers keys end at a NUL: on b9b94b3 this key reached the plugin as max_speed.

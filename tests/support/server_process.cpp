@@ -64,6 +64,7 @@ ServerProcess::ServerProcess(const std::filesystem::path& config,
     if (endpoints.is_object()) {
         tcp_ = endpoints.value("tcp", "");
         metrics_ = endpoints.value("metrics", "");
+        review_ = endpoints.value("review", "");
     }
 }
 

@@ -27,6 +27,8 @@ class ServerProcess {
     const std::string& tcp_address() const { return tcp_; }
     // The same for the metrics listener.
     const std::string& metrics_address() const { return metrics_; }
+    // The same for the review page.
+    const std::string& review_address() const { return review_; }
     pid_t pid() const { return pid_; }
     // Sends `signal` and waits for the exit; its exit status, or -1 for a signal.
     int stop(int signal);
@@ -39,6 +41,7 @@ class ServerProcess {
     std::filesystem::path log_file_;
     std::string tcp_;
     std::string metrics_;
+    std::string review_;
 };
 
 // Runs `arbiter ctl SOCKET COMMAND...` and returns its standard output (JSON with --json).

@@ -262,7 +262,7 @@ int64_t ReviewStore::record_verdict(const std::string& subject, const std::strin
         "subject = ? LIMIT 1");
     known->bind(1, subject).bind(2, subject);
     if (!known->step())
-        throw std::runtime_error(fmt::format("the store holds no player '{}'",
+        throw UnknownPlayer(fmt::format("the store holds no player '{}'",
                                              escape_for_message(subject, 120)));
     db_->begin();
     try {

@@ -266,11 +266,18 @@ void KaladinAnalyzer::on_input(MatchState& match, uint32_t id, PlayerState& p, S
     p.min_entropy = p.min_entropy < 0 ? entropy.bits : std::min(p.min_entropy, entropy.bits);
     if (collecting_) return;
     auto window_evidence = [&](Evidence e) {
+        // The intervals themselves, so that a reviewer sees their spread (the review page
+        // draws them as a histogram), not only the figure computed from them.
+        std::vector<double> intervals_ms;
+        intervals_ms.reserve(window->intervals_us.size());
+        for (const int64_t us : window->intervals_us)
+            intervals_ms.push_back(static_cast<double>(us) / 1e3);
         return e.add("window_s", static_cast<double>(window->to_us - window->from_us) / 1e6)
             .add("window_from_us", window->from_us)
             .add("window_to_us", window->to_us)
             .add("intervals", window->intervals_us.size())
-            .add("inputs", window->intervals_us.size() + 1);
+            .add("inputs", window->intervals_us.size() + 1)
+            .add("intervals_ms", std::span<const double>(intervals_ms));
     };
     const Limit cv_limit = limit(Check::cv, p.tier, hz);
     if (cv && *cv < cv_limit.value) {

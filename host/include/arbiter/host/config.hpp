@@ -93,6 +93,10 @@ struct ServeSettings {
     std::string control_socket;  // `arbiter ctl` talks here; "" = none
     std::string metrics_listen;  // "address:port" serving GET /metrics (Prometheus); "" = none
     bool metrics_allow_remote = false;  // without it, metrics_listen must be a loopback address
+    // "address:port" serving the review page (docs/review.md) over the [store]; "" = none.
+    std::string review_listen;
+    bool review_allow_remote = false;  // without it, review_listen must be a loopback address
+    std::string review_token_file;     // the file holding the page's login token (first line)
     uint64_t max_queued_bytes = 64u * 1024u * 1024u;  // received, not yet processed
     uint64_t max_reply_bytes = 8u * 1024u * 1024u;    // per connection, not yet sent
     uint64_t max_connections = 256;                   // relays at once; more are turned away

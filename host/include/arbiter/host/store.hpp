@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,6 +94,11 @@ class StoreSink : public Sink {
     std::thread writer_;
 };
 
+// The store holds nothing on the player a reviewer named.
+struct UnknownPlayer : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 // The review side: the queue, a player's dossier, verdicts and their export. Opens the
 // store the config names (`arbiter review`, the review page); reads while servers write.
 class ReviewStore {
@@ -124,8 +130,9 @@ class ReviewStore {
 
     // Records a verdict (confirmed, false_positive, inconclusive) on a player by a
     // reviewer, and marks their unreviewed events as reviewed with it. Throws
-    // std::invalid_argument for an unknown verdict or an empty reviewer name, and
-    // std::runtime_error when the store has no such player.
+    // std::invalid_argument for an unknown verdict or an empty reviewer name,
+    // UnknownPlayer when the store has no such player, and std::runtime_error when the
+    // store fails.
     int64_t record_verdict(const std::string& subject, const std::string& verdict,
                            const std::string& reviewer, const std::string& note);
 

@@ -1,0 +1,40 @@
+// The review page's HTML: the layout, the queue, a dossier, and the drawings of evidence
+// (a player's positions on a plot, input intervals as histograms) as inline SVG. Every
+// string from the store (accounts, evidence written by plugins, notes) is escaped here;
+// nothing else builds markup.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arbiter/host/store.hpp"
+
+namespace arbiter::host::review_page {
+
+// `text` fit for HTML text and attribute values; bytes that are not UTF-8 become U+FFFD.
+std::string html_escape(std::string_view text);
+
+// A whole page: the header (with the reviewer and a log-out button when `reviewer` is not
+// empty), then `body`.
+std::string page(std::string_view title, std::string_view reviewer, std::string_view form_token,
+                 std::string_view body);
+
+std::string login_body(std::string_view problem);
+std::string queue_body(const std::vector<ReviewStore::QueueEntry>& entries, int64_t window_days);
+// `dossier` is ReviewStore::dossier()'s JSON.
+std::string dossier_body(const nlohmann::json& dossier, std::string_view form_token,
+                         std::string_view message);
+
+// The positions found in a dossier's evidence (objects with numeric x and y), joined in
+// time order per match, flagged stretches in red; "" when there are none.
+std::string path_plot_svg(const nlohmann::json& events);
+// A histogram per check of the intervals in its evidence (`intervals_ms` arrays); "" when
+// there are none.
+std::string interval_histograms_svg(const nlohmann::json& events);
+
+extern const std::string_view kStyleSheet;
+
+}  // namespace arbiter::host::review_page

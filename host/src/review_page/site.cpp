@@ -1,0 +1,220 @@
+#include "review_page/site.hpp"
+
+#include <sodium.h>
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "arbiter/host/untrusted_text.hpp"
+#include "review_page/form.hpp"
+#include "review_page/render.hpp"
+
+namespace arbiter::host::review_page {
+
+namespace {
+
+constexpr int64_t kQueueWindowDays = 7;
+constexpr size_t kQueueLimit = 200;
+
+std::string random_hex(size_t bytes) {
+    std::vector<unsigned char> raw(bytes);
+    randombytes_buf(raw.data(), raw.size());
+    std::string hex(bytes * 2 + 1, '\0');
+    sodium_bin2hex(hex.data(), hex.size(), raw.data(), raw.size());
+    hex.resize(bytes * 2);
+    return hex;
+}
+
+bool same_secret(const std::string& given, const std::string& expected) {
+    // Compared in time that does not depend on where they differ.
+    return given.size() == expected.size() &&
+           sodium_memcmp(given.data(), expected.data(), given.size()) == 0;
+}
+
+Response html(int status, std::string body) {
+    Response response;
+    response.status = status;
+    response.body = std::move(body);
+    return response;
+}
+
+Response redirect(const std::string& location) {
+    Response response;
+    response.status = 303;
+    response.content_type = "text/plain; charset=utf-8";
+    response.body = "see " + location + "\n";
+    response.headers.emplace_back("Location", location);
+    return response;
+}
+
+Response problem(int status, const std::string& what) {
+    Response response;
+    response.status = status;
+    response.content_type = "text/plain; charset=utf-8";
+    response.body = what + "\n";
+    return response;
+}
+
+constexpr const char* kCookie = "arbiter_review";
+
+}  // namespace
+
+ReviewSite::ReviewSite(const StoreSettings& store, std::string token) : token_(std::move(token)) {
+    if (token_.size() < 16)
+        throw std::invalid_argument("the review page's token must be at least 16 bytes");
+    if (sodium_init() < 0) throw std::runtime_error("libsodium cannot start");
+    store_ = std::make_unique<ReviewStore>(store);
+}
+
+ReviewSite::~ReviewSite() = default;
+
+const ReviewSite::Session* ReviewSite::session_of(const Request& request, std::string& id) {
+    const auto cookie = cookie_value(request.cookie, kCookie);
+    if (!cookie) return nullptr;
+    const auto found = sessions_.find(*cookie);
+    if (found == sessions_.end()) return nullptr;
+    if (found->second.expires < std::chrono::steady_clock::now()) {
+        sessions_.erase(found);
+        return nullptr;
+    }
+    id = found->first;
+    return &found->second;
+}
+
+Response ReviewSite::handle(const Request& request) {
+    const Target target = split_target(request.target);
+    try {
+        if (target.path == "/style.css" && request.method == "GET") {
+            Response response;
+            response.content_type = "text/css; charset=utf-8";
+            response.body = std::string(kStyleSheet);
+            return response;
+        }
+        if (target.path == "/login") {
+            if (request.method == "GET") return login_page("");
+            if (request.method == "POST") return log_in(request);
+            return problem(405, "GET or POST");
+        }
+        std::string id;
+        const Session* session = session_of(request, id);
+        if (!session) {
+            if (request.method == "GET" && (target.path == "/" || target.path == "/player"))
+                return redirect("/login");
+            if (target.path == "/" || target.path == "/player" || target.path == "/verdict" ||
+                target.path == "/logout")
+                return problem(401, "log in first: /login");
+            return problem(404, "no such page");
+        }
+        if (target.path == "/" && request.method == "GET")
+            return queue_page(*session, target.query);
+        if (target.path == "/player" && request.method == "GET")
+            return dossier_page(*session, target.query);
+        if (target.path == "/verdict" && request.method == "POST")
+            return record_verdict(request, *session);
+        if (target.path == "/logout" && request.method == "POST")
+            return log_out(request, *session, id);
+        return problem(404, "no such page");
+    } catch (const std::exception& error) {
+        // A store that failed (locked, down): the reviewer is told, the server goes on.
+        spdlog::warn("review page: {} {}: {}", request.method, escape_for_message(target.path, 80),
+                     error.what());
+        return html(503, page("Unavailable", "", "",
+                              "<h1>The store cannot answer</h1><p class=\"problem\">" +
+                                  html_escape(error.what()) + "</p>"));
+    }
+}
+
+Response ReviewSite::login_page(const std::string& why, int status) {
+    return html(status, page("Log in", "", "", login_body(why)));
+}
+
+Response ReviewSite::log_in(const Request& request) {
+    const Fields fields = parse_urlencoded(request.body);
+    if (!fields.ok()) return login_page("The form could not be read: " + fields.problem, 400);
+    const std::string& reviewer = fields.get("reviewer");
+    if (reviewer.empty() || reviewer.size() > 200)
+        return login_page("Give your name (1 to 200 bytes).", 400);
+    if (!same_secret(fields.get("token"), token_)) {
+        spdlog::warn("review page: a failed login from {} as '{}'", request.peer,
+                     escape_for_message(reviewer, 40));
+        return login_page("That token is not the page's.", 403);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    std::erase_if(sessions_, [&](const auto& item) { return item.second.expires < now; });
+    while (sessions_.size() >= kMaxSessions) {
+        auto oldest = sessions_.begin();
+        for (auto it = sessions_.begin(); it != sessions_.end(); ++it)
+            if (it->second.expires < oldest->second.expires) oldest = it;
+        sessions_.erase(oldest);
+    }
+    const std::string id = random_hex(32);
+    sessions_[id] = Session{reviewer, random_hex(32), now + kSessionLife};
+    spdlog::info("review page: {} logged in from {}", escape_for_message(reviewer, 40),
+                 request.peer);
+    Response response = redirect("/");
+    response.headers.emplace_back(
+        "Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}", kCookie,
+                                  id, std::chrono::seconds(kSessionLife).count()));
+    return response;
+}
+
+Response ReviewSite::log_out(const Request& request, const Session& session,
+                             const std::string& id) {
+    const Fields fields = parse_urlencoded(request.body);
+    if (!fields.ok() || !same_secret(fields.get("form_token"), session.form_token))
+        return problem(403, "the form's token is not this session's");
+    sessions_.erase(id);
+    Response response = redirect("/login");
+    response.headers.emplace_back(
+        "Set-Cookie", fmt::format("{}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0", kCookie));
+    return response;
+}
+
+Response ReviewSite::queue_page(const Session& session, const std::string& query) {
+    const Fields fields = parse_urlencoded(query);
+    if (!fields.ok()) return problem(400, "the query could not be read: " + fields.problem);
+    const auto entries = store_->queue(kQueueLimit, kQueueWindowDays * 86400);
+    return html(200, page("Queue", session.reviewer, session.form_token,
+                          queue_body(entries, kQueueWindowDays)));
+}
+
+Response ReviewSite::dossier_page(const Session& session, const std::string& query) {
+    const Fields fields = parse_urlencoded(query);
+    if (!fields.ok()) return problem(400, "the query could not be read: " + fields.problem);
+    const std::string& subject = fields.get("subject");
+    const auto dossier = store_->dossier(subject);
+    if (!dossier)
+        return html(404, page("Unknown player", session.reviewer, session.form_token,
+                              "<h1>No such player</h1><p>The store holds nothing on " +
+                                  html_escape(subject) + ".</p>"));
+    const auto parsed = nlohmann::json::parse(dossier->json);
+    std::string message;
+    if (fields.get("recorded") == "1") message = "Verdict recorded.";
+    return html(200, page(subject, session.reviewer, session.form_token,
+                          dossier_body(parsed, session.form_token, message)));
+}
+
+Response ReviewSite::record_verdict(const Request& request, const Session& session) {
+    if (request.content_type.find("application/x-www-form-urlencoded") == std::string::npos)
+        return problem(415, "a form (application/x-www-form-urlencoded) expected");
+    const Fields fields = parse_urlencoded(request.body);
+    if (!fields.ok()) return problem(400, "the form could not be read: " + fields.problem);
+    if (!same_secret(fields.get("form_token"), session.form_token))
+        return problem(403, "the form's token is not this session's");
+    const std::string& subject = fields.get("subject");
+    try {
+        store_->record_verdict(subject, fields.get("verdict"), session.reviewer,
+                               fields.get("note"));
+    } catch (const std::invalid_argument& error) {
+        return problem(400, error.what());
+    } catch (const UnknownPlayer& error) {
+        return problem(404, error.what());
+    }
+    spdlog::info("review page: {} recorded {} on '{}'", escape_for_message(session.reviewer, 40),
+                 escape_for_message(fields.get("verdict"), 20), escape_for_message(subject, 80));
+    return redirect("/player?subject=" + url_escape(subject) + "&recorded=1");
+}
+
+}  // namespace arbiter::host::review_page

@@ -1,0 +1,273 @@
+// The review page without a browser: what each request is answered, with hostile ones
+// (no session, another session's form, broken escapes, text that is not UTF-8, markup in
+// an account or in evidence), the evidence drawings, and the HTTP transport's bounds over
+// a real socket. The browser test is tests/review_page_test.cpp.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <regex>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "arbiter/host/store.hpp"
+#include "review_page/form.hpp"
+#include "review_page/http_server.hpp"
+#include "review_page/render.hpp"
+#include "review_page/site.hpp"
+#include "serve/sockets.hpp"
+#include "support/temp_dir.hpp"
+
+namespace arbiter::host::review_page {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr const char* kToken = "0123456789abcdef-token";
+
+SignalRecord flag(uint32_t player, const std::string& account, std::string evidence) {
+    SignalRecord signal;
+    signal.plugin = "reference";
+    signal.code = "movement.speed";
+    signal.player = {"relay-a", 1, player};
+    signal.score = 0.9;
+    signal.confidence = 1.0;
+    signal.evidence_json = std::move(evidence);
+    signal.reported_at_us = 5'000'000;
+    signal.account = account;
+    signal.player_first_seen_us = 1'000'000;
+    return signal;
+}
+
+class ReviewSiteTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        settings_.path = (dir_ / "review.db").string();
+        {
+            StoreSink sink(settings_, "server-one", 0.3, 0.7);
+            sink.on_signal(flag(1, "mallory",
+                                R"({"from":{"t_us":1000000,"x":1.5,"y":2},"to":{"t_us":2000000,)"
+                                R"("x":40,"y":-3}})"));
+            sink.on_signal(flag(2, "<script>alert(1)</script>",
+                                R"({"note":"</pre><img src=x>","intervals_ms":[100,101,99.5]})"));
+            sink.flush();
+        }
+        site_ = std::make_unique<ReviewSite>(settings_, kToken);
+    }
+
+    Response get(const std::string& target) {
+        return site_->handle({"GET", target, cookie_, "", "", "test"});
+    }
+    Response post(const std::string& target, const std::string& body) {
+        return site_->handle(
+            {"POST", target, cookie_, "application/x-www-form-urlencoded", body, "test"});
+    }
+    static std::string header(const Response& r, const std::string& name) {
+        for (const auto& [key, value] : r.headers)
+            if (key == name) return value;
+        return "";
+    }
+    // Logs in as `reviewer`; keeps the session cookie and returns the form token.
+    std::string log_in(const std::string& reviewer = "alice") {
+        const Response r = post("/login", "reviewer=" + url_escape(reviewer) + "&token=" + kToken);
+        EXPECT_EQ(r.status, 303) << r.body;
+        const std::string set = header(r, "Set-Cookie");
+        EXPECT_THAT(set, HasSubstr("HttpOnly"));
+        EXPECT_THAT(set, HasSubstr("SameSite=Strict"));
+        cookie_ = set.substr(0, set.find(';'));
+        std::smatch found;
+        const std::string page = get("/").body;
+        EXPECT_TRUE(std::regex_search(page, found,
+                                      std::regex("name=\"form_token\" value=\"([0-9a-f]+)\"")));
+        return found[1];
+    }
+
+    test::TempDir dir_;
+    StoreSettings settings_;
+    std::unique_ptr<ReviewSite> site_;
+    std::string cookie_;
+};
+
+TEST_F(ReviewSiteTest, WithoutASessionEveryPageLeadsToTheLoginAndAWrongTokenIsRefused) {
+    EXPECT_EQ(get("/").status, 303);
+    EXPECT_EQ(header(get("/player?subject=mallory"), "Location"), "/login");
+    EXPECT_EQ(post("/verdict", "subject=mallory&verdict=confirmed").status, 401);
+    EXPECT_EQ(get("/login").status, 200);
+    EXPECT_EQ(post("/login", std::string("reviewer=alice&token=") + kToken + "x").status, 403);
+    EXPECT_EQ(post("/login", "reviewer=alice&token=").status, 403);
+    EXPECT_EQ(post("/login", std::string("reviewer=&token=") + kToken).status, 400);
+    // A cookie nobody was given is no session.
+    cookie_ = "arbiter_review=" + std::string(64, 'a');
+    EXPECT_EQ(get("/").status, 303);
+    EXPECT_THROW(ReviewSite(settings_, "short"), std::invalid_argument);
+}
+
+TEST_F(ReviewSiteTest, TheQueueAndTheDossierEscapeWhatRelaysAndPluginsWrote) {
+    log_in();
+    const Response queue = get("/");
+    ASSERT_EQ(queue.status, 200);
+    EXPECT_THAT(queue.body, HasSubstr(">mallory</a>"));
+    EXPECT_THAT(queue.body, Not(HasSubstr("<script>")));
+    EXPECT_THAT(queue.body, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    EXPECT_THAT(queue.body, HasSubstr("/player?subject=%3Cscript%3Ealert%281%29%3C%2Fscript%3E"));
+
+    const Response hostile = get("/player?subject=%3Cscript%3Ealert%281%29%3C%2Fscript%3E");
+    ASSERT_EQ(hostile.status, 200);
+    EXPECT_THAT(hostile.body, Not(HasSubstr("<script>")));
+    EXPECT_THAT(hostile.body, Not(HasSubstr("<img src=x>")));
+    EXPECT_THAT(hostile.body, HasSubstr("&lt;/pre&gt;&lt;img src=x&gt;"));
+    // Its intervals drawn as a histogram, mallory's positions on a plot.
+    EXPECT_THAT(hostile.body, HasSubstr("3 intervals between inputs"));
+    const Response mallory = get("/player?subject=mallory");
+    EXPECT_THAT(mallory.body, HasSubstr("id=\"path-plot\""));
+    EXPECT_THAT(mallory.body, HasSubstr("x 1.5 to 40.0 m, y -3.0 to 2.0 m"));
+    EXPECT_EQ(get("/player?subject=nobody").status, 404);
+    EXPECT_EQ(get("/nothing-here").status, 404);
+    EXPECT_EQ(get("/style.css").content_type, "text/css; charset=utf-8");
+}
+
+TEST_F(ReviewSiteTest, AVerdictNeedsTheSessionsOwnFormTokenAndIsKeptWithTheReviewersName) {
+    const std::string form_token = log_in("alice");
+    EXPECT_EQ(post("/verdict", "subject=mallory&verdict=confirmed").status, 403);
+    EXPECT_EQ(
+        post("/verdict", "subject=mallory&verdict=confirmed&form_token=" + std::string(64, '0'))
+            .status,
+        403);
+    EXPECT_EQ(post("/verdict", "subject=mallory&verdict=guilty&form_token=" + form_token).status,
+              400);
+    EXPECT_EQ(post("/verdict", "subject=nobody&verdict=confirmed&form_token=" + form_token).status,
+              404);
+    // Not a form: refused before it is read.
+    EXPECT_EQ(site_
+                  ->handle({"POST", "/verdict", cookie_, "text/plain",
+                            "subject=mallory&verdict=confirmed&form_token=" + form_token, "test"})
+                  .status,
+              415);
+    const Response done = post(
+        "/verdict", "subject=mallory&verdict=confirmed&note=31+m%2Fs&form_token=" + form_token);
+    ASSERT_EQ(done.status, 303) << done.body;
+    EXPECT_EQ(header(done, "Location"), "/player?subject=mallory&recorded=1");
+    ReviewStore store(settings_);
+    const json verdicts = json::parse(store.dossier("mallory")->json)["verdicts"];
+    ASSERT_EQ(verdicts.size(), 1u);
+    EXPECT_EQ(verdicts[0]["reviewer"], "alice");
+    EXPECT_EQ(verdicts[0]["note"], "31 m/s");
+    EXPECT_THAT(get("/").body, Not(HasSubstr(">mallory</a>")));
+
+    // Another reviewer's form token does not work in this session; logging out ends it.
+    const std::string alice_cookie = cookie_;
+    const std::string bob_token = log_in("bob");
+    cookie_ = alice_cookie;
+    EXPECT_EQ(post("/logout", "form_token=" + bob_token).status, 403);
+    EXPECT_EQ(post("/logout", "form_token=" + form_token).status, 303);
+    EXPECT_EQ(get("/").status, 303);
+}
+
+TEST_F(ReviewSiteTest, BrokenFormsAndTextThatIsNotUtf8AreRefusedNotGuessed) {
+    const std::string form_token = log_in();
+    EXPECT_EQ(get("/player?subject=%zz").status, 400);
+    EXPECT_EQ(get("/player?subject=%4").status, 400);
+    EXPECT_EQ(get("/player?subject=%FF%FE").status, 400);
+    EXPECT_EQ(
+        post("/verdict", "subject=mallory&verdict=confirmed&note=%C0%AF&form_token=" + form_token)
+            .status,
+        400);
+    std::string many;
+    for (int i = 0; i < 40; ++i)
+        many += "f" + std::to_string(i) + "=1&";
+    EXPECT_EQ(post("/verdict", many).status, 400);
+    EXPECT_EQ(post("/login", "reviewer=%E2%82&token=x").status, 400);
+    // A note past 64 KiB.
+    EXPECT_EQ(post("/verdict", "subject=mallory&verdict=confirmed&form_token=" + form_token +
+                                   "&note=" + std::string(70'000, 'n'))
+                  .status,
+              400);
+}
+
+TEST(ReviewPageForm, DecodesEscapesAndCookies) {
+    const Fields fields = parse_urlencoded("a=1&b=x+y%21&a=2&empty=&&c");
+    ASSERT_TRUE(fields.ok()) << fields.problem;
+    EXPECT_EQ(fields.get("a"), "1");
+    EXPECT_EQ(fields.get("b"), "x y!");
+    EXPECT_EQ(fields.get("empty"), "");
+    EXPECT_EQ(fields.get("c"), "");
+    EXPECT_EQ(fields.get("absent"), "");
+    EXPECT_FALSE(parse_urlencoded("=1").ok());
+    EXPECT_FALSE(parse_urlencoded(std::string(65, 'n') + "=1").ok());
+    EXPECT_EQ(cookie_value("x=1; arbiter_review=abc; y=2", "arbiter_review"), "abc");
+    EXPECT_FALSE(cookie_value("arbiter_reviewer=abc", "arbiter_review"));
+    EXPECT_EQ(url_escape("a b/é"), "a%20b%2F%C3%A9");
+    EXPECT_EQ(html_escape(std::string("<\"&'\xff")), "&lt;&quot;&amp;&#39;\xEF\xBF\xBD");
+}
+
+TEST(ReviewPageDrawings, EvidenceOfAnyShapeDrawsOrIsLeftOut) {
+    EXPECT_EQ(path_plot_svg(json::array()), "");
+    EXPECT_EQ(path_plot_svg(json("not an array")), "");
+    // Wrong types, infinities written as huge numbers, nesting: nothing drawn, nothing thrown.
+    const json odd = json::parse(
+        R"([{"evidence":{"x":"1","y":2}},{"evidence":{"x":1e308,"y":1}},{"evidence":[[[[[[[[[[[{"x":1,"y":1}]]]]]]]]]]]},{"evidence":{"intervals_ms":["a",-1,1e300]}},7,null])");
+    EXPECT_EQ(path_plot_svg(odd), "");
+    EXPECT_EQ(interval_histograms_svg(odd), "");
+    // One point is a dot; a single interval value a single bar.
+    const json one = json::parse(
+        R"([{"plugin":"p","event_type":"e","evidence":{"at":{"x":0,"y":0},"intervals_ms":[0]}}])");
+    EXPECT_THAT(path_plot_svg(one), HasSubstr("<circle"));
+    EXPECT_THAT(interval_histograms_svg(one), HasSubstr("1 intervals between inputs"));
+}
+
+// The transport over a real socket: a request past the header bound is answered 413 and
+// the connection closed; a good one is answered with the security headers.
+std::string http_exchange(const std::string& address, const std::string& request) {
+    const auto [host, port] = serve::split_host_port(address, "test");
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(std::stoi(port)));
+    ::inet_pton(AF_INET, host.c_str(), &to.sin_addr);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+    size_t sent = 0;
+    while (sent < request.size()) {
+        const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        sent += static_cast<size_t>(n);
+    }
+    ::shutdown(fd, SHUT_WR);
+    std::string reply;
+    char chunk[4096];
+    for (ssize_t n; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;)
+        reply.append(chunk, static_cast<size_t>(n));
+    ::close(fd);
+    return reply;
+}
+
+TEST_F(ReviewSiteTest, TheTransportBoundsRequestsAndSendsTheSecurityHeaders) {
+    std::string bound;
+    const int fd = serve::listen_tcp("127.0.0.1:0", false, "test", bound);
+    HttpServer server(fd, std::make_unique<ReviewSite>(settings_, kToken));
+    const std::string good =
+        http_exchange(bound, "GET /login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    EXPECT_THAT(good, HasSubstr("HTTP/1.1 200 OK"));
+    EXPECT_THAT(good, HasSubstr("Content-Security-Policy: default-src 'none'"));
+    EXPECT_THAT(good, HasSubstr("X-Frame-Options: DENY"));
+    const std::string huge_header = http_exchange(
+        bound, "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20'000, 'a') + "\r\n\r\n");
+    EXPECT_THAT(huge_header, HasSubstr("HTTP/1.1 413"));
+    const std::string huge_body =
+        http_exchange(bound, "POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n" +
+                                 std::string(300'000, 'a'));
+    EXPECT_THAT(huge_body, HasSubstr("HTTP/1.1 413"));
+    EXPECT_THAT(http_exchange(bound, "NONSENSE\r\n\r\n"), HasSubstr("HTTP/1.1 400"));
+    // Still serving after all of it.
+    EXPECT_THAT(
+        http_exchange(bound, "GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+        HasSubstr("HTTP/1.1 200 OK"));
+}
+
+}  // namespace
+}  // namespace arbiter::host::review_page

@@ -1,0 +1,261 @@
+// The review loop end to end, with real parts: `arbiter serve` writing to a store and
+// serving the review page, headless Chromium logging in, reading the evidence and
+// recording a verdict, the test reading it back from the store; and two `arbiter serve`
+// hosts on one PostgreSQL seeing one account flagged on both.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "arbiter/host/config.hpp"
+#include "arbiter/host/store.hpp"
+#include "support/cli.hpp"
+#include "support/headless_browser.hpp"
+#include "support/postgres_server.hpp"
+#include "support/server_process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kReviewToken = "review-token-0123456789abcdef";
+
+std::string plugins_of_the_sample() {
+    return "[plugins.reference]\nlibrary = \"reference\"\n"
+           "[plugins.reference.config.movement]\nmax_speed = 20.0\ntolerance = 1.1\n"
+           "window_s = 1.0\n"
+           "[plugins.lagpool]\nlibrary = \"lagpool\"\n"
+           "[plugins.kaladin]\nlibrary = \"kaladin\"\n";
+}
+
+// Sends `events` to a server's relay socket; `arbiter send` returns once the server has
+// processed every batch (the store may still be committing the last of them).
+void send(const fs::path& events, const fs::path& socket, const fs::path& work_dir) {
+    auto sent = arbiter::test::run_command({ARBITER_EXE, "send", events.string(), socket.string()},
+                                           work_dir);
+    ASSERT_EQ(sent.exit_status, 0) << sent.err;
+}
+
+uint64_t flags_of(const std::vector<arbiter::host::ReviewStore::QueueEntry>& entries,
+                  const std::string& subject) {
+    for (const auto& e : entries)
+        if (e.subject == subject) return e.events;
+    return 0;
+}
+
+// Polls the store until `ready` holds of its queue (the writer commits every 20 ms here).
+std::vector<arbiter::host::ReviewStore::QueueEntry> queue_when(
+    const arbiter::host::StoreSettings& settings,
+    const std::function<bool(const std::vector<arbiter::host::ReviewStore::QueueEntry>&)>& ready) {
+    arbiter::host::ReviewStore store(settings);
+    std::vector<arbiter::host::ReviewStore::QueueEntry> entries;
+    for (int i = 0; i < 200; ++i) {
+        entries = store.queue();
+        if (ready(entries)) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return entries;
+}
+
+// Where the screenshots go: ARBITER_SCREENSHOT_DIR when set (docs/review.md's come from
+// there), else the test's own folder.
+fs::path screenshot_dir(const fs::path& fallback) {
+    const char* dir = std::getenv("ARBITER_SCREENSHOT_DIR");
+    return dir && *dir ? fs::path(dir) : fallback;
+}
+
+}  // namespace
+
+TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) {
+    const auto program = arbiter::test::HeadlessBrowser::find();
+    if (!program)
+        GTEST_SKIP() << "no browser: install Debian's chromium (apt-get install chromium) for "
+                        "this test";
+    arbiter::test::TempDir dir;
+    arbiter::test::write_text(dir / "review.token", std::string(kReviewToken) + "\n");
+    fs::permissions(dir / "review.token", fs::perms::owner_read | fs::perms::owner_write);
+    const fs::path socket = dir / "relays.sock";
+    arbiter::test::write_text(
+        dir / "server_config.toml",
+        "[host]\nserver_id = \"host-a\"\n\n[aggregation]\nmonitor_threshold = 0.3\n"
+        "review_threshold = 0.7\n\n[sinks]\nreport_threshold = 0.3\n\n[store]\npath = \"" +
+            (dir / "review.db").string() +
+            "\"\ncommit_interval_ms = 20\n\n[serve]\nunix_socket = \"" + socket.string() +
+            "\"\nreview_listen = \"127.0.0.1:0\"\nreview_token_file = \"review.token\"\n" +
+            plugins_of_the_sample());
+    arbiter::test::ServerProcess server(dir / "server_config.toml", dir.path());
+    ASSERT_FALSE(server.review_address().empty()) << server.log();
+    send(fs::path(SAMPLES_DIR) / "sample-match.arbev", socket, dir.path());
+    arbiter::host::StoreSettings store;
+    store.path = (dir / "review.db").string();
+    // The sample's flags: 4 of trent's, 17 of mallory's (docs/review.md).
+    const auto queued = queue_when(store, [](const auto& entries) {
+        return flags_of(entries, "trent") == 4 && flags_of(entries, "mallory") == 17;
+    });
+    ASSERT_EQ(queued.size(), 2u);
+    ASSERT_EQ(flags_of(queued, "mallory"), 17u);
+
+    const std::string base = "http://" + server.review_address();
+    arbiter::test::HeadlessBrowser browser(*program);
+
+    // Without a session every page leads to the login form; a wrong token is refused.
+    browser.navigate(base + "/");
+    EXPECT_EQ(browser.evaluate("document.title"), "Log in · Arbiter review");
+    browser.evaluate_and_wait_for_load(
+        "document.getElementById('reviewer').value = 'alice';"
+        "document.getElementById('token').value = 'not the token at all';"
+        "document.getElementById('login').click()");
+    EXPECT_EQ(browser.evaluate("document.querySelector('.problem').textContent"),
+              "That token is not the page's.");
+    browser.evaluate_and_wait_for_load(
+        "document.getElementById('reviewer').value = 'alice';"
+        "document.getElementById('token').value = '" +
+        std::string(kReviewToken) +
+        "';"
+        "document.getElementById('login').click()");
+
+    // The queue: the sample's two cheaters, trent (a trip-wire) first.
+    EXPECT_EQ(browser.evaluate("document.title"), "Queue · Arbiter review");
+    EXPECT_EQ(browser.evaluate("Array.from(document.querySelectorAll('#queue a.player'))"
+                               ".map(a => a.textContent).join(',')"),
+              "trent,mallory");
+    const fs::path shots = screenshot_dir(dir.path());
+    arbiter::test::write_bytes(shots / "review-queue.png", browser.screenshot_png());
+
+    // mallory's dossier, reached by the link: her path drawn from the evidence, her flags.
+    browser.evaluate_and_wait_for_load(
+        "document.querySelector('#queue a.player[href$=\"mallory\"]').click()");
+    EXPECT_EQ(browser.evaluate("document.getElementById('subject').textContent"), "mallory");
+    EXPECT_EQ(browser.evaluate("String(document.querySelectorAll('#path-plot polyline.flagged')"
+                               ".length > 0)"),
+              "true");
+    EXPECT_EQ(browser.evaluate("String(document.querySelectorAll('#flags tbody tr').length)"),
+              "17");
+    // The style sheet is the page's own and applies (the CSP allows nothing else).
+    EXPECT_EQ(browser.evaluate("getComputedStyle(document.querySelector('header'))"
+                               ".backgroundColor"),
+              "rgb(36, 41, 46)");
+    arbiter::test::write_bytes(shots / "review-dossier.png", browser.screenshot_png());
+
+    // The verdict, with a note; the page says it is recorded.
+    browser.evaluate_and_wait_for_load(
+        "document.getElementById('note').value = 'speed hack: 31 m/s for 4 s <b>sure</b>';"
+        "document.getElementById('confirmed').click()");
+    EXPECT_EQ(browser.evaluate("document.getElementById('message').textContent"),
+              "Verdict recorded.");
+    EXPECT_EQ(browser.evaluate("document.querySelector('#verdicts tbody tr td:nth-child(3)')"
+                               ".textContent"),
+              "alice");
+
+    // The store has it, as the reviewer gave it, and mallory has left the queue.
+    arbiter::host::ReviewStore review(store);
+    const auto dossier = review.dossier("mallory");
+    ASSERT_TRUE(dossier.has_value());
+    const json verdicts = json::parse(dossier->json)["verdicts"];
+    ASSERT_EQ(verdicts.size(), 1u);
+    EXPECT_EQ(verdicts[0]["verdict"], "confirmed");
+    EXPECT_EQ(verdicts[0]["reviewer"], "alice");
+    EXPECT_EQ(verdicts[0]["note"], "speed hack: 31 m/s for 4 s <b>sure</b>");
+    browser.navigate(base + "/");
+    EXPECT_EQ(browser.evaluate("Array.from(document.querySelectorAll('#queue a.player'))"
+                               ".map(a => a.textContent).join(',')"),
+              "trent");
+
+    // A script that types like a metronome (kaladin's timing checks): its intervals drawn.
+    auto made = arbiter::test::run_command(
+        {ARBITER_EXE, "simulate", (dir / "bot.arbev").string(), "--players", "metronome=1",
+         "--duration-s", "60", "--seed", "3", "--relay", "relay-bot", "--quiet"},
+        dir.path());
+    ASSERT_EQ(made.exit_status, 0) << made.err;
+    send(dir / "bot.arbev", socket, dir.path());
+    const auto with_bot =
+        queue_when(store, [](const auto& entries) { return flags_of(entries, "sim-000001") > 0; });
+    ASSERT_GT(flags_of(with_bot, "sim-000001"), 0u);
+    browser.navigate(base + "/player?subject=sim-000001");
+    EXPECT_NE(
+        browser.evaluate("String(document.querySelectorAll('svg.histogram rect.bar').length)"),
+        "0");
+    arbiter::test::write_bytes(shots / "review-dossier-timing.png", browser.screenshot_png());
+
+    // Logging out ends the session: the queue leads to the login form again.
+    browser.evaluate_and_wait_for_load("document.querySelector('form.logout button').click()");
+    browser.navigate(base + "/");
+    EXPECT_EQ(browser.evaluate("document.title"), "Log in · Arbiter review");
+    EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
+}
+
+TEST(ReviewPage, TwoServeHostsOnOnePostgresqlRankTheAccountFlaggedOnBothFirst) {
+    std::string why_not;
+    auto postgres = arbiter::test::PostgresServer::start(why_not);
+    if (!postgres) GTEST_SKIP() << why_not;
+    arbiter::test::TempDir dir;
+    // Host A (seed 11): sim-000003 runs a speed hack, sim-000001 teleports (a trip-wire:
+    // severity 4). Host B, another relay (seed 15): sim-000003 again, with a speed hack. The
+    // truth files say who is who; the seeds were picked so that the speeders coincide.
+    auto simulate = [&](const std::string& out, const std::string& players, const std::string& seed,
+                        const std::string& relay) {
+        auto made = arbiter::test::run_command(
+            {ARBITER_EXE, "simulate", (dir / out).string(), "--players", players, "--duration-s",
+             "60", "--seed", seed, "--relay", relay, "--quiet"},
+            dir.path());
+        ASSERT_EQ(made.exit_status, 0) << made.err;
+    };
+    simulate("a.arbev", "honest=1,speed_hack=1,teleport=1", "11", "relay-a");
+    simulate("b.arbev", "honest=2,speed_hack=1", "15", "relay-b");
+    auto account_of = [&](const std::string& truth, const std::string& profile) {
+        const json parsed = json::parse(arbiter::test::read_text(dir / truth));
+        for (const auto& player : parsed["matches"][0]["players"])
+            if (player["profile"] == profile) return player["account"].get<std::string>();
+        return std::string();
+    };
+    const std::string both = account_of("a.truth.json", "speed_hack");
+    const std::string teleporter = account_of("a.truth.json", "teleport");
+    ASSERT_EQ(account_of("b.truth.json", "speed_hack"), both);
+    ASSERT_NE(teleporter, both);
+    auto config = [&](const std::string& name) {
+        const fs::path file = dir / (name + ".toml");
+        arbiter::test::write_text(
+            file, "[host]\nserver_id = \"" + name + "\"\n\n[store]\npostgres = \"" +
+                      postgres->conninfo() +
+                      "\"\ncommit_interval_ms = 20\n\n[serve]\nunix_socket = \"" +
+                      (dir / (name + ".sock")).string() + "\"\n" + plugins_of_the_sample());
+        return file;
+    };
+    arbiter::test::ServerProcess a(config("host-a"), dir.path());
+    arbiter::test::ServerProcess b(config("host-b"), dir.path());
+    send(dir / "a.arbev", dir / "host-a.sock", dir.path());
+    send(dir / "b.arbev", dir / "host-b.sock", dir.path());
+
+    arbiter::host::StoreSettings store;
+    store.postgres = postgres->conninfo();
+    const auto entries = queue_when(
+        store, [](const auto& queue) { return !queue.empty() && queue.front().servers == 2; });
+    ASSERT_GE(entries.size(), 2u);
+    EXPECT_EQ(entries[0].subject, both);
+    EXPECT_EQ(entries[0].servers, 2u);
+    ASSERT_FALSE(entries[0].correlation.empty());
+    EXPECT_NE(entries[0].correlation[0].find("flagged on 2 servers"), std::string::npos)
+        << entries[0].correlation[0];
+    // The teleporter, flagged on one host only, comes after it, whatever its severity.
+    const auto other = std::find_if(entries.begin(), entries.end(),
+                                    [&](const auto& e) { return e.subject == teleporter; });
+    ASSERT_NE(other, entries.end());
+    EXPECT_EQ(other->servers, 1u);
+    EXPECT_EQ(other->max_severity, 4);
+    // `arbiter review` on either host's config says the same.
+    auto queue = arbiter::test::run_command(
+        {ARBITER_EXE, "review", (dir / "host-b.toml").string(), "queue", "--json"}, dir.path());
+    ASSERT_EQ(queue.exit_status, 0) << queue.err;
+    EXPECT_EQ(json::parse(arbiter::test::lines_of(queue.out).at(0))["player"], both);
+    EXPECT_EQ(a.stop(SIGTERM), 0) << a.log();
+    EXPECT_EQ(b.stop(SIGTERM), 0) << b.log();
+}
