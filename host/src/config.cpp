@@ -699,6 +699,23 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
     if (const toml::table* serve = top.table("serve"))
         read_serve(*serve, file, base_dir, problems, config.serve);
 
+    if (const toml::table* correlation = top.table("correlation")) {
+        TableReader reader(*correlation, "correlation", file, problems);
+        CorrelationSettings& c = config.correlation;
+        reader.boolean("enabled", c.enabled);
+        reader.integer("window_days", c.window_days, 1, 365);
+        reader.number("weight", c.weight, 0.0, 1.0);
+        // As a plugin's `class`; left out, each signal keeps the class of its flags.
+        reader.model_class("class", c.model_class);
+        reader.integer("refresh_s", c.refresh_s, 1, 86'400);
+        reader.integer("settle_ms", c.settle_ms, 0, 60'000);
+        reader.reject_unknown();
+        if (c.enabled && !config.store.enabled())
+            problems.push_back(reader.where(*correlation).str() +
+                               ": correlation: it reads what other servers reported from the "
+                               "store: set [store] path or postgres");
+    }
+
     if (!config.serve.review_listen.empty() && !config.store.enabled())
         problems.push_back(file + ": serve.review_listen: the review page works from the store: "
                                   "set [store] path or postgres");
@@ -724,6 +741,13 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
                          });
     }
     top.reject_unknown();
+    if (config.correlation.enabled)
+        for (const auto& plugin : config.plugins)
+            if (plugin.name == "correlation")
+                problems.push_back(plugin.position.str() +
+                                   ": plugins.correlation: with [correlation] enabled, "
+                                   "'correlation' names the store's signals; give this plugin "
+                                   "another key");
 
     if (!problems.empty()) throw ConfigError(std::move(problems));
     return config;

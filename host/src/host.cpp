@@ -6,6 +6,7 @@
 #include "arbiter/host/input_lost.hpp"
 #include "arbiter/host/store.hpp"
 #include "arbiter/host/untrusted_text.hpp"
+#include "store/correlator.hpp"
 
 #include <arbiter/events_generated.h>
 
@@ -24,6 +25,9 @@ Host::Host(ServerConfig config)
         dispatcher_.add(load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner));
     }
     open_sinks();
+    if (config_.correlation.enabled)
+        correlator_ = std::make_unique<Correlator>(config_.store, config_.correlation,
+                                                   config_.host.server_id);
 }
 
 void Host::open_sinks() {
@@ -109,6 +113,7 @@ void Host::deliver(const VerifiedBatch& batch) {
     match.last_relay_time_us = batch.last_relay_time_us;
 
     register_players(batch, match);
+    if (correlator_) aggregate_correlation(correlator_->take());
     aggregate(dispatcher_.dispatch(batch));
     if (batch.ends_match) finish_match(batch.relay_id, batch.match_id, true);
 }
@@ -129,6 +134,35 @@ void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
         std::string account = join && join->account_id() ? join->account_id()->str() : "";
         if (!account.empty()) seen->second.account = account;
         aggregator_.observe_player({batch.relay_id, batch.match_id, player}, account);
+        if (correlator_ && !account.empty())
+            correlator_->watch({batch.relay_id, batch.match_id, player}, account);
+    }
+}
+
+const Host::OpenMatch* Host::match_of(const PlayerKey& player) const {
+    const std::pair<std::string, uint64_t> key{player.relay_id, player.match_id};
+    auto open = open_matches_.find(key);
+    return open != open_matches_.end()                          ? &open->second
+           : ending_match_.second && ending_match_.first == key ? ending_match_.second
+                                                                : nullptr;
+}
+
+void Host::aggregate_correlation(std::vector<SignalRecord> signals) {
+    if (signals.empty()) return;
+    const std::vector<std::shared_ptr<Sink>> sinks = sinks_;
+    for (SignalRecord& signal : signals) {
+        const OpenMatch* match = match_of(signal.player);
+        if (!match) continue;  // the match ended before the store answered
+        signal.reported_at_us = match->last_relay_time_us;
+        ++counters_.correlation_signals;
+        if (auto raised = aggregator_.add(signal)) {
+            auto assessment = this->assessment(signal.player);
+            spdlog::info("player {}/{}/{} reaches {} with what other servers reported",
+                         signal.player.relay_id, signal.player.match_id, signal.player.player,
+                         to_string(*raised));
+            for (auto& sink : sinks)
+                sink->on_action(*assessment);
+        }
     }
 }
 
@@ -136,12 +170,7 @@ void Host::aggregate(std::vector<SignalRecord> signals) {
     // Most batches bring no signal: nothing to copy or call on the hot path.
     if (signals.empty()) return;
     for (SignalRecord& signal : signals) {
-        const std::pair<std::string, uint64_t> key{signal.player.relay_id, signal.player.match_id};
-        auto open = open_matches_.find(key);
-        const OpenMatch* match = open != open_matches_.end() ? &open->second
-                                 : ending_match_.second && ending_match_.first == key
-                                     ? ending_match_.second
-                                     : nullptr;
+        const OpenMatch* match = match_of(signal.player);
         if (!match) continue;
         auto player = match->players.find(signal.player.player);
         if (player == match->players.end()) continue;
@@ -220,6 +249,13 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
         ~Clear() { slot = {}; }
     } clear{ending_match_};
     aggregate(dispatcher_.end_match(relay_id, match_id, last_relay_time_us));
+    if (correlator_) {
+        // The final assessment waits for the store's answers about this match's players,
+        // so that it does not depend on when they came.
+        correlator_->settle(relay_id, match_id,
+                            std::chrono::milliseconds(config_.correlation.settle_ms));
+        aggregate_correlation(correlator_->take());
+    }
     if (sinks_.empty()) return;
     const std::vector<Assessment> players = match_assessments(relay_id, match_id);
     const std::vector<std::shared_ptr<Sink>> sinks = sinks_;

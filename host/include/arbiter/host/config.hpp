@@ -182,6 +182,25 @@ struct StoreSettings {
     bool operator==(const StoreSettings&) const = default;
 };
 
+// [correlation]: tier 6 fed back into the aggregation (docs/review.md, "Correlation as
+// evidence"). What the store holds of a player's account from other servers becomes
+// signals of a source of its own, "correlation", one per class of the flags it stands
+// for, so that two servers that each put an account at Monitor add up. Needs [store].
+struct CorrelationSettings {
+    bool enabled = false;
+    uint64_t window_days = 7;  // flags older than this on other servers do not count
+    double weight = 1.0;       // as a plugin's weight: score × weight
+    // `class`: the class the aggregation gives these signals; none = each keeps the class of the
+    // flags it stands for (behavioural flags elsewhere stay behavioural evidence here, so
+    // that timing alone still cannot reach FlagForReview).
+    std::optional<ModelClass> model_class;
+    uint64_t refresh_s = 30;  // how often the accounts in play are looked up again
+    // At a match's end, how long the host waits for lookups not yet answered (so that a
+    // replay's final assessments do not depend on the writer's timing); then it goes on.
+    uint64_t settle_ms = 2000;
+    bool operator==(const CorrelationSettings&) const = default;
+};
+
 struct ServerConfig {
     std::filesystem::path file;
     HostSettings host;
@@ -189,6 +208,7 @@ struct ServerConfig {
     AggregationSettings aggregation;
     SinkSettings sinks;
     StoreSettings store;
+    CorrelationSettings correlation;
     ServeSettings serve;
     std::vector<PluginSettings> plugins;  // in file order
 };

@@ -38,8 +38,11 @@ struct HostCounters {
     uint64_t refused_batches = 0;  // failed ingest, or duplicates and time going back
     uint64_t lost_stretches = 0;   // gaps in a match's batch sequence
     uint64_t signals = 0;          // accepted from plugins
+    uint64_t correlation_signals = 0;  // from the store's tier 6 ([correlation])
     uint64_t matches_ended = 0;
 };
+
+class Correlator;
 
 class Host {
   public:
@@ -165,6 +168,12 @@ class Host {
     ReloadReport swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* retired = nullptr);
     void open_sinks();
     void aggregate(std::vector<SignalRecord> signals);
+    // Tier 6's signals ([correlation]) into the aggregation. Not to the sinks' on_signal:
+    // they restate what other servers already reported, and the store must not count
+    // them as flags of this server.
+    void aggregate_correlation(std::vector<SignalRecord> signals);
+    // The open match a signal belongs to (or the one being ended), or nullptr.
+    const OpenMatch* match_of(const PlayerKey& player) const;
     // The lost stretches of its match, added to an assessment from the aggregator.
     Assessment with_lost_input(Assessment assessment) const;
 
@@ -175,6 +184,7 @@ class Host {
     Aggregator aggregator_;
     std::vector<std::shared_ptr<Sink>> sinks_;
     std::shared_ptr<SecurityEventLog> security_log_;
+    std::unique_ptr<Correlator> correlator_;  // with [correlation] enabled
     std::map<std::pair<std::string, uint64_t>, OpenMatch> open_matches_;
     // The match being ended, while its plugins report their final signals.
     std::pair<std::pair<std::string, uint64_t>, const OpenMatch*> ending_match_{{}, nullptr};
