@@ -128,9 +128,13 @@ void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
         // aggregator: a lookup by relay, match and player for every event is most of the
         // host's own cost per event.
         const auto* join = event->body_as_PlayerJoin();
+        if (!join && match.known(player)) continue;
         const auto [seen, first] = match.players.try_emplace(player);
         if (!join && !first) continue;
-        if (first) seen->second.first_seen_us = event->relay_time_us();
+        if (first) {
+            seen->second.first_seen_us = event->relay_time_us();
+            match.mark_known(player);
+        }
         std::string account = join && join->account_id() ? join->account_id()->str() : "";
         if (!account.empty()) seen->second.account = account;
         aggregator_.observe_player({batch.relay_id, batch.match_id, player}, account);
