@@ -67,7 +67,8 @@ TEST_F(Correlation, TwoServersEachAtMonitorAddUpToReview) {
     const auto without = play(config("server-b", false), "relay-b");
     EXPECT_EQ(without.action, host::Action::monitor);
 
-    // With [correlation], a third server adds what the first two reported: 1 - 0.46^2.
+    // With [correlation], a third server that sees the same 0.54 itself adds the strongest
+    // of what the other two reported (0.54, not the two combined): 1 - 0.46^2.
     const auto with = play(config("server-c", true), "relay-c");
     EXPECT_EQ(with.action, host::Action::flag_for_review);
     EXPECT_NEAR(with.combined_score, 1 - 0.46 * 0.46, 1e-9);

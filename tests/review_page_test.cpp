@@ -133,7 +133,8 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
 
     // mallory's dossier, reached by the link: her path drawn from the evidence, her flags.
     browser.evaluate_and_wait_for_load(
-        "document.querySelector('#queue a.player[href$=\"mallory\"]').click()");
+        "Array.from(document.querySelectorAll('#queue a.player'))"
+        ".find(a => a.textContent == 'mallory').click()");
     EXPECT_EQ(browser.evaluate("document.getElementById('subject').textContent"), "mallory");
     EXPECT_EQ(browser.evaluate("String(document.querySelectorAll('#path-plot polyline.flagged')"
                                ".length > 0)"),

@@ -89,7 +89,13 @@ int print_dossier(host::ReviewStore& store, const std::string& subject, bool as_
         std::cout << dossier->json << "\n";
         return kExitOk;
     }
-    const json d = json::parse(dossier->json);
+    const host::UntrustedJson parsed = host::parse_untrusted_json(dossier->json, 256u << 20);
+    if (!parsed.ok()) {
+        std::fprintf(stderr, "arbiter review: the dossier could not be read: %s\n",
+                     parsed.problem.c_str());
+        return kExitInput;
+    }
+    const json& d = parsed.value;
     std::cout << "player " << shown(subject, 120) << "\n";
     std::cout << fmt::format("trust {:.0f} of 12000 (account age {:.1f} days, {} match(es), "
                              "{} anti-cheat point(s){})\n",
@@ -103,35 +109,38 @@ int print_dossier(host::ReviewStore& store, const std::string& subject, bool as_
     std::string servers;
     for (const auto& server : d["servers"]) servers += (servers.empty() ? "" : ", ") + shown(server.get<std::string>());
     std::cout << "servers: " << servers << "\n";
-    for (const auto& note : d["correlation"]) std::cout << "  - " << note.get<std::string>() << "\n";
+    for (const auto& note : d["correlation"])
+        std::cout << "  - " << shown(note.get<std::string>(), 200) << "\n";
     std::cout << "\nmatches:\n";
     for (const auto& m : d["matches"])
-        std::cout << fmt::format("  {} {}/{} player {}: {} {:.2f}{}\n", shown(m.value("server_id", "")),
-                                 shown(m.value("relay_id", "")), m.value("match_id", 0),
-                                 m.value("player", 0), m.value("action", ""),
-                                 m.value("combined_score", 0.0),
+        std::cout << fmt::format("  {} {}/{} player {}: {} {:.2f}{}\n",
+                                 shown(m.value("server_id", "")), shown(m.value("relay_id", "")),
+                                 m.value("match_id", 0), m.value("player", 0),
+                                 shown(m.value("action", "")), m.value("combined_score", 0.0),
                                  m.value("final", false) ? "" : " (match not ended)");
     std::cout << "\nflags:\n";
+    if (d.value("events_total", int64_t{0}) > static_cast<int64_t>(d["events"].size()))
+        std::cout << fmt::format("  (the latest {} of {}; the older ones are in the store)\n",
+                                 d["events"].size(), d.value("events_total", int64_t{0}));
     for (const auto& e : d["events"])
-        std::cout << fmt::format("  #{} {} {}/{}: {}:{} severity {} score {:.2f}{}{}\n    evidence {}\n",
-                                 e.value("event_id", 0), shown(e.value("server_id", "")),
-                                 shown(e.value("relay_id", "")), e.value("match_id", 0),
-                                 e.value("plugin", ""), e.value("event_type", ""),
-                                 e.value("severity", 0), e.value("weighted_score", 0.0),
-                                 e.contains("since_join_s")
-                                     ? fmt::format(", {:.0f} s after joining",
-                                                   e.value("since_join_s", 0.0))
-                                     : std::string(),
-                                 e.value("reviewed", false)
-                                     ? " [" + e.value("verdict", "") + " by " +
-                                           shown(e.value("reviewed_by", "")) + "]"
-                                     : std::string(),
-                                 shown(host::dump_json(e["evidence"]), 400));
+        std::cout << fmt::format(
+            "  #{} {} {}/{}: {}:{} severity {} score {:.2f}{}{}\n    evidence {}\n",
+            e.value("event_id", 0), shown(e.value("server_id", "")), shown(e.value("relay_id", "")),
+            e.value("match_id", 0), shown(e.value("plugin", "")), shown(e.value("event_type", "")),
+            e.value("severity", 0), e.value("weighted_score", 0.0),
+            e.contains("since_join_s")
+                ? fmt::format(", {:.0f} s after joining", e.value("since_join_s", 0.0))
+                : std::string(),
+            e.value("reviewed", false) ? " [" + shown(e.value("verdict", "")) + " by " +
+                                             shown(e.value("reviewed_by", "")) + "]"
+                                       : std::string(),
+            shown(host::dump_json(e["evidence"]), 400));
     if (!d["verdicts"].empty()) std::cout << "\nverdicts:\n";
     for (const auto& v : d["verdicts"])
-        std::cout << fmt::format("  {} {} by {}{}\n", when(v.value("recorded_unix", int64_t{0})),
-                                 v.value("verdict", ""), shown(v.value("reviewer", "")),
-                                 v.value("note", "").empty() ? "" : ": " + shown(v.value("note", ""), 400));
+        std::cout << fmt::format(
+            "  {} {} by {}{}\n", when(v.value("recorded_unix", int64_t{0})),
+            shown(v.value("verdict", "")), shown(v.value("reviewer", "")),
+            v.value("note", "").empty() ? "" : ": " + shown(v.value("note", ""), 400));
     return kExitOk;
 }
 

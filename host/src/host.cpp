@@ -157,7 +157,12 @@ void Host::aggregate_correlation(std::vector<SignalRecord> signals) {
     for (SignalRecord& signal : signals) {
         const OpenMatch* match = match_of(signal.player);
         if (!match) continue;  // the match ended before the store answered
-        signal.reported_at_us = match->last_relay_time_us;
+        // Stamped with the player's first relay time, not the batch at which the answer
+        // happened to arrive: the assessment then does not depend on the store's timing.
+        const auto player = match->players.find(signal.player.player);
+        signal.reported_at_us = player != match->players.end() ? player->second.first_seen_us
+                                                               : match->last_relay_time_us;
+        signal.player_first_seen_us = signal.reported_at_us;
         ++counters_.correlation_signals;
         if (auto raised = aggregator_.add(signal)) {
             auto assessment = this->assessment(signal.player);
@@ -256,8 +261,13 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
     if (correlator_) {
         // The final assessment waits for the store's answers about this match's players,
         // so that it does not depend on when they came.
-        correlator_->settle(relay_id, match_id,
-                            std::chrono::milliseconds(config_.correlation.settle_ms));
+        // While closing, every match still open shares one wait rather than each its own.
+        auto wait = std::chrono::milliseconds(config_.correlation.settle_ms);
+        if (closed_)
+            wait = std::max(std::chrono::milliseconds(0),
+                            std::chrono::duration_cast<std::chrono::milliseconds>(
+                                close_settle_deadline_ - std::chrono::steady_clock::now()));
+        correlator_->settle(relay_id, match_id, wait);
         aggregate_correlation(correlator_->take());
     }
     if (sinks_.empty()) return;
@@ -270,6 +280,8 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
 bool Host::close() {
     if (closed_) return true;
     closed_ = true;
+    close_settle_deadline_ =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.correlation.settle_ms);
     // Every step is tried whatever the one before it threw (a sink whose disk is full, say):
     // a server that is stopping must stop, and every match it can end must end.
     bool clean = true;

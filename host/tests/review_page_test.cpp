@@ -115,7 +115,7 @@ TEST_F(ReviewSiteTest, TheQueueAndTheDossierEscapeWhatRelaysAndPluginsWrote) {
     EXPECT_THAT(queue.body, HasSubstr(">mallory</a>"));
     EXPECT_THAT(queue.body, Not(HasSubstr("<script>")));
     EXPECT_THAT(queue.body, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
-    EXPECT_THAT(queue.body, HasSubstr("/player?subject=%3Cscript%3Ealert%281%29%3C%2Fscript%3E"));
+    EXPECT_THAT(queue.body, HasSubstr("/player?id=" + to_hex("<script>alert(1)</script>")));
 
     const Response hostile = get("/player?subject=%3Cscript%3Ealert%281%29%3C%2Fscript%3E");
     ASSERT_EQ(hostile.status, 200);
@@ -152,7 +152,7 @@ TEST_F(ReviewSiteTest, AVerdictNeedsTheSessionsOwnFormTokenAndIsKeptWithTheRevie
     const Response done = post(
         "/verdict", "subject=mallory&verdict=confirmed&note=31+m%2Fs&form_token=" + form_token);
     ASSERT_EQ(done.status, 303) << done.body;
-    EXPECT_EQ(header(done, "Location"), "/player?subject=mallory&recorded=1");
+    EXPECT_EQ(header(done, "Location"), "/player?id=" + to_hex("mallory") + "&recorded=1");
     ReviewStore store(settings_);
     const json verdicts = json::parse(store.dossier("mallory")->json)["verdicts"];
     ASSERT_EQ(verdicts.size(), 1u);
@@ -188,6 +188,71 @@ TEST_F(ReviewSiteTest, BrokenFormsAndTextThatIsNotUtf8AreRefusedNotGuessed) {
                                    "&note=" + std::string(70'000, 'n'))
                   .status,
               400);
+}
+
+TEST_F(ReviewSiteTest, ANameWithBytesABrowserWouldChangeKeepsItsVerdictOnItself) {
+    // A NUL, a carriage return and U+FFFD: an HTML attribute would lose or change each.
+    const std::string odd = std::string("nul\0sub\r\nx", 12), lookalike = "nul\xEF\xBF\xBDsub";
+    {
+        StoreSink sink(settings_, "server-one", 0.3, 0.7);
+        sink.on_signal(flag(5, odd, "{}"));
+        sink.on_signal(flag(6, lookalike, "{}"));
+        sink.flush();
+    }
+    const std::string form_token = log_in();
+    const Response page = get("/player?" + player_query(odd));
+    ASSERT_EQ(page.status, 200) << page.body;
+    // Shown with visible escapes, so it cannot pass for the look-alike.
+    EXPECT_THAT(page.body, HasSubstr("nul\\x00sub\\x0d\\x0ax"));
+    EXPECT_THAT(page.body, HasSubstr("name=\"id\" value=\"" + to_hex(odd) + "\""));
+    ASSERT_EQ(post("/verdict", "id=" + to_hex(odd) + "&verdict=confirmed&form_token=" + form_token)
+                  .status,
+              303);
+    ReviewStore store(settings_);
+    EXPECT_EQ(json::parse(store.dossier(odd)->json)["verdicts"].size(), 1u);
+    EXPECT_EQ(json::parse(store.dossier(lookalike)->json)["verdicts"].size(), 0u);
+    EXPECT_EQ(get("/player?id=6").status, 400);
+    EXPECT_EQ(get("/player?id=zz").status, 400);
+}
+
+TEST_F(ReviewSiteTest, StoredRowsTooDeepOrTooManyAreShownBoundedNotFollowed) {
+    {
+        StoreSink sink(settings_, "server-one", 0.3, 0.7);
+        // Another process sharing the store could write this; ingest never would.
+        sink.on_signal(flag(7, "deep", std::string(100'000, '[') + std::string(100'000, ']')));
+        for (int i = 0; i < 520; ++i)
+            sink.on_signal(flag(8, "busy", "{\"n\":" + std::to_string(i) + "}"));
+        sink.flush();
+    }
+    log_in();
+    const Response deep = get("/player?subject=deep");
+    EXPECT_EQ(deep.status, 200);
+    const Response busy = get("/player?subject=busy");
+    ASSERT_EQ(busy.status, 200);
+    EXPECT_THAT(busy.body, HasSubstr("The latest 500 of 520"));
+    ReviewStore store(settings_);
+    const json dossier = json::parse(store.dossier("busy")->json);
+    EXPECT_EQ(dossier["events"].size(), 500u);
+    EXPECT_EQ(dossier["events_total"], 520);
+}
+
+TEST_F(ReviewSiteTest, GuessingTheTokenIsHeldToTenTriesAMinutePerAddress) {
+    for (int i = 0; i < ReviewSite::kMaxFailedLogins; ++i)
+        EXPECT_EQ(
+            site_->handle({"POST", "/login", "", "", "reviewer=eve&token=guess", "10.0.0.9:1"})
+                .status,
+            403);
+    // Now even the right token is refused from there, and another address is not held.
+    EXPECT_EQ(site_
+                  ->handle({"POST", "/login", "", "", std::string("reviewer=eve&token=") + kToken,
+                            "10.0.0.9:2"})
+                  .status,
+              429);
+    EXPECT_EQ(site_
+                  ->handle({"POST", "/login", "", "", std::string("reviewer=ann&token=") + kToken,
+                            "10.0.0.10:1"})
+                  .status,
+              303);
 }
 
 TEST(ReviewPageForm, DecodesEscapesAndCookies) {
@@ -248,8 +313,8 @@ std::string http_exchange(const std::string& address, const std::string& request
 
 TEST_F(ReviewSiteTest, TheTransportBoundsRequestsAndSendsTheSecurityHeaders) {
     std::string bound;
-    const int fd = serve::listen_tcp("127.0.0.1:0", false, "test", bound);
-    HttpServer server(fd, std::make_unique<ReviewSite>(settings_, kToken));
+    const int listening = serve::listen_tcp("127.0.0.1:0", false, "test", bound);
+    HttpServer server(listening, std::make_unique<ReviewSite>(settings_, kToken));
     const std::string good =
         http_exchange(bound, "GET /login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     EXPECT_THAT(good, HasSubstr("HTTP/1.1 200 OK"));
@@ -263,6 +328,24 @@ TEST_F(ReviewSiteTest, TheTransportBoundsRequestsAndSendsTheSecurityHeaders) {
                                  std::string(300'000, 'a'));
     EXPECT_THAT(huge_body, HasSubstr("HTTP/1.1 413"));
     EXPECT_THAT(http_exchange(bound, "NONSENSE\r\n\r\n"), HasSubstr("HTTP/1.1 400"));
+    // 70 connections that never finish a request: the oldest make room, so a reviewer
+    // still gets in.
+    std::vector<int> idle;
+    const auto [host, port] = serve::split_host_port(bound, "test");
+    for (int i = 0; i < 70; ++i) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in to{};
+        to.sin_family = AF_INET;
+        to.sin_port = htons(static_cast<uint16_t>(std::stoi(port)));
+        ::inet_pton(AF_INET, host.c_str(), &to.sin_addr);
+        ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+        ::send(fd, "GET / HTTP/1.1\r\n", 16, MSG_NOSIGNAL);
+        idle.push_back(fd);
+    }
+    EXPECT_THAT(http_exchange(bound, "GET /login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+                HasSubstr("HTTP/1.1 200 OK"));
+    for (const int fd : idle)
+        ::close(fd);
     // Still serving after all of it.
     EXPECT_THAT(
         http_exchange(bound, "GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),

@@ -4,7 +4,11 @@
 // Beast comes with the Boost already used for loading plugins: nothing new to install.
 #include "review_page/http_server.hpp"
 
-#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <stdexcept>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -35,10 +39,14 @@ constexpr const char* kPolicy =
 
 struct HttpServer::Impl {
     // Declared before the io_context: the connections it still holds when it goes touch them.
+    class Connection;
     std::unique_ptr<ReviewSite> site;
-    std::atomic<size_t> connections{0};
+    // The live connections, all touched on the page's one thread only.
+    std::set<Connection*> connections;
+    uint64_t accept_failures = 0;
     asio::io_context io{1};
     tcp::acceptor acceptor{io};
+    asio::steady_timer accept_retry{io};
     std::thread thread;
 
     class Connection : public std::enable_shared_from_this<Connection> {
@@ -48,10 +56,22 @@ struct HttpServer::Impl {
             const auto remote = stream_.socket().remote_endpoint(ignored);
             peer_ = ignored ? std::string("?")
                             : remote.address().to_string() + ":" + std::to_string(remote.port());
+            server_.connections.insert(this);
         }
-        ~Connection() { --server_.connections; }
+        ~Connection() { server_.connections.erase(this); }
+
+        // Waiting for (the rest of) a request since then; nullopt while answering one.
+        std::optional<std::chrono::steady_clock::time_point> waiting_since() const {
+            return waiting_since_;
+        }
+        // Makes room for a newer connection: its pending read ends and it closes.
+        void evict() {
+            beast::error_code ignored;
+            stream_.socket().close(ignored);
+        }
 
         void read() {
+            waiting_since_ = std::chrono::steady_clock::now();
             parser_.emplace();
             parser_->header_limit(kMaxHeaderBytes);
             parser_->body_limit(kMaxBodyBytes);
@@ -64,8 +84,10 @@ struct HttpServer::Impl {
 
       private:
         void on_read(beast::error_code error) {
+            waiting_since_.reset();
             if (error == http::error::end_of_stream || error == beast::error::timeout ||
-                error == asio::error::connection_reset || error == asio::error::operation_aborted)
+                error == asio::error::connection_reset || error == asio::error::operation_aborted ||
+                error == asio::error::bad_descriptor)
                 return close();
             if (error) {
                 // Malformed or too large: say so once, then hang up.
@@ -123,22 +145,43 @@ struct HttpServer::Impl {
         beast::flat_buffer buffer_;
         std::optional<http::request_parser<http::string_body>> parser_;
         std::string peer_;
+        std::optional<std::chrono::steady_clock::time_point> waiting_since_;
     };
+
+    // At the cap, the connection that has waited longest for a request makes room: one
+    // being answered never does, so holding 64 idle or dribbling sockets cannot keep a
+    // reviewer out. False when every connection is being answered.
+    bool make_room() {
+        Connection* oldest = nullptr;
+        for (Connection* c : connections)
+            if (c->waiting_since() && (!oldest || *c->waiting_since() < *oldest->waiting_since()))
+                oldest = c;
+        if (!oldest) return false;
+        oldest->evict();
+        return true;
+    }
 
     void accept() {
         acceptor.async_accept([this](beast::error_code error, tcp::socket socket) {
             if (error == asio::error::operation_aborted) return;
-            if (!error) {
-                if (connections.load() >= kMaxConnections) {
-                    // Over the cap: closed at once, so that idle sockets cannot pile up.
-                    beast::error_code ignored;
-                    socket.close(ignored);
-                } else {
-                    ++connections;
-                    std::make_shared<Connection>(*this, std::move(socket))->read();
-                }
+            if (error) {
+                // Out of descriptors, say: the pending connection stays queued, so accepting
+                // again at once would spin. Wait a little; log the first failure and then
+                // every power of two.
+                if (++accept_failures == 1 || (accept_failures & (accept_failures - 1)) == 0)
+                    spdlog::warn("review page: accept failed ({} time(s)): {}", accept_failures,
+                                 error.message());
+                accept_retry.expires_after(std::chrono::milliseconds(100));
+                accept_retry.async_wait([this](beast::error_code waited) {
+                    if (!waited) accept();
+                });
+                return;
+            }
+            if (connections.size() >= kMaxConnections && !make_room()) {
+                beast::error_code ignored;
+                socket.close(ignored);
             } else {
-                spdlog::warn("review page: accept failed: {}", error.message());
+                std::make_shared<Connection>(*this, std::move(socket))->read();
             }
             accept();
         });
@@ -150,8 +193,14 @@ HttpServer::HttpServer(int listen_fd, std::unique_ptr<ReviewSite> site)
     impl_->site = std::move(site);
     sockaddr_storage address{};
     socklen_t length = sizeof address;
-    ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&address), &length);
-    impl_->acceptor.assign(address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), listen_fd);
+    beast::error_code assigned;
+    if (::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+        impl_->acceptor.assign(address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), listen_fd,
+                               assigned)) {
+        ::close(listen_fd);
+        throw std::runtime_error("the review page cannot use its socket: " +
+                                 (assigned ? assigned.message() : std::string(std::strerror(errno))));
+    }
     impl_->accept();
     impl_->thread = std::thread([impl = impl_.get()] {
         for (;;) {
@@ -170,6 +219,7 @@ HttpServer::~HttpServer() {
     asio::post(impl_->io, [impl = impl_.get()] {
         beast::error_code ignored;
         impl->acceptor.close(ignored);
+        impl->accept_retry.cancel();
         impl->io.stop();
     });
     impl_->thread.join();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -18,7 +19,9 @@ using nlohmann::json;
 namespace {
 
 std::string when(int64_t unix_seconds) {
-    const auto t = static_cast<std::time_t>(unix_seconds);
+    // Year 0 to 9999: a time past either end is not one the store wrote.
+    const auto t =
+        static_cast<std::time_t>(std::clamp<int64_t>(unix_seconds, -62167219200, 253402300799));
     std::tm tm{};
     gmtime_r(&t, &tm);
     char text[32];
@@ -40,6 +43,10 @@ double number_of(const json& object, const char* key, double fallback = 0) {
     const double value = found->get<double>();
     return std::isfinite(value) ? value : fallback;
 }
+// A whole number from the store, clamped where a cast would be undefined.
+int64_t integer_of(const json& object, const char* key) {
+    return static_cast<int64_t>(std::clamp(number_of(object, key), -9e15, 9e15));
+}
 bool flag_of(const json& object, const char* key) {
     if (!object.is_object()) return false;
     const auto found = object.find(key);
@@ -54,7 +61,7 @@ const json& array_of(const json& object, const char* key) {
 
 std::string match_label(const json& item) {
     return fmt::format("{} / {} match {}", text_of(item, "server_id"), text_of(item, "relay_id"),
-                       static_cast<int64_t>(number_of(item, "match_id")));
+                       integer_of(item, "match_id"));
 }
 
 // Coordinates past this are not positions anyone walked to; they would only flatten the plot.
@@ -121,6 +128,43 @@ std::string html_escape(std::string_view text) {
     return out;
 }
 
+std::string html_name(std::string_view text) {
+    return html_escape(escape_for_message(text, std::numeric_limits<size_t>::max()));
+}
+
+std::string to_hex(std::string_view bytes) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (const char c : bytes) {
+        out.push_back(kHex[static_cast<unsigned char>(c) >> 4]);
+        out.push_back(kHex[static_cast<unsigned char>(c) & 15]);
+    }
+    return out;
+}
+
+std::optional<std::string> from_hex(std::string_view hex) {
+    if (hex.size() % 2 != 0) return std::nullopt;
+    auto digit = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    std::string out;
+    out.reserve(hex.size() / 2);
+    for (size_t i = 0; i < hex.size(); i += 2) {
+        const int high = digit(hex[i]), low = digit(hex[i + 1]);
+        if (high < 0 || low < 0) return std::nullopt;
+        out.push_back(static_cast<char>(high * 16 + low));
+    }
+    return out;
+}
+
+std::string player_query(std::string_view subject) {
+    return "id=" + to_hex(subject);
+}
+
 std::string page(std::string_view title, std::string_view reviewer, std::string_view form_token,
                  std::string_view body) {
     std::string out = fmt::format(
@@ -134,7 +178,7 @@ std::string page(std::string_view title, std::string_view reviewer, std::string_
             "<form class=\"logout\" method=\"post\" action=\"/logout\"><span>{}</span>"
             "<input type=\"hidden\" name=\"form_token\" value=\"{}\">"
             "<button type=\"submit\">Log out</button></form>",
-            html_escape(reviewer), html_escape(form_token));
+            html_name(reviewer), html_escape(form_token));
     out += "</header><main>";
     out += body;
     out += "</main></body></html>\n";
@@ -170,13 +214,13 @@ std::string queue_body(const std::vector<ReviewStore::QueueEntry>& entries, int6
     size_t rank = 0;
     for (const auto& e : entries) {
         out += fmt::format(
-            "<tr class=\"sev{}\"><td>{}</td><td><a class=\"player\" href=\"/player?subject={}\">{}"
+            "<tr class=\"sev{}\"><td>{}</td><td><a class=\"player\" href=\"/player?{}\">{}"
             "</a></td><td "
             "class=\"sev\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{}</td>"
             "<td>{}</td></tr>",
-            std::clamp(e.max_severity, 0, 4), ++rank, url_escape(e.subject), html_escape(e.subject),
+            std::clamp(e.max_severity, 0, 4), ++rank, player_query(e.subject), html_name(e.subject),
             e.max_severity, e.events, e.servers, e.matches, e.trust, when(e.last_unix),
-            html_escape(e.top_event_types));
+            html_name(e.top_event_types));
         if (!e.correlation.empty()) {
             out += "<tr class=\"notes\"><td></td><td colspan=\"8\"><ul>";
             for (const auto& note : e.correlation)
@@ -290,7 +334,7 @@ std::string interval_histograms_svg(const json& events) {
             "<figure><svg class=\"plot histogram\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" "
             "height=\"{1}\" role=\"img\" aria-label=\"intervals of {2}\">"
             "<rect class=\"frame\" x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\"/>",
-            kWidth, kHeight, html_escape(check));
+            kWidth, kHeight, html_name(check));
         for (int i = 0; i <= kBins; ++i) {
             if (counts[i] == 0) continue;
             const double h = (kHeight - kBottom - 8) * counts[i] / tallest;
@@ -303,8 +347,8 @@ std::string interval_histograms_svg(const json& events) {
             "{:.1f} ms</text><text x=\"4\" y=\"14\">{} at most in a {:g} ms bin</text></svg>"
             "<figcaption>{}: {} intervals between inputs in the window of the latest flag "
             "({} at relay time {:.3f} s)</figcaption></figure>",
-            kHeight - 5, kWidth - 4, kHeight - 5, highest, tallest, bin_ms, html_escape(check),
-            intervals.size(), html_escape(match_label(*event)),
+            kHeight - 5, kWidth - 4, kHeight - 5, highest, tallest, bin_ms, html_name(check),
+            intervals.size(), html_name(match_label(*event)),
             number_of(*event, "relay_time_us") / 1e6);
     }
     return out;
@@ -313,14 +357,14 @@ std::string interval_histograms_svg(const json& events) {
 std::string dossier_body(const json& dossier, std::string_view form_token,
                          std::string_view message) {
     const std::string subject = text_of(dossier, "subject");
-    std::string out = fmt::format("<h1 id=\"subject\">{}</h1>", html_escape(subject));
+    std::string out = fmt::format("<h1 id=\"subject\">{}</h1>", html_name(subject));
     if (!message.empty())
         out += fmt::format("<p class=\"message\" id=\"message\">{}</p>", html_escape(message));
     const json& trust = dossier.contains("trust") ? dossier["trust"] : json::object();
     std::string servers;
     for (const auto& s : array_of(dossier, "servers"))
         if (s.is_string())
-            servers += (servers.empty() ? "" : ", ") + html_escape(s.get<std::string>());
+            servers += (servers.empty() ? "" : ", ") + html_name(s.get<std::string>());
     out += fmt::format(
         "<p>Seen on: {}. Trust score <b id=\"trust\">{:.0f}</b> of 12000 (account age {:.0f} "
         "days, {:.0f} matches, {:.0f} anti-cheat points).</p>",
@@ -336,9 +380,9 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
     }
     out += fmt::format(
         "<form method=\"post\" action=\"/verdict\" class=\"verdict\" id=\"verdict-form\">"
-        "<input type=\"hidden\" name=\"subject\" value=\"{}\">"
+        "<input type=\"hidden\" name=\"id\" value=\"{}\">"
         "<input type=\"hidden\" name=\"form_token\" value=\"{}\">"
-        "<label>Note <textarea name=\"note\" id=\"note\" maxlength=\"65536\" rows=\"2\">"
+        "<label>Note <textarea name=\"note\" id=\"note\" maxlength=\"16384\" rows=\"2\">"
         "</textarea></label><div class=\"buttons\">"
         "<button type=\"submit\" name=\"verdict\" value=\"confirmed\" id=\"confirmed\">"
         "Confirmed</button>"
@@ -346,13 +390,18 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
         "False positive</button>"
         "<button type=\"submit\" name=\"verdict\" value=\"inconclusive\" id=\"inconclusive\">"
         "Inconclusive</button></div></form>",
-        html_escape(subject), html_escape(form_token));
+        to_hex(subject), html_escape(form_token));
 
     const json& events = array_of(dossier, "events");
     const std::string plot = path_plot_svg(events), histograms = interval_histograms_svg(events);
     if (!plot.empty() || !histograms.empty()) out += "<h2>Evidence drawn</h2>" + plot + histograms;
 
     out += fmt::format("<h2>Flags ({})</h2>", events.size());
+    if (integer_of(dossier, "events_total") > static_cast<int64_t>(events.size()))
+        out += fmt::format(
+            "<p class=\"hint\">The latest {} of {}; the older ones are in the "
+            "store.</p>",
+            events.size(), integer_of(dossier, "events_total"));
     if (!events.empty()) {
         out +=
             "<table id=\"flags\"><thead><tr><th>Recorded</th><th>Where</th><th>After join"
@@ -361,21 +410,20 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
         for (const auto& e : events) {
             const std::string review =
                 flag_of(e, "reviewed")
-                    ? html_escape(text_of(e, "verdict") + " by " + text_of(e, "reviewed_by"))
+                    ? html_name(text_of(e, "verdict") + " by " + text_of(e, "reviewed_by"))
                     : std::string("open");
             out += fmt::format(
                 "<tr class=\"sev{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}:{}{}</td><td "
                 "class=\"sev\">{}</td>"
                 "<td>{:.2f}</td><td>{}</td><td><details><summary>show</summary><pre>{}</pre>"
                 "</details></td></tr>",
-                std::clamp(static_cast<int>(number_of(e, "severity")), 0, 4),
-                when(static_cast<int64_t>(number_of(e, "recorded_unix"))),
-                html_escape(match_label(e)),
+                static_cast<int>(std::clamp<int64_t>(integer_of(e, "severity"), 0, 4)),
+                when(integer_of(e, "recorded_unix")), html_name(match_label(e)),
                 e.contains("since_join_s") ? fmt::format("{:.1f} s", number_of(e, "since_join_s"))
                                            : std::string("?"),
-                html_escape(text_of(e, "plugin")), html_escape(text_of(e, "event_type")),
-                flag_of(e, "tripwire") ? " (trip-wire)" : "",
-                static_cast<int>(number_of(e, "severity")), number_of(e, "weighted_score"), review,
+                html_name(text_of(e, "plugin")), html_name(text_of(e, "event_type")),
+                flag_of(e, "tripwire") ? " (trip-wire)" : "", integer_of(e, "severity"),
+                number_of(e, "weighted_score"), review,
                 html_escape(dump_json(e.contains("evidence") ? e["evidence"] : json(), 1)));
         }
         out += "</tbody></table>";
@@ -391,9 +439,8 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
             out += fmt::format(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td><details>"
                 "<summary>show</summary><pre>{}</pre></details></td></tr>",
-                html_escape(match_label(m)), static_cast<int64_t>(number_of(m, "player")),
-                html_escape(text_of(m, "action")), number_of(m, "combined_score"),
-                flag_of(m, "final") ? "ended" : "match not ended",
+                html_name(match_label(m)), integer_of(m, "player"), html_name(text_of(m, "action")),
+                number_of(m, "combined_score"), flag_of(m, "final") ? "ended" : "match not ended",
                 html_escape(dump_json(m.contains("assessment") ? m["assessment"] : json(), 1)));
         out += "</tbody></table>";
     }
@@ -407,9 +454,8 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
         for (const auto& v : verdicts)
             out +=
                 fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                            when(static_cast<int64_t>(number_of(v, "recorded_unix"))),
-                            html_escape(text_of(v, "verdict")), html_escape(text_of(v, "reviewer")),
-                            html_escape(text_of(v, "note")));
+                            when(integer_of(v, "recorded_unix")), html_name(text_of(v, "verdict")),
+                            html_name(text_of(v, "reviewer")), html_escape(text_of(v, "note")));
         out += "</tbody></table>";
     }
     return out;

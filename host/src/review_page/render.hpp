@@ -4,6 +4,7 @@
 // nothing else builds markup.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,7 +16,18 @@
 namespace arbiter::host::review_page {
 
 // `text` fit for HTML text and attribute values; bytes that are not UTF-8 become U+FFFD.
+// For text where line breaks belong (notes, evidence written out).
 std::string html_escape(std::string_view text);
+// A name (an account, a server, a check) for HTML: control characters, backslashes and
+// bytes that are not UTF-8 shown as \xNN, so that two names that differ never look alike.
+std::string html_name(std::string_view text);
+
+// The player `subject` as a page's query (`id=` its bytes in hex): links and forms carry
+// it losslessly, whatever bytes a relay put in an account.
+std::string player_query(std::string_view subject);
+std::string to_hex(std::string_view bytes);
+// nullopt for text that is not an even number of hex digits.
+std::optional<std::string> from_hex(std::string_view hex);
 
 // A whole page: the header (with the reviewer and a log-out button when `reviewer` is not
 // empty), then `body`.

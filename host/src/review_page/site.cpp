@@ -2,6 +2,7 @@
 
 #include <sodium.h>
 
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -28,9 +29,27 @@ std::string random_hex(size_t bytes) {
 }
 
 bool same_secret(const std::string& given, const std::string& expected) {
-    // Compared in time that does not depend on where they differ.
-    return given.size() == expected.size() &&
-           sodium_memcmp(given.data(), expected.data(), given.size()) == 0;
+    // Their hashes compared in constant time: neither where they differ nor the expected
+    // length shows in the time taken.
+    unsigned char a[crypto_generichash_BYTES], b[crypto_generichash_BYTES];
+    crypto_generichash(a, sizeof a, reinterpret_cast<const unsigned char*>(given.data()),
+                       given.size(), nullptr, 0);
+    crypto_generichash(b, sizeof b, reinterpret_cast<const unsigned char*>(expected.data()),
+                       expected.size(), nullptr, 0);
+    return sodium_memcmp(a, b, sizeof a) == 0;
+}
+
+// The address of "address:port" (a peer as the transport names it).
+std::string address_of(const std::string& peer) {
+    const size_t colon = peer.rfind(':');
+    return colon == std::string::npos ? peer : peer.substr(0, colon);
+}
+
+// The player a query or form names: `id` (hex of the subject's bytes: what links and forms
+// carry) or `subject` (text, for a URL typed by hand).
+std::optional<std::string> subject_of(const Fields& fields) {
+    if (fields.values.count("id")) return from_hex(fields.get("id"));
+    return fields.get("subject");
 }
 
 Response html(int status, std::string body) {
@@ -58,6 +77,8 @@ Response problem(int status, const std::string& what) {
 }
 
 constexpr const char* kCookie = "arbiter_review";
+// 500 flags of 64 KiB of evidence and 200 assessments, written out, with room.
+constexpr size_t kMaxDossierBytes = 256 * 1024 * 1024;
 
 }  // namespace
 
@@ -131,17 +152,32 @@ Response ReviewSite::login_page(const std::string& why, int status) {
 }
 
 Response ReviewSite::log_in(const Request& request) {
+    const auto now = std::chrono::steady_clock::now();
+    // Failed logins per address: past kMaxFailedLogins within kFailedLoginWindow every
+    // login from it is refused until the window passes, so guessing runs at a few tries a
+    // minute and cannot flood the log. (Loopback users share one address: one of them
+    // guessing holds the others off for a minute at most.)
+    const std::string address = address_of(request.peer);
+    std::erase_if(failed_logins_, [&](const auto& item) { return item.second.until < now; });
+    auto failures = failed_logins_.find(address);
+    if (failures != failed_logins_.end() && failures->second.count >= kMaxFailedLogins)
+        return login_page("Too many failed logins from this address: wait a minute.", 429);
     const Fields fields = parse_urlencoded(request.body);
     if (!fields.ok()) return login_page("The form could not be read: " + fields.problem, 400);
     const std::string& reviewer = fields.get("reviewer");
     if (reviewer.empty() || reviewer.size() > 200)
         return login_page("Give your name (1 to 200 bytes).", 400);
     if (!same_secret(fields.get("token"), token_)) {
-        spdlog::warn("review page: a failed login from {} as '{}'", request.peer,
-                     escape_for_message(reviewer, 40));
+        if (failed_logins_.size() >= kMaxSessions) failed_logins_.clear();
+        auto& failed = failed_logins_[address];
+        if (failed.count++ == 0) failed.until = now + kFailedLoginWindow;
+        if (failed.count == 1 || failed.count == kMaxFailedLogins)
+            spdlog::warn("review page: {} failed login(s) from {} (the latest as '{}'){}",
+                         failed.count, escape_for_message(request.peer, 64),
+                         escape_for_message(reviewer, 40),
+                         failed.count == kMaxFailedLogins ? ": refusing it for a minute" : "");
         return login_page("That token is not the page's.", 403);
     }
-    const auto now = std::chrono::steady_clock::now();
     std::erase_if(sessions_, [&](const auto& item) { return item.second.expires < now; });
     while (sessions_.size() >= kMaxSessions) {
         auto oldest = sessions_.begin();
@@ -183,17 +219,21 @@ Response ReviewSite::queue_page(const Session& session, const std::string& query
 Response ReviewSite::dossier_page(const Session& session, const std::string& query) {
     const Fields fields = parse_urlencoded(query);
     if (!fields.ok()) return problem(400, "the query could not be read: " + fields.problem);
-    const std::string& subject = fields.get("subject");
+    const auto named = subject_of(fields);
+    if (!named) return problem(400, "id: the player's name in hex expected");
+    const std::string& subject = *named;
     const auto dossier = store_->dossier(subject);
     if (!dossier)
         return html(404, page("Unknown player", session.reviewer, session.form_token,
                               "<h1>No such player</h1><p>The store holds nothing on " +
-                                  html_escape(subject) + ".</p>"));
-    const auto parsed = nlohmann::json::parse(dossier->json);
+                                  html_name(subject) + ".</p>"));
+    // Bounded like any JSON from outside: the rows in it came from a shared store.
+    const UntrustedJson parsed = parse_untrusted_json(dossier->json, kMaxDossierBytes);
+    if (!parsed.ok()) return problem(500, "the dossier could not be read: " + parsed.problem);
     std::string message;
     if (fields.get("recorded") == "1") message = "Verdict recorded.";
-    return html(200, page(subject, session.reviewer, session.form_token,
-                          dossier_body(parsed, session.form_token, message)));
+    return html(200, page(escape_for_message(subject, 80), session.reviewer, session.form_token,
+                          dossier_body(parsed.value, session.form_token, message)));
 }
 
 Response ReviewSite::record_verdict(const Request& request, const Session& session) {
@@ -203,7 +243,9 @@ Response ReviewSite::record_verdict(const Request& request, const Session& sessi
     if (!fields.ok()) return problem(400, "the form could not be read: " + fields.problem);
     if (!same_secret(fields.get("form_token"), session.form_token))
         return problem(403, "the form's token is not this session's");
-    const std::string& subject = fields.get("subject");
+    const auto named = subject_of(fields);
+    if (!named) return problem(400, "id: the player's name in hex expected");
+    const std::string& subject = *named;
     try {
         store_->record_verdict(subject, fields.get("verdict"), session.reviewer,
                                fields.get("note"));
@@ -214,7 +256,7 @@ Response ReviewSite::record_verdict(const Request& request, const Session& sessi
     }
     spdlog::info("review page: {} recorded {} on '{}'", escape_for_message(session.reviewer, 40),
                  escape_for_message(fields.get("verdict"), 20), escape_for_message(subject, 80));
-    return redirect("/player?subject=" + url_escape(subject) + "&recorded=1");
+    return redirect("/player?" + player_query(subject) + "&recorded=1");
 }
 
 }  // namespace arbiter::host::review_page

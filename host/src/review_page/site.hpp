@@ -54,6 +54,10 @@ class ReviewSite {
     // goes first).
     static constexpr std::chrono::hours kSessionLife{12};
     static constexpr size_t kMaxSessions = 256;
+    // Failed logins an address may make within kFailedLoginWindow; then it is refused
+    // until the window passes.
+    static constexpr int kMaxFailedLogins = 10;
+    static constexpr std::chrono::seconds kFailedLoginWindow{60};
 
   private:
     struct Session {
@@ -73,6 +77,11 @@ class ReviewSite {
     std::unique_ptr<ReviewStore> store_;
     std::string token_;
     std::map<std::string, Session> sessions_;
+    struct FailedLogins {
+        int count = 0;
+        std::chrono::steady_clock::time_point until;  // the window's end
+    };
+    std::map<std::string, FailedLogins> failed_logins_;  // by address
 };
 
 }  // namespace arbiter::host::review_page

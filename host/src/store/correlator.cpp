@@ -47,6 +47,10 @@ void Correlator::watch(const PlayerKey& player, const std::string& account) {
         std::lock_guard lock(mutex_);
         Watched& watched = watched_[player];
         if (watched.account == account && watched.looked_up) return;
+        // Another account for the same player: what was given for the old one is no
+        // measure for the new one. (Signals already given stay in the aggregation, as
+        // every signal does.)
+        if (watched.account != account) watched.given.clear();
         watched.account = account;
         watched.looked_up = false;
         fresh_.push_back(player);

@@ -23,10 +23,16 @@ using store::DatabaseError;
 
 namespace {
 
-// The store wrote this JSON itself; a row damaged by hand reads as an empty object.
+// An assessment holds every check's evidence (64 KiB each at most); past this a row is
+// not one the host wrote.
+constexpr size_t kMaxStoredJsonBytes = 16 * 1024 * 1024;
+
+// The store wrote this JSON itself, but another process sharing the store may have
+// written anything: a row too deep, too large or damaged reads as an empty object (a
+// nesting of 100,000 brackets would otherwise overflow the stack when copied).
 json stored_json(const std::string& text) {
-    json parsed = json::parse(text, nullptr, false);
-    return parsed.is_discarded() ? json::object() : parsed;
+    UntrustedJson parsed = parse_untrusted_json(text, kMaxStoredJsonBytes);
+    return parsed.ok() ? std::move(parsed.value) : json::object();
 }
 
 constexpr int64_t kFirstHourUs = 3600LL * 1'000'000;
@@ -172,13 +178,32 @@ std::vector<ReviewStore::QueueEntry> ReviewStore::queue(size_t limit, int64_t wi
     return entries;
 }
 
-std::optional<ReviewStore::Dossier> ReviewStore::dossier(const std::string& subject) {
+std::optional<ReviewStore::Dossier> ReviewStore::dossier(const std::string& subject,
+                                                         size_t max_matches, size_t max_events) {
     json matches = json::array(), events = json::array(), verdicts = json::array();
     std::set<std::string> servers;
-    auto assessed = db_->prepare(
-        "SELECT server_id, relay_id, match_id, player, account, action, combined_score, final, "
-        "assessment_json, updated_unix FROM assessments WHERE subject = ? ORDER BY updated_unix, "
-        "server_id, relay_id, match_id");
+    auto count = [&](const char* sql) {
+        auto rows = db_->prepare(sql);
+        rows->bind(1, subject);
+        return rows->step() ? rows->integer(0) : 0;
+    };
+    const int64_t matches_total = count("SELECT COUNT(*) FROM assessments WHERE subject = ?");
+    const int64_t events_total = count("SELECT COUNT(*) FROM security_events WHERE subject = ?");
+    for (const char* sql : {"SELECT DISTINCT server_id FROM assessments WHERE subject = ?",
+                            "SELECT DISTINCT server_id FROM security_events WHERE subject = ?"}) {
+        auto rows = db_->prepare(sql);
+        rows->bind(1, subject);
+        while (rows->step())
+            servers.insert(rows->text(0));
+    }
+    // The latest ones, oldest first: a player flagged for months stays one page, not all
+    // of it at once.
+    auto assessed = db_->prepare(fmt::format(
+        "SELECT * FROM (SELECT server_id, relay_id, match_id, player, account, action, "
+        "combined_score, final, assessment_json, updated_unix FROM assessments WHERE subject = ? "
+        "ORDER BY updated_unix DESC, server_id DESC, relay_id DESC, match_id DESC LIMIT {}) AS "
+        "latest ORDER BY updated_unix, server_id, relay_id, match_id",
+        max_matches));
     assessed->bind(1, subject);
     while (assessed->step()) {
         servers.insert(assessed->text(0));
@@ -193,11 +218,13 @@ std::optional<ReviewStore::Dossier> ReviewStore::dossier(const std::string& subj
                            {"assessment", stored_json(assessed->text(8))},
                            {"updated_unix", assessed->integer(9)}});
     }
-    auto flagged = db_->prepare(
-        "SELECT event_id, server_id, relay_id, match_id, player, plugin, event_type, "
-        "model_class, severity, score, confidence, weighted_score, tripwire, evidence, "
-        "relay_time_us, joined_relay_time_us, recorded_unix, reviewed, reviewed_by, verdict "
-        "FROM security_events WHERE subject = ? ORDER BY recorded_unix, event_id");
+    auto flagged = db_->prepare(fmt::format(
+        "SELECT * FROM (SELECT event_id, server_id, relay_id, match_id, player, plugin, "
+        "event_type, model_class, severity, score, confidence, weighted_score, tripwire, "
+        "evidence, relay_time_us, joined_relay_time_us, recorded_unix, reviewed, reviewed_by, "
+        "verdict FROM security_events WHERE subject = ? ORDER BY recorded_unix DESC, event_id "
+        "DESC LIMIT {}) AS latest ORDER BY recorded_unix, event_id",
+        max_events));
     flagged->bind(1, subject);
     while (flagged->step()) {
         servers.insert(flagged->text(1));
@@ -239,6 +266,8 @@ std::optional<ReviewStore::Dossier> ReviewStore::dossier(const std::string& subj
     SubjectFacts facts = facts_of(*db_, subject, 7 * 24 * 3600);
     json dossier = {{"subject", subject},
                     {"servers", json(std::vector<std::string>(servers.begin(), servers.end()))},
+                    {"matches_total", matches_total},
+                    {"events_total", events_total},
                     {"trust", facts.trust_json},
                     {"correlation", facts.correlation},
                     {"matches", matches},

@@ -17,6 +17,9 @@ constexpr double kReportStep = 0.05;
 // one honest player in a hundred by construction).
 constexpr double kHighTail = 99.9;
 constexpr double kLowTail = 0.1;
+// Intervals a timing signal's evidence lists (about 8 KB of its 64 KiB); `intervals` gives
+// how many the window had.
+constexpr size_t kMaxIntervalsInEvidence = 1000;
 
 int64_t to_us(double seconds) {
     return static_cast<int64_t>(std::llround(seconds * 1e6));
@@ -268,10 +271,14 @@ void KaladinAnalyzer::on_input(MatchState& match, uint32_t id, PlayerState& p, S
     auto window_evidence = [&](Evidence e) {
         // The intervals themselves, so that a reviewer sees their spread (the review page
         // draws them as a histogram), not only the figure computed from them.
+        // The newest kMaxIntervalsInEvidence of them, so that a long window (the settings
+        // allow 100,000 intervals) still fits the host's 64 KiB of evidence.
         std::vector<double> intervals_ms;
-        intervals_ms.reserve(window->intervals_us.size());
-        for (const int64_t us : window->intervals_us)
-            intervals_ms.push_back(static_cast<double>(us) / 1e3);
+        const size_t n = window->intervals_us.size();
+        const size_t from = n > kMaxIntervalsInEvidence ? n - kMaxIntervalsInEvidence : 0;
+        intervals_ms.reserve(n - from);
+        for (size_t i = from; i < n; ++i)
+            intervals_ms.push_back(static_cast<double>(window->intervals_us[i]) / 1e3);
         return e.add("window_s", static_cast<double>(window->to_us - window->from_us) / 1e6)
             .add("window_from_us", window->from_us)
             .add("window_to_us", window->to_us)

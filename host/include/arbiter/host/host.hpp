@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -201,6 +202,7 @@ class Host {
     std::vector<std::shared_ptr<Sink>> sinks_;
     std::shared_ptr<SecurityEventLog> security_log_;
     std::unique_ptr<Correlator> correlator_;  // with [correlation] enabled
+    std::chrono::steady_clock::time_point close_settle_deadline_;  // see finish_match
     std::map<std::pair<std::string, uint64_t>, OpenMatch> open_matches_;
     // The match being ended, while its plugins report their final signals.
     std::pair<std::pair<std::string, uint64_t>, const OpenMatch*> ending_match_{{}, nullptr};

@@ -126,7 +126,10 @@ class ReviewStore {
         std::string subject;
         std::string json;  // everything, as JSON (docs/review.md has its fields)
     };
-    std::optional<Dossier> dossier(const std::string& subject);
+    // The latest `max_matches` assessments and `max_events` flags (matches_total and
+    // events_total say how many there are), every server and verdict.
+    std::optional<Dossier> dossier(const std::string& subject, size_t max_matches = 200,
+                                   size_t max_events = 500);
 
     // Records a verdict (confirmed, false_positive, inconclusive) on a player by a
     // reviewer, and marks their unreviewed events as reviewed with it. Throws
