@@ -69,7 +69,7 @@ void MovementArea::on_position(const fb::Event& event, const Arrivals& arrivals,
     // One update's displacement: no tick of movement produces this much, nor does the
     // movement of a silence before it (the updates it held back lost).
     if (!track.samples.empty()) {
-        const Sample& previous = track.samples.back();
+        const Sample previous = track.samples.back();
         double jump = distance(previous.position, sample.position);
         // The reach is never under teleport_distance: only a longer jump needs it.
         const double reach_m = jump > limits_.teleport_distance
@@ -88,7 +88,8 @@ void MovementArea::on_position(const fb::Event& event, const Arrivals& arrivals,
                                         .add("to", position_evidence(sample))});
         }
     }
-    const int64_t previous_us = track.samples.empty() ? -1 : track.samples.back().t_us;
+    const int64_t previous_us =
+        track.samples.empty() ? -1 : track.samples.time(track.samples.size() - 1);
     // The usual spacing before this update's gap: after a silence longer than the stretch
     // the spacing is measured over, the silence would be the only gap left, and a wait
     // measured against itself is no wait.
@@ -296,7 +297,7 @@ void MovementArea::forget_old(Player& player, int64_t now_us) const {
     const int64_t keep_us = micros(limits_.window_s) + spacing_horizon_us();
     auto& samples = player.track.samples;
     // Keep one sample older than the horizon: it may be the start of a window.
-    while (samples.size() > 2 && samples[1].t_us < now_us - keep_us) {
+    while (samples.size() > 2 && samples.time(1) < now_us - keep_us) {
         player.spacing.popping_front(player.track);
         samples.pop_front();
     }
@@ -351,45 +352,47 @@ T get_raw(const uint8_t*& at) {
     return value;
 }
 
-void put_samples(StateWriter& out, const std::deque<Sample>& samples) {
+void put_samples(StateWriter& out, const SampleRing& samples) {
+    const size_t count = samples.size();
     bool compact = true;
-    int64_t previous_us = samples.empty() ? 0 : samples.front().t_us;
-    for (const Sample& s : samples) {
-        const int64_t gap = s.t_us - previous_us;
-        previous_us = s.t_us;
-        if (gap < INT32_MIN || gap > INT32_MAX || !is_float(s.position.x) ||
-            !is_float(s.position.y) || !is_float(s.position.z)) {
-            compact = false;
-            break;
-        }
+    int64_t previous_us = count == 0 ? 0 : samples.time(0);
+    for (size_t i = 0; i < count && compact; ++i) {
+        const int64_t t_us = samples.time(i);
+        const int64_t gap = t_us - previous_us;
+        previous_us = t_us;
+        const Vec3 p = samples.position(i);
+        compact =
+            gap >= INT32_MIN && gap <= INT32_MAX && is_float(p.x) && is_float(p.y) && is_float(p.z);
     }
-    out.put<uint64_t>(samples.size());
+    out.put<uint64_t>(count);
     out.put<uint8_t>(compact ? 1 : 0);
-    std::vector<uint8_t> bytes(compact ? 8 + samples.size() * kCompactSample
-                                       : samples.size() * kWholeSample);
+    std::vector<uint8_t> bytes(compact ? 8 + count * kCompactSample : count * kWholeSample);
     uint8_t* at = bytes.data();
     if (compact) {
-        previous_us = samples.empty() ? 0 : samples.front().t_us;
+        previous_us = count == 0 ? 0 : samples.time(0);
         put_raw<int64_t>(at, previous_us);
-        for (const Sample& s : samples) {
-            put_raw<int32_t>(at, static_cast<int32_t>(s.t_us - previous_us));
-            previous_us = s.t_us;
-            put_raw<float>(at, static_cast<float>(s.position.x));
-            put_raw<float>(at, static_cast<float>(s.position.y));
-            put_raw<float>(at, static_cast<float>(s.position.z));
+        for (size_t i = 0; i < count; ++i) {
+            const int64_t t_us = samples.time(i);
+            put_raw<int32_t>(at, static_cast<int32_t>(t_us - previous_us));
+            previous_us = t_us;
+            const Vec3 p = samples.position(i);
+            put_raw<float>(at, static_cast<float>(p.x));
+            put_raw<float>(at, static_cast<float>(p.y));
+            put_raw<float>(at, static_cast<float>(p.z));
         }
     } else {
-        for (const Sample& s : samples) {
-            put_raw<int64_t>(at, s.t_us);
-            put_raw<double>(at, s.position.x);
-            put_raw<double>(at, s.position.y);
-            put_raw<double>(at, s.position.z);
+        for (size_t i = 0; i < count; ++i) {
+            const Vec3 p = samples.position(i);
+            put_raw<int64_t>(at, samples.time(i));
+            put_raw<double>(at, p.x);
+            put_raw<double>(at, p.y);
+            put_raw<double>(at, p.z);
         }
     }
     out.put_bytes(bytes);
 }
 
-std::deque<Sample> get_samples(StateReader& in) {
+SampleRing get_samples(StateReader& in) {
     const uint64_t count = in.get_count(kCompactSample);
     const auto flag = in.get<uint8_t>();
     if (flag > 1) throw StateError("state blob has a sample encoding of " + std::to_string(flag));
@@ -399,7 +402,7 @@ std::deque<Sample> get_samples(StateReader& in) {
     if (bytes.size() != expected)
         throw StateError("state blob has " + std::to_string(bytes.size()) + " bytes for " +
                          std::to_string(count) + " samples, expected " + std::to_string(expected));
-    std::deque<Sample> samples;
+    SampleRing samples;
     const uint8_t* at = bytes.data();
     // What a sample must be for the checks to measure it: a bounded relay time (the
     // compact form adds 32-bit steps, so each sum is checked) and a finite position.
@@ -467,9 +470,7 @@ void MovementArea::restore_track(StateReader& in, Player& player) const {
     }
     // A blob may hold receive times that go back (the plugin keeps what it was sent): the
     // look-backs binary-search only tracks that are in order.
-    track.in_order =
-        std::is_sorted(track.samples.begin(), track.samples.end(),
-                       [](const Sample& a, const Sample& b) { return a.t_us < b.t_us; });
+    track.in_order = std::is_sorted(track.samples.times_begin(), track.samples.times_end());
 }
 
 void MovementArea::save_runs(StateWriter& out, const Player& player) const {
