@@ -60,9 +60,10 @@ void MovementArea::on_position(const fb::Event& event, const Arrivals& arrivals,
         player.spacing.cleared();
         track.samples.push_back(sample);
         player.spacing.pushed(track);
-        player.sustained = {};
-        player.airborne = {};
+        player.sustained.reset();
+        player.airborne.reset();
         player.below_updates = 0;
+        player.below_since.reset();
         return;
     }
 
@@ -110,7 +111,7 @@ void MovementArea::check_ground(uint32_t player_id, Player& player, const Sample
     std::optional<double> ground;
     if (auto h = update.ground_height(); h.has_value()) ground = static_cast<double>(*h);
     if (auto below = check_below_terrain(sample.position.z, ground, limits_)) {
-        if (player.below_updates++ == 0) player.below_since = sample;
+        if (player.below_updates++ == 0) player.below_since.assign(sample, false);
         out.report({.player = player_id,
                     .code = "movement.below_terrain",
                     .score = below->score,
@@ -122,30 +123,35 @@ void MovementArea::check_ground(uint32_t player_id, Player& player, const Sample
                                     .add("z", sample.position.z)
                                     .add("ground_height", *ground)
                                     .add("updates_below", player.below_updates)
-                                    .add("since", position_evidence(player.below_since))
+                                    .add("since", position_evidence(player.below_since.view()))
                                     .add("at", position_evidence(sample))});
     } else {
         player.below_updates = 0;
+        player.below_since.reset();
     }
 
     std::optional<bool> on_ground;
     if (auto g = update.on_ground(); g.has_value()) on_ground = *g;
-    player.airborne = extend_airborne(player.airborne, sample, on_ground, previous_us, typical_us);
-    if (auto airborne = check_airborne(player.airborne, limits_)) {
-        out.report({.player = player_id,
-                    .code = "movement.airborne",
-                    .score = airborne->score,
-                    .confidence = 0.9,
-                    .evidence = Evidence()
-                                    .add("airborne_s", airborne->airborne_s)
-                                    .add("limit_s", airborne->limit_s)
-                                    .add("max_jump_time_s", limits_.max_jump_time_s)
-                                    .add("grace_s", limits_.airborne_grace_s)
-                                    .add("elapsed_s", airborne->elapsed_s)
-                                    .add("lag_allowance_s", airborne->allowance_s)
-                                    .add("updates", player.airborne.updates)
-                                    .add("takeoff", position_evidence(player.airborne.takeoff))
-                                    .add("at", position_evidence(player.airborne.last))});
+    AirborneStretch stretch =
+        extend_airborne(player.airborne.view(), sample, on_ground, previous_us, typical_us);
+    const bool flying = stretch.active;
+    player.airborne.assign(std::move(stretch), !flying);
+    if (auto airborne = check_airborne(player.airborne.view(), limits_)) {
+        out.report(
+            {.player = player_id,
+             .code = "movement.airborne",
+             .score = airborne->score,
+             .confidence = 0.9,
+             .evidence = Evidence()
+                             .add("airborne_s", airborne->airborne_s)
+                             .add("limit_s", airborne->limit_s)
+                             .add("max_jump_time_s", limits_.max_jump_time_s)
+                             .add("grace_s", limits_.airborne_grace_s)
+                             .add("elapsed_s", airborne->elapsed_s)
+                             .add("lag_allowance_s", airborne->allowance_s)
+                             .add("updates", player.airborne.view().updates)
+                             .add("takeoff", position_evidence(player.airborne.view().takeoff))
+                             .add("at", position_evidence(player.airborne.view().last))});
     }
 }
 
@@ -184,7 +190,7 @@ void MovementArea::check_windows(uint32_t player_id, Player& player, const Arriv
     const size_t end = track.samples.size() - 1;
     auto window = measure_window(track, end, limits_, typical_us);
     if (!window) {
-        player.sustained = {};
+        player.sustained.reset();
         return;
     }
     widen_by_silence(*window, track, arrivals, limits_);
@@ -219,9 +225,11 @@ void MovementArea::check_windows(uint32_t player_id, Player& player, const Arriv
     }
 
     // Over the limit window after window, for longer than sustained_s.
-    player.sustained = extend_run(player.sustained, *window, limits_);
-    if (auto sustained = check_sustained(player.sustained, limits_)) {
-        const SustainedRun& run = player.sustained;
+    SustainedRun extended = extend_run(player.sustained.view(), *window, limits_);
+    const bool over = extended.active;
+    player.sustained.assign(std::move(extended), !over);
+    if (auto sustained = check_sustained(player.sustained.view(), limits_)) {
+        const SustainedRun& run = player.sustained.view();
         out.report({.player = player_id,
                     .code = "movement.sustained_speed",
                     .score = sustained->score,
@@ -474,7 +482,7 @@ void MovementArea::restore_track(StateReader& in, Player& player) const {
 }
 
 void MovementArea::save_runs(StateWriter& out, const Player& player) const {
-    const SustainedRun& run = player.sustained;
+    const SustainedRun& run = player.sustained.view();
     out.put<uint8_t>(run.active ? 1 : 0);
     put_sample(out, run.first_from);
     put_sample(out, run.first_to);
@@ -483,18 +491,19 @@ void MovementArea::save_runs(StateWriter& out, const Player& player) const {
     out.put<double>(run.highest_mps);
     out.put<double>(run.sum_mps);
     out.put<int64_t>(run.windows);
-    const AirborneStretch& air = player.airborne;
+    const AirborneStretch& air = player.airborne.view();
     out.put<uint8_t>(air.active ? 1 : 0);
     put_sample(out, air.takeoff);
     put_sample(out, air.last);
     out.put<int64_t>(air.updates);
     out.put<int64_t>(air.longest_wait_us);
     out.put<int64_t>(player.below_updates);
-    put_sample(out, player.below_since);
+    put_sample(out, player.below_since.view());
 }
 
 void MovementArea::restore_runs(StateReader& in, Player& player) const {
-    SustainedRun& run = player.sustained;
+    // Read whole, held only while under way: an inactive one is read by no check.
+    SustainedRun run;
     run.active = get_flag(in);
     run.first_from = get_sample(in);
     run.first_to = get_sample(in);
@@ -503,14 +512,19 @@ void MovementArea::restore_runs(StateReader& in, Player& player) const {
     run.highest_mps = in.get_finite("speed");
     run.sum_mps = in.get_finite("speed");
     run.windows = in.get_counter("sustained window");
-    AirborneStretch& air = player.airborne;
+    const bool over = run.active;
+    player.sustained.assign(std::move(run), !over);
+    AirborneStretch air;
     air.active = get_flag(in);
     air.takeoff = get_sample(in);
     air.last = get_sample(in);
     air.updates = in.get_counter("airborne update");
     air.longest_wait_us = in.get_relay_time("airborne wait");
+    const bool flying = air.active;
+    player.airborne.assign(std::move(air), !flying);
     player.below_updates = in.get_counter("below-terrain update");
-    player.below_since = get_sample(in);
+    const Sample since = get_sample(in);
+    player.below_since.assign(since, player.below_updates == 0);
 }
 
 }  // namespace arbiter::reference

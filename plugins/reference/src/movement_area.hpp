@@ -10,6 +10,7 @@
 #include <arbiter/sdk.hpp>
 
 #include "arrivals.hpp"
+#include "lazy.hpp"
 #include "movement.hpp"
 #include "reports.hpp"
 
@@ -23,11 +24,12 @@ class MovementArea {
         // reported to it).
         SpacingMedian spacing;
         // The current run of windows over the speed limit, the current stretch off the
-        // ground, and the updates in a row under the terrain (the first of them).
-        SustainedRun sustained;
-        AirborneStretch airborne;
+        // ground, and the updates in a row under the terrain (the first of them): each held
+        // only while it is under way (an inactive run or stretch is an empty one).
+        Lazy<SustainedRun> sustained;
+        Lazy<AirborneStretch> airborne;
         int64_t below_updates = 0;
-        Sample below_since;
+        Lazy<Sample> below_since;
     };
 
     // Reads the [movement] table.
