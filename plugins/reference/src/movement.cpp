@@ -274,6 +274,9 @@ std::optional<WindowMeasure> measure_window(const Track& track, size_t end_index
     if (start >= end_index) return std::nullopt;
     double wait_s = 0;
     start = span_long_silences(track, start, limits, typical_us, wait_s);
+    // A start whose position the owner let go (only after the limits changed under it:
+    // MovementArea::forget_positions) is no window.
+    if (!track.samples.has_position(start)) return std::nullopt;
     const Sample end = track.samples[end_index];
     WindowMeasure m;
     m.start_index = start;

@@ -58,6 +58,7 @@ void MovementArea::on_position(const fb::Event& event, const Arrivals& arrivals,
     if (update.server_teleport()) {
         track.samples.clear();
         player.spacing.cleared();
+        player.long_gaps = 0;
         track.samples.push_back(sample);
         player.spacing.pushed(track);
         player.sustained.reset();
@@ -98,11 +99,70 @@ void MovementArea::on_position(const fb::Event& event, const Arrivals& arrivals,
         track.samples.empty() ? 0 : player.spacing.value(track, t_us - spacing_horizon_us());
     track.samples.push_back(sample);
     player.spacing.pushed(track);
+    if (player.long_gap_cap == limits_.max_lag_allowance_s &&
+        is_long_gap(track, track.samples.size() - 1))
+        ++player.long_gaps;
     forget_old(player, t_us);
     const int64_t typical_us = player.spacing.value(track, t_us - spacing_horizon_us());
     track.in_order = player.spacing.in_order();
     check_ground(player_id, player, sample, update, previous_us, spacing_before_us, out);
     check_windows(player_id, player, arrivals, typical_us, out);
+    forget_positions(player);
+}
+
+bool MovementArea::is_long_gap(const Track& track, size_t i) const {
+    // span_long_silences moves a window's start back over a gap whose wait beyond the usual
+    // spacing, max(0, gap - typical), is over the cap; the usual spacing is never negative
+    // in a track in order, so only a gap itself over the cap can be one.
+    return i >= 1 && i < track.samples.size() && limits_.max_lag_allowance_s > 0 &&
+           static_cast<double>(track.samples.time(i) - track.samples.time(i - 1)) / 1e6 >
+               limits_.max_lag_allowance_s;
+}
+
+void MovementArea::forget_positions(Player& player) const {
+    // The checks read positions only at a window's start and end (measure_window): the after
+    // window ends at the newest sample and starts at window_start_index of it, the before
+    // window ends there and starts at window_start_index of that, and either start may move
+    // back, in span_long_silences, only to the sample before a gap over the cap. In a track
+    // in order (relay time never goes back within a match: the host refuses such batches),
+    // window_start_index of a later sample is never earlier: it starts from the latest sample
+    // a window before, which only moves forward, and a burst moves it further. So no window,
+    // now or after any update to come, starts before the latest sample a window before the
+    // latest sample a window before the newest, except before a long gap, where the before
+    // window may start as far as a window before it. Those positions stay; the rest of the
+    // track keeps only its times, which the spacing and the look-backs read. A change of the
+    // limits may ask for a position let go: measure_window measures no such window.
+    Track& track = player.track;
+    SampleRing& samples = track.samples;
+    if (!track.in_order || !samples.compact() || samples.size() < 3) return;
+    const auto window_us = static_cast<int64_t>(limits_.window_s * 1e6);
+    // The latest sample at least a window before sample e, as window_start_index finds it
+    // before a burst moves it forward; samples.size() if none.
+    auto window_before = [&samples, window_us](size_t e) {
+        const auto it = std::upper_bound(samples.times_begin(),
+                                         samples.times_begin() + static_cast<std::ptrdiff_t>(e + 1),
+                                         samples.time(e) - window_us);
+        return it == samples.times_begin() ? samples.size() : it.index() - 1;
+    };
+    const size_t after = window_before(samples.size() - 1);
+    if (after >= samples.size()) return;
+    size_t keep = window_before(after);
+    if (keep >= samples.size()) return;
+    if (!(player.long_gap_cap == limits_.max_lag_allowance_s)) {
+        player.long_gaps = 0;
+        for (size_t i = 1; i < samples.size(); ++i)
+            if (is_long_gap(track, i)) ++player.long_gaps;
+        player.long_gap_cap = limits_.max_lag_allowance_s;
+    }
+    if (player.long_gaps > 0) {
+        for (size_t i = 1; i < samples.size(); ++i) {
+            if (!is_long_gap(track, i)) continue;
+            const size_t before_gap = window_before(i - 1);
+            if (before_gap >= samples.size()) return;
+            keep = std::min(keep, before_gap);
+        }
+    }
+    samples.forget_positions_before(keep);
 }
 
 void MovementArea::check_ground(uint32_t player_id, Player& player, const Sample& sample,
@@ -168,7 +228,7 @@ namespace {
 void widen_by_silence(WindowMeasure& w, const Track& track, const Arrivals& arrivals,
                       const MovementLimits& limits) {
     if (track.samples.empty() || !(limits.max_lag_allowance_s > 0)) return;
-    const int64_t first_us = track.samples.front().t_us;
+    const int64_t first_us = track.samples.time(0);
     const int64_t look_back_us = static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) + 1'000'000;
     int64_t longest_us = 0;
     for (const Gap& g : arrivals.gaps)
@@ -307,6 +367,8 @@ void MovementArea::forget_old(Player& player, int64_t now_us) const {
     // Keep one sample older than the horizon: it may be the start of a window.
     while (samples.size() > 2 && samples.time(1) < now_us - keep_us) {
         player.spacing.popping_front(player.track);
+        if (player.long_gap_cap == limits_.max_lag_allowance_s && is_long_gap(player.track, 1))
+            --player.long_gaps;
         samples.pop_front();
     }
     auto& rtts = player.track.rtts;
@@ -339,6 +401,13 @@ Sample get_sample(StateReader& in) {
 // coordinate is a float (it is: positions arrive as floats): the first receive time, then
 // per sample the gap since the one before and x, y, z as floats, 16 bytes. Otherwise each
 // sample whole, 32 bytes. Either way the samples read back are the ones written.
+//
+// The positions the track let go (SampleRing::forget_positions_before; only a compact
+// track does) are written as the oldest position it kept, and their count in the first
+// sample's gap, with the first receive time that much earlier: a reader that knows of it
+// (this one) lets the same positions go, and one that does not (this plugin before it
+// let positions go, after a swap back) reads the same times and finite positions, which no
+// window of the same limits reads.
 constexpr size_t kCompactSample = 4 + 3 * 4;
 constexpr size_t kWholeSample = 8 + 3 * 8;
 
@@ -372,12 +441,15 @@ void put_samples(StateWriter& out, const SampleRing& samples) {
         compact =
             gap >= INT32_MIN && gap <= INT32_MAX && is_float(p.x) && is_float(p.y) && is_float(p.z);
     }
+    // The count of positions let go, in the first gap (above); 0 if it cannot be said.
+    int64_t forgotten = compact ? static_cast<int64_t>(samples.positions_forgotten()) : 0;
+    if (count > 0 && samples.time(0) - forgotten < -StateReader::kMaxStoredTimeUs) forgotten = 0;
     out.put<uint64_t>(count);
     out.put<uint8_t>(compact ? 1 : 0);
     std::vector<uint8_t> bytes(compact ? 8 + count * kCompactSample : count * kWholeSample);
     uint8_t* at = bytes.data();
     if (compact) {
-        previous_us = count == 0 ? 0 : samples.time(0);
+        previous_us = count == 0 ? 0 : samples.time(0) - forgotten;
         put_raw<int64_t>(at, previous_us);
         for (size_t i = 0; i < count; ++i) {
             const int64_t t_us = samples.time(i);
@@ -421,11 +493,14 @@ SampleRing get_samples(StateReader& in) {
             throw StateError("state blob has a sample with a non-finite position");
         return s;
     };
+    int64_t forgotten = 0;
     if (compact) {
         int64_t t_us = StateReader::checked_relay_time(get_raw<int64_t>(at), "first sample time");
         for (uint64_t i = 0; i < count; ++i) {
             Sample s;
-            t_us += get_raw<int32_t>(at);  // bounded before, and checked after each step
+            const int32_t gap = get_raw<int32_t>(at);
+            if (i == 0) forgotten = gap;
+            t_us += gap;  // bounded before, and checked after each step
             s.t_us = t_us;
             s.position.x = get_raw<float>(at);
             s.position.y = get_raw<float>(at);
@@ -442,6 +517,10 @@ SampleRing get_samples(StateReader& in) {
             samples.push_back(checked(s));
         }
     }
+    // A count that is not one (a blob of the plugin before it let positions go has 0 here)
+    // keeps them all.
+    if (forgotten > 0 && static_cast<uint64_t>(forgotten) < count)
+        samples.forget_positions_before(static_cast<size_t>(forgotten));
     return samples;
 }
 

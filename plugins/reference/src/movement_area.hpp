@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include <arbiter/sdk.hpp>
 
@@ -30,6 +31,10 @@ class MovementArea {
         Lazy<AirborneStretch> airborne;
         int64_t below_updates = 0;
         Lazy<Sample> below_since;
+        // Gaps of the track longer than the lag allowance's cap, which a window may span
+        // (forget_positions), as counted for the cap long_gap_cap (NaN: count again).
+        uint32_t long_gaps = 0;
+        double long_gap_cap = std::numeric_limits<double>::quiet_NaN();
     };
 
     // Reads the [movement] table.
@@ -64,6 +69,10 @@ class MovementArea {
     // How far back a player's usual spacing of updates is measured (the track keeps a
     // window more, for the acceleration check).
     int64_t spacing_horizon_us() const;
+    // Lets go of the positions of the track that no window can start or end at any more.
+    void forget_positions(Player& player) const;
+    // Whether the gap before sample i may be a silence a window spans (span_long_silences).
+    bool is_long_gap(const Track& track, size_t i) const;
 
     MovementLimits limits_;
 };
