@@ -25,6 +25,10 @@ class HitsArea {
         // Claims that failed line of sight, and target state.
         int64_t blocked_hits = 0;
         int64_t dead_target_hits = 0;
+
+        bool empty() const {
+            return shots.empty() && kills.empty() && blocked_hits == 0 && dead_target_hits == 0;
+        }
     };
 
     // Reads the [hits] table.

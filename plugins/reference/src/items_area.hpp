@@ -17,6 +17,8 @@ class ItemsArea {
     struct Player {
         // Relay times of the rate-limited acquisitions of each item, in the window.
         TimesByName acquisitions;
+
+        bool empty() const { return acquisitions.empty(); }
     };
 
     // Reads the [items] table.

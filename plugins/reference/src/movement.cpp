@@ -22,13 +22,13 @@ int64_t typical_interval_us(const Track& track, int64_t since_us) {
     const auto& samples = track.samples;
     if (samples.size() < 2) return 0;
     // The first gap that ends at or after since_us (samples are in receive order).
-    auto first = std::lower_bound(samples.begin() + 1, samples.end(), since_us,
-                                  [](const Sample& s, int64_t t) { return s.t_us < t; });
-    if (first == samples.end()) return 0;
+    const auto first =
+        std::lower_bound(samples.times_begin() + 1, samples.times_end(), since_us).index();
     // On the stack when it fits (it does at any usual rate): this runs for every position
     // update, and a fresh vector would cost an allocation each time. Not a thread_local
     // buffer: its destructor would keep the plugin loaded after a reload.
-    const auto count = static_cast<size_t>(samples.end() - first);
+    const size_t count = samples.size() - first;
+    if (count == 0) return 0;
     std::array<int64_t, 512> on_stack;
     std::vector<int64_t> on_heap;
     int64_t* gaps = on_stack.data();
@@ -36,24 +36,36 @@ int64_t typical_interval_us(const Track& track, int64_t since_us) {
         on_heap.resize(count);
         gaps = on_heap.data();
     }
-    size_t n = 0;
-    for (auto it = first; it != samples.end(); ++it)
-        gaps[n++] = it->t_us - std::prev(it)->t_us;
-    std::nth_element(gaps, gaps + n / 2, gaps + n);
-    return gaps[n / 2];
+    for (size_t k = 0; k < count; ++k)
+        gaps[k] = samples.time(first + k) - samples.time(first + k - 1);
+    std::nth_element(gaps, gaps + count / 2, gaps + count);
+    return gaps[count / 2];
 }
 
 int64_t typical_interval_us(const Track& track) {
     return typical_interval_us(track, std::numeric_limits<int64_t>::min());
 }
 
-void SpacingMedian::insert(int64_t gap) {
-    sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), gap), gap);
+SpacingMedian::Entry SpacingMedian::entry_of(const Track& track, size_t index) {
+    return static_cast<Entry>(track.samples.first_seq() + index);
 }
 
-void SpacingMedian::erase(int64_t gap) {
-    auto it = std::lower_bound(sorted_.begin(), sorted_.end(), gap);
-    if (it != sorted_.end() && *it == gap) {
+int64_t SpacingMedian::gap_of(const Track& track, Entry entry) {
+    const auto index = static_cast<Entry>(entry - static_cast<Entry>(track.samples.first_seq()));
+    return track.samples.time(index) - track.samples.time(index - 1u);
+}
+
+void SpacingMedian::insert(const Track& track, Entry entry, int64_t gap) {
+    // After the gaps of its value: it is the newest.
+    sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), gap,
+                                    [&track](int64_t g, Entry e) { return g < gap_of(track, e); }),
+                   entry);
+}
+
+void SpacingMedian::erase(const Track& track, Entry entry, int64_t gap) {
+    auto it = std::lower_bound(sorted_.begin(), sorted_.end(), gap,
+                               [&track](Entry e, int64_t g) { return gap_of(track, e) < g; });
+    if (it != sorted_.end() && *it == entry) {
         sorted_.erase(it);
     } else {
         valid_ = false;  // not ours: recount
@@ -63,21 +75,26 @@ void SpacingMedian::erase(int64_t gap) {
 void SpacingMedian::pushed(const Track& track) {
     const auto& samples = track.samples;
     if (samples.size() < 2) return;
-    const int64_t gap = samples.back().t_us - samples[samples.size() - 2].t_us;
+    const size_t last = samples.size() - 1;
+    const int64_t gap = samples.time(last) - samples.time(last - 1);
     if (gap < 0) ++descents_;
     if (!valid_) return;
-    insert(gap);
+    if (samples.size() > kMaxSamples) {
+        valid_ = false;
+        return;
+    }
+    insert(track, entry_of(track, last), gap);
     ++count_;
 }
 
 void SpacingMedian::popping_front(const Track& track) {
     const auto& samples = track.samples;
     if (samples.size() < 2) return;
-    const int64_t gap = samples[1].t_us - samples[0].t_us;
+    const int64_t gap = samples.time(1) - samples.time(0);
     if (gap < 0) --descents_;
     // The oldest gap of the track, in the set only if the set is every gap.
     if (!valid_ || count_ < samples.size() - 1) return;
-    erase(gap);
+    erase(track, entry_of(track, 1), gap);
     --count_;
 }
 
@@ -95,15 +112,20 @@ bool SpacingMedian::rebuild(const Track& track, int64_t since_us) {
     count_ = 0;
     descents_ = 0;
     for (size_t i = 1; i < samples.size(); ++i)
-        if (samples[i].t_us < samples[i - 1].t_us) ++descents_;
-    valid_ = descents_ == 0;
+        if (samples.time(i) < samples.time(i - 1)) ++descents_;
+    valid_ = descents_ == 0 && samples.size() <= kMaxSamples;
     if (!valid_) return false;
     since_us_ = since_us;
-    for (size_t i = samples.size(); i > 1 && samples[i - 1].t_us >= since_us; --i) {
-        sorted_.push_back(samples[i - 1].t_us - samples[i - 2].t_us);
+    size_t first = samples.size();
+    while (first > 1 && samples.time(first - 1) >= since_us)
+        --first;
+    for (size_t i = first; i < samples.size(); ++i) {
+        sorted_.push_back(entry_of(track, i));
         ++count_;
     }
-    std::sort(sorted_.begin(), sorted_.end());
+    // Oldest first among equal gaps, as insert keeps them.
+    std::stable_sort(sorted_.begin(), sorted_.end(),
+                     [&track](Entry a, Entry b) { return gap_of(track, a) < gap_of(track, b); });
     return true;
 }
 
@@ -119,14 +141,15 @@ int64_t SpacingMedian::value(const Track& track, int64_t since_us) {
         if (!rebuild(track, since_us)) return typical_interval_us(track, since_us);
     }
     // Drop the gaps that end before since_us, oldest first.
-    while (count_ > 0 && samples[samples.size() - count_].t_us < since_us) {
-        erase(samples[samples.size() - count_].t_us - samples[samples.size() - count_ - 1].t_us);
+    while (count_ > 0 && samples.time(samples.size() - count_) < since_us) {
+        const size_t oldest = samples.size() - count_;
+        erase(track, entry_of(track, oldest), samples.time(oldest) - samples.time(oldest - 1));
         --count_;
     }
     since_us_ = since_us;
     if (!valid_ && !rebuild(track, since_us)) return typical_interval_us(track, since_us);
     if (sorted_.empty()) return 0;
-    return sorted_[sorted_.size() / 2];
+    return gap_of(track, sorted_[sorted_.size() / 2]);
 }
 
 double longest_wait_s(const Track& track, int64_t t0_us, const MovementLimits& limits,
@@ -135,17 +158,16 @@ double longest_wait_s(const Track& track, int64_t t0_us, const MovementLimits& l
     const int64_t from_us =
         t0_us - static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) - 1'000'000;
     int64_t longest_us = 0;
-    // Iterators, not indices: a deque's operator[] divides by its block size each time.
     const auto& samples = track.samples;
     if (samples.size() > 1) {
-        auto first = std::next(samples.begin());
+        size_t first = 1;
         // In order, the gaps that end before from_us are skipped in one search.
         if (track.in_order)
-            first = std::lower_bound(first, samples.end(), from_us,
-                                     [](const Sample& s, int64_t t) { return s.t_us < t; });
-        int64_t previous_us = std::prev(first)->t_us;
-        for (auto it = first; it != samples.end(); ++it) {
-            const int64_t t_us = it->t_us;
+            first =
+                std::lower_bound(samples.times_begin() + 1, samples.times_end(), from_us).index();
+        int64_t previous_us = samples.time(first - 1);
+        for (size_t i = first; i < samples.size(); ++i) {
+            const int64_t t_us = samples.time(i);
             if (t_us > t0_us) break;
             if (t_us >= from_us) longest_us = std::max(longest_us, t_us - previous_us);
             previous_us = t_us;
@@ -158,7 +180,7 @@ double longest_wait_s(const Track& track, int64_t t0_us, const MovementLimits& l
 
 double single_update_reach_m(const Track& track, const Sample& next, const MovementLimits& limits) {
     if (track.samples.empty() || !(limits.max_lag_allowance_s > 0)) return limits.teleport_distance;
-    const Sample& previous = track.samples.back();
+    const Sample previous = track.samples.back();
     const double elapsed_s = static_cast<double>(next.t_us - previous.t_us) / 1e6;
     // The whole wait, not the wait beyond the usual spacing: right after a long silence the
     // track may hold little else, and the silence would be its usual spacing.
@@ -190,16 +212,16 @@ size_t span_long_silences(const Track& track, size_t start, const MovementLimits
     for (;;) {
         // Only when longest_wait_s finds a wait over the cap (rare) is its stretch walked
         // again for the earliest such wait.
-        const int64_t t0_us = samples[start].t_us;
+        const int64_t t0_us = samples.time(start);
         wait_s = longest_wait_s(track, t0_us, limits, typical_us);
         if (!(wait_s > limits.max_lag_allowance_s)) return start;
         const int64_t from_us = t0_us - look_back_us;
         size_t earliest = start;
         for (size_t i = 1; i < samples.size(); ++i) {
-            if (samples[i].t_us > t0_us) break;
-            if (samples[i].t_us < from_us) continue;
-            const int64_t late_us =
-                std::max<int64_t>(0, samples[i].t_us - samples[i - 1].t_us - typical_us);
+            const int64_t t_us = samples.time(i);
+            if (t_us > t0_us) break;
+            if (t_us < from_us) continue;
+            const int64_t late_us = std::max<int64_t>(0, t_us - samples.time(i - 1) - typical_us);
             if (static_cast<double>(late_us) / 1e6 > limits.max_lag_allowance_s) {
                 earliest = i - 1;
                 break;
@@ -216,13 +238,12 @@ size_t window_start_index(const Track& track, size_t end_index, const MovementLi
     const auto& samples = track.samples;
     if (samples.empty() || end_index >= samples.size()) return samples.size();
     const size_t size = end_index + 1;  // the samples the window may use
-    const Sample& end = samples[end_index];
+    const int64_t end_us = samples.time(end_index);
     const int64_t window_us = static_cast<int64_t>(limits.window_s * 1e6);
-    const auto last = samples.begin() + static_cast<std::ptrdiff_t>(size);
-    auto it = std::upper_bound(samples.begin(), last, end.t_us - window_us,
-                               [](int64_t t, const Sample& s) { return t < s.t_us; });
-    if (it == samples.begin()) return samples.size();  // shorter than a window
-    size_t start = static_cast<size_t>(it - samples.begin()) - 1;
+    const auto last = samples.times_begin() + static_cast<std::ptrdiff_t>(size);
+    auto it = std::upper_bound(samples.times_begin(), last, end_us - window_us);
+    if (it == samples.times_begin()) return samples.size();  // shorter than a window
+    size_t start = it.index() - 1;
     // Updates of a catch-up burst arrive together but were sent over the whole silence
     // before it: the first of them shows a position older than its receive time says.
     // Start from the burst's last update, the one sent closest to its arrival; but never
@@ -230,9 +251,9 @@ size_t window_start_index(const Track& track, size_t end_index, const MovementLi
     // The gap is absolute, not relative to the track's usual spacing: the updates of a
     // long catch-up burst can be most of a track, and must not redefine what normal is.
     const auto spacing_us = static_cast<int64_t>(limits.burst_gap_s * 1e6);
-    const int64_t latest_us = samples[start].t_us + window_us / 4;
-    while (start + 2 < size && samples[start + 1].t_us - samples[start].t_us < spacing_us &&
-           samples[start + 1].t_us <= latest_us)
+    const int64_t latest_us = samples.time(start) + window_us / 4;
+    while (start + 2 < size && samples.time(start + 1) - samples.time(start) < spacing_us &&
+           samples.time(start + 1) <= latest_us)
         ++start;
     return start;
 }
@@ -253,7 +274,10 @@ std::optional<WindowMeasure> measure_window(const Track& track, size_t end_index
     if (start >= end_index) return std::nullopt;
     double wait_s = 0;
     start = span_long_silences(track, start, limits, typical_us, wait_s);
-    const Sample& end = track.samples[end_index];
+    // A start whose position the owner let go (only after the limits changed under it:
+    // MovementArea::forget_positions) is no window.
+    if (!track.samples.has_position(start)) return std::nullopt;
+    const Sample end = track.samples[end_index];
     WindowMeasure m;
     m.start_index = start;
     m.start = track.samples[start];
@@ -301,9 +325,10 @@ std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
     // window shows an old position and makes that window look slow.
     int64_t longest_us = 0;
     const auto& samples = track.samples;
-    for (auto it = std::prev(samples.end()); it != samples.begin(); --it) {
-        if (it->t_us <= before->start.t_us) break;
-        longest_us = std::max(longest_us, it->t_us - std::prev(it)->t_us);
+    for (size_t i = samples.size() - 1; i > 0; --i) {
+        const int64_t t_us = samples.time(i);
+        if (t_us <= before->start.t_us) break;
+        longest_us = std::max(longest_us, t_us - samples.time(i - 1));
     }
     const double inside_s =
         static_cast<double>(std::max<int64_t>(0, longest_us - typical_us)) / 1e6;

@@ -9,26 +9,16 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <vector>
 
 #include "fifo.hpp"
+#include "sample_ring.hpp"
 
 namespace arbiter::reference {
 
-struct Vec3 {
-    double x = 0, y = 0, z = 0;  // x and y horizontal, z up
-};
-
 double horizontal_distance(const Vec3& a, const Vec3& b);
 double distance(const Vec3& a, const Vec3& b);
-
-// One position update as the relay received it.
-struct Sample {
-    int64_t t_us = 0;  // relay receive time
-    Vec3 position;
-};
 
 // A round-trip time the relay measured (kept for the evidence, not for decisions).
 struct RttSample {
@@ -54,7 +44,7 @@ struct MovementLimits {
 
 // A player's recent position updates and measured round trips, oldest first.
 struct Track {
-    std::deque<Sample> samples;
+    SampleRing samples;
     Fifo<RttSample> rtts;  // allocated at the first one: many games send none
     // Whether the receive times never go back within the track, so that a look-back may
     // start with a binary search; its owner says when they do (SpacingMedian counts it).
@@ -87,15 +77,26 @@ class SpacingMedian {
     // No sample of the track received before the one before it (exact once value() ran).
     bool in_order() const { return descents_ == 0; }
 
+    // The longest track whose gaps the set can name (below); a longer one is measured
+    // afresh by typical_interval_us.
+    static constexpr size_t kMaxSamples = 65536;
+
   private:
-    void insert(int64_t gap);
-    void erase(int64_t gap);
+    // A gap by the sample it ends at: that sample's SampleRing::first_seq() + index, modulo
+    // 2^16 (2 bytes where the gap itself takes 8; kMaxSamples).
+    using Entry = uint16_t;
+    static Entry entry_of(const Track& track, size_t index);
+    static int64_t gap_of(const Track& track, Entry entry);
+    void insert(const Track& track, Entry entry, int64_t gap);
+    void erase(const Track& track, Entry entry, int64_t gap);
     bool rebuild(const Track& track, int64_t since_us);
 
-    std::vector<int64_t> sorted_;  // the gaps in the set, ascending
-    size_t count_ = 0;             // the set is the track's last count_ gaps
-    int64_t since_us_ = 0;         // the since_us the set was cut at
-    int64_t descents_ = 0;         // samples received before the one before them
+    // The gaps in the set, ascending, and of equal gaps the oldest first: the gap that
+    // leaves the set is always its oldest, so it is the first of its value.
+    std::vector<Entry> sorted_;
+    size_t count_ = 0;      // the set is the track's last count_ gaps
+    int64_t since_us_ = 0;  // the since_us the set was cut at
+    int64_t descents_ = 0;  // samples received before the one before them
     bool valid_ = false;
 };
 

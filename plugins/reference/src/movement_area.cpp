@@ -58,18 +58,20 @@ void MovementArea::on_position(const fb::Event& event, const Arrivals& arrivals,
     if (update.server_teleport()) {
         track.samples.clear();
         player.spacing.cleared();
+        player.long_gaps = 0;
         track.samples.push_back(sample);
         player.spacing.pushed(track);
-        player.sustained = {};
-        player.airborne = {};
+        player.sustained.reset();
+        player.airborne.reset();
         player.below_updates = 0;
+        player.below_since.reset();
         return;
     }
 
     // One update's displacement: no tick of movement produces this much, nor does the
     // movement of a silence before it (the updates it held back lost).
     if (!track.samples.empty()) {
-        const Sample& previous = track.samples.back();
+        const Sample previous = track.samples.back();
         double jump = distance(previous.position, sample.position);
         // The reach is never under teleport_distance: only a longer jump needs it.
         const double reach_m = jump > limits_.teleport_distance
@@ -88,7 +90,8 @@ void MovementArea::on_position(const fb::Event& event, const Arrivals& arrivals,
                                         .add("to", position_evidence(sample))});
         }
     }
-    const int64_t previous_us = track.samples.empty() ? -1 : track.samples.back().t_us;
+    const int64_t previous_us =
+        track.samples.empty() ? -1 : track.samples.time(track.samples.size() - 1);
     // The usual spacing before this update's gap: after a silence longer than the stretch
     // the spacing is measured over, the silence would be the only gap left, and a wait
     // measured against itself is no wait.
@@ -96,11 +99,70 @@ void MovementArea::on_position(const fb::Event& event, const Arrivals& arrivals,
         track.samples.empty() ? 0 : player.spacing.value(track, t_us - spacing_horizon_us());
     track.samples.push_back(sample);
     player.spacing.pushed(track);
+    if (player.long_gap_cap == limits_.max_lag_allowance_s &&
+        is_long_gap(track, track.samples.size() - 1))
+        ++player.long_gaps;
     forget_old(player, t_us);
     const int64_t typical_us = player.spacing.value(track, t_us - spacing_horizon_us());
     track.in_order = player.spacing.in_order();
     check_ground(player_id, player, sample, update, previous_us, spacing_before_us, out);
     check_windows(player_id, player, arrivals, typical_us, out);
+    forget_positions(player);
+}
+
+bool MovementArea::is_long_gap(const Track& track, size_t i) const {
+    // span_long_silences moves a window's start back over a gap whose wait beyond the usual
+    // spacing, max(0, gap - typical), is over the cap; the usual spacing is never negative
+    // in a track in order, so only a gap itself over the cap can be one.
+    return i >= 1 && i < track.samples.size() && limits_.max_lag_allowance_s > 0 &&
+           static_cast<double>(track.samples.time(i) - track.samples.time(i - 1)) / 1e6 >
+               limits_.max_lag_allowance_s;
+}
+
+void MovementArea::forget_positions(Player& player) const {
+    // The checks read positions only at a window's start and end (measure_window): the after
+    // window ends at the newest sample and starts at window_start_index of it, the before
+    // window ends there and starts at window_start_index of that, and either start may move
+    // back, in span_long_silences, only to the sample before a gap over the cap. In a track
+    // in order (relay time never goes back within a match: the host refuses such batches),
+    // window_start_index of a later sample is never earlier: it starts from the latest sample
+    // a window before, which only moves forward, and a burst moves it further. So no window,
+    // now or after any update to come, starts before the latest sample a window before the
+    // latest sample a window before the newest, except before a long gap, where the before
+    // window may start as far as a window before it. Those positions stay; the rest of the
+    // track keeps only its times, which the spacing and the look-backs read. A change of the
+    // limits may ask for a position let go: measure_window measures no such window.
+    Track& track = player.track;
+    SampleRing& samples = track.samples;
+    if (!track.in_order || !samples.compact() || samples.size() < 3) return;
+    const auto window_us = static_cast<int64_t>(limits_.window_s * 1e6);
+    // The latest sample at least a window before sample e, as window_start_index finds it
+    // before a burst moves it forward; samples.size() if none.
+    auto window_before = [&samples, window_us](size_t e) {
+        const auto it = std::upper_bound(samples.times_begin(),
+                                         samples.times_begin() + static_cast<std::ptrdiff_t>(e + 1),
+                                         samples.time(e) - window_us);
+        return it == samples.times_begin() ? samples.size() : it.index() - 1;
+    };
+    const size_t after = window_before(samples.size() - 1);
+    if (after >= samples.size()) return;
+    size_t keep = window_before(after);
+    if (keep >= samples.size()) return;
+    if (!(player.long_gap_cap == limits_.max_lag_allowance_s)) {
+        player.long_gaps = 0;
+        for (size_t i = 1; i < samples.size(); ++i)
+            if (is_long_gap(track, i)) ++player.long_gaps;
+        player.long_gap_cap = limits_.max_lag_allowance_s;
+    }
+    if (player.long_gaps > 0) {
+        for (size_t i = 1; i < samples.size(); ++i) {
+            if (!is_long_gap(track, i)) continue;
+            const size_t before_gap = window_before(i - 1);
+            if (before_gap >= samples.size()) return;
+            keep = std::min(keep, before_gap);
+        }
+    }
+    samples.forget_positions_before(keep);
 }
 
 void MovementArea::check_ground(uint32_t player_id, Player& player, const Sample& sample,
@@ -109,7 +171,7 @@ void MovementArea::check_ground(uint32_t player_id, Player& player, const Sample
     std::optional<double> ground;
     if (auto h = update.ground_height(); h.has_value()) ground = static_cast<double>(*h);
     if (auto below = check_below_terrain(sample.position.z, ground, limits_)) {
-        if (player.below_updates++ == 0) player.below_since = sample;
+        if (player.below_updates++ == 0) player.below_since.assign(sample, false);
         out.report({.player = player_id,
                     .code = "movement.below_terrain",
                     .score = below->score,
@@ -121,30 +183,35 @@ void MovementArea::check_ground(uint32_t player_id, Player& player, const Sample
                                     .add("z", sample.position.z)
                                     .add("ground_height", *ground)
                                     .add("updates_below", player.below_updates)
-                                    .add("since", position_evidence(player.below_since))
+                                    .add("since", position_evidence(player.below_since.view()))
                                     .add("at", position_evidence(sample))});
     } else {
         player.below_updates = 0;
+        player.below_since.reset();
     }
 
     std::optional<bool> on_ground;
     if (auto g = update.on_ground(); g.has_value()) on_ground = *g;
-    player.airborne = extend_airborne(player.airborne, sample, on_ground, previous_us, typical_us);
-    if (auto airborne = check_airborne(player.airborne, limits_)) {
-        out.report({.player = player_id,
-                    .code = "movement.airborne",
-                    .score = airborne->score,
-                    .confidence = 0.9,
-                    .evidence = Evidence()
-                                    .add("airborne_s", airborne->airborne_s)
-                                    .add("limit_s", airborne->limit_s)
-                                    .add("max_jump_time_s", limits_.max_jump_time_s)
-                                    .add("grace_s", limits_.airborne_grace_s)
-                                    .add("elapsed_s", airborne->elapsed_s)
-                                    .add("lag_allowance_s", airborne->allowance_s)
-                                    .add("updates", player.airborne.updates)
-                                    .add("takeoff", position_evidence(player.airborne.takeoff))
-                                    .add("at", position_evidence(player.airborne.last))});
+    AirborneStretch stretch =
+        extend_airborne(player.airborne.view(), sample, on_ground, previous_us, typical_us);
+    const bool flying = stretch.active;
+    player.airborne.assign(std::move(stretch), !flying);
+    if (auto airborne = check_airborne(player.airborne.view(), limits_)) {
+        out.report(
+            {.player = player_id,
+             .code = "movement.airborne",
+             .score = airborne->score,
+             .confidence = 0.9,
+             .evidence = Evidence()
+                             .add("airborne_s", airborne->airborne_s)
+                             .add("limit_s", airborne->limit_s)
+                             .add("max_jump_time_s", limits_.max_jump_time_s)
+                             .add("grace_s", limits_.airborne_grace_s)
+                             .add("elapsed_s", airborne->elapsed_s)
+                             .add("lag_allowance_s", airborne->allowance_s)
+                             .add("updates", player.airborne.view().updates)
+                             .add("takeoff", position_evidence(player.airborne.view().takeoff))
+                             .add("at", position_evidence(player.airborne.view().last))});
     }
 }
 
@@ -161,7 +228,7 @@ namespace {
 void widen_by_silence(WindowMeasure& w, const Track& track, const Arrivals& arrivals,
                       const MovementLimits& limits) {
     if (track.samples.empty() || !(limits.max_lag_allowance_s > 0)) return;
-    const int64_t first_us = track.samples.front().t_us;
+    const int64_t first_us = track.samples.time(0);
     const int64_t look_back_us = static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) + 1'000'000;
     int64_t longest_us = 0;
     for (const Gap& g : arrivals.gaps)
@@ -183,7 +250,7 @@ void MovementArea::check_windows(uint32_t player_id, Player& player, const Arriv
     const size_t end = track.samples.size() - 1;
     auto window = measure_window(track, end, limits_, typical_us);
     if (!window) {
-        player.sustained = {};
+        player.sustained.reset();
         return;
     }
     widen_by_silence(*window, track, arrivals, limits_);
@@ -218,9 +285,11 @@ void MovementArea::check_windows(uint32_t player_id, Player& player, const Arriv
     }
 
     // Over the limit window after window, for longer than sustained_s.
-    player.sustained = extend_run(player.sustained, *window, limits_);
-    if (auto sustained = check_sustained(player.sustained, limits_)) {
-        const SustainedRun& run = player.sustained;
+    SustainedRun extended = extend_run(player.sustained.view(), *window, limits_);
+    const bool over = extended.active;
+    player.sustained.assign(std::move(extended), !over);
+    if (auto sustained = check_sustained(player.sustained.view(), limits_)) {
+        const SustainedRun& run = player.sustained.view();
         out.report({.player = player_id,
                     .code = "movement.sustained_speed",
                     .score = sustained->score,
@@ -296,8 +365,10 @@ void MovementArea::forget_old(Player& player, int64_t now_us) const {
     const int64_t keep_us = micros(limits_.window_s) + spacing_horizon_us();
     auto& samples = player.track.samples;
     // Keep one sample older than the horizon: it may be the start of a window.
-    while (samples.size() > 2 && samples[1].t_us < now_us - keep_us) {
+    while (samples.size() > 2 && samples.time(1) < now_us - keep_us) {
         player.spacing.popping_front(player.track);
+        if (player.long_gap_cap == limits_.max_lag_allowance_s && is_long_gap(player.track, 1))
+            --player.long_gaps;
         samples.pop_front();
     }
     auto& rtts = player.track.rtts;
@@ -330,6 +401,13 @@ Sample get_sample(StateReader& in) {
 // coordinate is a float (it is: positions arrive as floats): the first receive time, then
 // per sample the gap since the one before and x, y, z as floats, 16 bytes. Otherwise each
 // sample whole, 32 bytes. Either way the samples read back are the ones written.
+//
+// The positions the track let go (SampleRing::forget_positions_before; only a compact
+// track does) are written as the oldest position it kept, and their count in the first
+// sample's gap, with the first receive time that much earlier: a reader that knows of it
+// (this one) lets the same positions go, and one that does not (this plugin before it
+// let positions go, after a swap back) reads the same times and finite positions, which no
+// window of the same limits reads.
 constexpr size_t kCompactSample = 4 + 3 * 4;
 constexpr size_t kWholeSample = 8 + 3 * 8;
 
@@ -351,45 +429,50 @@ T get_raw(const uint8_t*& at) {
     return value;
 }
 
-void put_samples(StateWriter& out, const std::deque<Sample>& samples) {
+void put_samples(StateWriter& out, const SampleRing& samples) {
+    const size_t count = samples.size();
     bool compact = true;
-    int64_t previous_us = samples.empty() ? 0 : samples.front().t_us;
-    for (const Sample& s : samples) {
-        const int64_t gap = s.t_us - previous_us;
-        previous_us = s.t_us;
-        if (gap < INT32_MIN || gap > INT32_MAX || !is_float(s.position.x) ||
-            !is_float(s.position.y) || !is_float(s.position.z)) {
-            compact = false;
-            break;
-        }
+    int64_t previous_us = count == 0 ? 0 : samples.time(0);
+    for (size_t i = 0; i < count && compact; ++i) {
+        const int64_t t_us = samples.time(i);
+        const int64_t gap = t_us - previous_us;
+        previous_us = t_us;
+        const Vec3 p = samples.position(i);
+        compact =
+            gap >= INT32_MIN && gap <= INT32_MAX && is_float(p.x) && is_float(p.y) && is_float(p.z);
     }
-    out.put<uint64_t>(samples.size());
+    // The count of positions let go, in the first gap (above); 0 if it cannot be said.
+    int64_t forgotten = compact ? static_cast<int64_t>(samples.positions_forgotten()) : 0;
+    if (count > 0 && samples.time(0) - forgotten < -StateReader::kMaxStoredTimeUs) forgotten = 0;
+    out.put<uint64_t>(count);
     out.put<uint8_t>(compact ? 1 : 0);
-    std::vector<uint8_t> bytes(compact ? 8 + samples.size() * kCompactSample
-                                       : samples.size() * kWholeSample);
+    std::vector<uint8_t> bytes(compact ? 8 + count * kCompactSample : count * kWholeSample);
     uint8_t* at = bytes.data();
     if (compact) {
-        previous_us = samples.empty() ? 0 : samples.front().t_us;
+        previous_us = count == 0 ? 0 : samples.time(0) - forgotten;
         put_raw<int64_t>(at, previous_us);
-        for (const Sample& s : samples) {
-            put_raw<int32_t>(at, static_cast<int32_t>(s.t_us - previous_us));
-            previous_us = s.t_us;
-            put_raw<float>(at, static_cast<float>(s.position.x));
-            put_raw<float>(at, static_cast<float>(s.position.y));
-            put_raw<float>(at, static_cast<float>(s.position.z));
+        for (size_t i = 0; i < count; ++i) {
+            const int64_t t_us = samples.time(i);
+            put_raw<int32_t>(at, static_cast<int32_t>(t_us - previous_us));
+            previous_us = t_us;
+            const Vec3 p = samples.position(i);
+            put_raw<float>(at, static_cast<float>(p.x));
+            put_raw<float>(at, static_cast<float>(p.y));
+            put_raw<float>(at, static_cast<float>(p.z));
         }
     } else {
-        for (const Sample& s : samples) {
-            put_raw<int64_t>(at, s.t_us);
-            put_raw<double>(at, s.position.x);
-            put_raw<double>(at, s.position.y);
-            put_raw<double>(at, s.position.z);
+        for (size_t i = 0; i < count; ++i) {
+            const Vec3 p = samples.position(i);
+            put_raw<int64_t>(at, samples.time(i));
+            put_raw<double>(at, p.x);
+            put_raw<double>(at, p.y);
+            put_raw<double>(at, p.z);
         }
     }
     out.put_bytes(bytes);
 }
 
-std::deque<Sample> get_samples(StateReader& in) {
+SampleRing get_samples(StateReader& in) {
     const uint64_t count = in.get_count(kCompactSample);
     const auto flag = in.get<uint8_t>();
     if (flag > 1) throw StateError("state blob has a sample encoding of " + std::to_string(flag));
@@ -399,7 +482,7 @@ std::deque<Sample> get_samples(StateReader& in) {
     if (bytes.size() != expected)
         throw StateError("state blob has " + std::to_string(bytes.size()) + " bytes for " +
                          std::to_string(count) + " samples, expected " + std::to_string(expected));
-    std::deque<Sample> samples;
+    SampleRing samples;
     const uint8_t* at = bytes.data();
     // What a sample must be for the checks to measure it: a bounded relay time (the
     // compact form adds 32-bit steps, so each sum is checked) and a finite position.
@@ -410,11 +493,14 @@ std::deque<Sample> get_samples(StateReader& in) {
             throw StateError("state blob has a sample with a non-finite position");
         return s;
     };
+    int64_t forgotten = 0;
     if (compact) {
         int64_t t_us = StateReader::checked_relay_time(get_raw<int64_t>(at), "first sample time");
         for (uint64_t i = 0; i < count; ++i) {
             Sample s;
-            t_us += get_raw<int32_t>(at);  // bounded before, and checked after each step
+            const int32_t gap = get_raw<int32_t>(at);
+            if (i == 0) forgotten = gap;
+            t_us += gap;  // bounded before, and checked after each step
             s.t_us = t_us;
             s.position.x = get_raw<float>(at);
             s.position.y = get_raw<float>(at);
@@ -431,6 +517,10 @@ std::deque<Sample> get_samples(StateReader& in) {
             samples.push_back(checked(s));
         }
     }
+    // A count that is not one (a blob of the plugin before it let positions go has 0 here)
+    // keeps them all.
+    if (forgotten > 0 && static_cast<uint64_t>(forgotten) < count)
+        samples.forget_positions_before(static_cast<size_t>(forgotten));
     return samples;
 }
 
@@ -467,13 +557,11 @@ void MovementArea::restore_track(StateReader& in, Player& player) const {
     }
     // A blob may hold receive times that go back (the plugin keeps what it was sent): the
     // look-backs binary-search only tracks that are in order.
-    track.in_order =
-        std::is_sorted(track.samples.begin(), track.samples.end(),
-                       [](const Sample& a, const Sample& b) { return a.t_us < b.t_us; });
+    track.in_order = std::is_sorted(track.samples.times_begin(), track.samples.times_end());
 }
 
 void MovementArea::save_runs(StateWriter& out, const Player& player) const {
-    const SustainedRun& run = player.sustained;
+    const SustainedRun& run = player.sustained.view();
     out.put<uint8_t>(run.active ? 1 : 0);
     put_sample(out, run.first_from);
     put_sample(out, run.first_to);
@@ -482,18 +570,19 @@ void MovementArea::save_runs(StateWriter& out, const Player& player) const {
     out.put<double>(run.highest_mps);
     out.put<double>(run.sum_mps);
     out.put<int64_t>(run.windows);
-    const AirborneStretch& air = player.airborne;
+    const AirborneStretch& air = player.airborne.view();
     out.put<uint8_t>(air.active ? 1 : 0);
     put_sample(out, air.takeoff);
     put_sample(out, air.last);
     out.put<int64_t>(air.updates);
     out.put<int64_t>(air.longest_wait_us);
     out.put<int64_t>(player.below_updates);
-    put_sample(out, player.below_since);
+    put_sample(out, player.below_since.view());
 }
 
 void MovementArea::restore_runs(StateReader& in, Player& player) const {
-    SustainedRun& run = player.sustained;
+    // Read whole, held only while under way: an inactive one is read by no check.
+    SustainedRun run;
     run.active = get_flag(in);
     run.first_from = get_sample(in);
     run.first_to = get_sample(in);
@@ -502,14 +591,19 @@ void MovementArea::restore_runs(StateReader& in, Player& player) const {
     run.highest_mps = in.get_finite("speed");
     run.sum_mps = in.get_finite("speed");
     run.windows = in.get_counter("sustained window");
-    AirborneStretch& air = player.airborne;
+    const bool over = run.active;
+    player.sustained.assign(std::move(run), !over);
+    AirborneStretch air;
     air.active = get_flag(in);
     air.takeoff = get_sample(in);
     air.last = get_sample(in);
     air.updates = in.get_counter("airborne update");
     air.longest_wait_us = in.get_relay_time("airborne wait");
+    const bool flying = air.active;
+    player.airborne.assign(std::move(air), !flying);
     player.below_updates = in.get_counter("below-terrain update");
-    player.below_since = get_sample(in);
+    const Sample since = get_sample(in);
+    player.below_since.assign(since, player.below_updates == 0);
 }
 
 }  // namespace arbiter::reference

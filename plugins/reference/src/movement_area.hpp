@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include <arbiter/sdk.hpp>
 
 #include "arrivals.hpp"
+#include "lazy.hpp"
 #include "movement.hpp"
 #include "reports.hpp"
 
@@ -23,11 +25,16 @@ class MovementArea {
         // reported to it).
         SpacingMedian spacing;
         // The current run of windows over the speed limit, the current stretch off the
-        // ground, and the updates in a row under the terrain (the first of them).
-        SustainedRun sustained;
-        AirborneStretch airborne;
+        // ground, and the updates in a row under the terrain (the first of them): each held
+        // only while it is under way (an inactive run or stretch is an empty one).
+        Lazy<SustainedRun> sustained;
+        Lazy<AirborneStretch> airborne;
         int64_t below_updates = 0;
-        Sample below_since;
+        Lazy<Sample> below_since;
+        // Gaps of the track longer than the lag allowance's cap, which a window may span
+        // (forget_positions), as counted for the cap long_gap_cap (NaN: count again).
+        uint32_t long_gaps = 0;
+        double long_gap_cap = std::numeric_limits<double>::quiet_NaN();
     };
 
     // Reads the [movement] table.
@@ -62,6 +69,10 @@ class MovementArea {
     // How far back a player's usual spacing of updates is measured (the track keeps a
     // window more, for the acceleration check).
     int64_t spacing_horizon_us() const;
+    // Lets go of the positions of the track that no window can start or end at any more.
+    void forget_positions(Player& player) const;
+    // Whether the gap before sample i may be a silence a window spans (span_long_silences).
+    bool is_long_gap(const Track& track, size_t i) const;
 
     MovementLimits limits_;
 };

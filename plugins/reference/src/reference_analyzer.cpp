@@ -75,13 +75,13 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
                 on_hit(match, player, *event, signals);
                 break;
             case fb::EventBody::KillClaim:
-                areas_.hits.on_kill(*event, lag_seen(player), player.hits, out);
+                areas_.hits.on_kill(*event, lag_seen(player), player.hits.get(), out);
                 break;
             case fb::EventBody::InventoryChange:
-                areas_.items.on_inventory(*event, lag_seen(player), player.items, out);
+                areas_.items.on_inventory(*event, lag_seen(player), player.items.get(), out);
                 break;
             case fb::EventBody::StatChange:
-                areas_.stats.on_stat(*event, match.stats, player.stats, out);
+                areas_.stats.on_stat(*event, match.stats, player.stats.get(), out);
                 break;
             case fb::EventBody::PlayerJoin:
                 areas_.sessions.on_join(key, *event, match.sessions, live_, out);
@@ -104,14 +104,14 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
 void ReferenceAnalyzer::on_hit(Match& match, Player& attacker, const fb::Event& event,
                                Signals& signals) {
     Reporter out(host(), signals, attacker.reports);
-    areas_.hits.on_hit(event, areas_.clock.tick_s(match.clock), lag_seen(attacker), attacker.hits,
-                       out);
+    areas_.hits.on_hit(event, areas_.clock.tick_s(match.clock), lag_seen(attacker),
+                       attacker.hits.get(), out);
     // A damaging hit is also the target's: the stats area counts it as combat the target
     // came through unhurt or not. Only such a hit makes the target a record here.
     if (const uint32_t target_id = StatsArea::hurt_player(event); target_id != 0) {
         Player& target = match.players[target_id];
         Reporter target_out(host(), signals, target.reports);
-        areas_.stats.on_hit_taken(target_id, event.relay_time_us(), match.stats, target.stats,
+        areas_.stats.on_hit_taken(target_id, event.relay_time_us(), match.stats, target.stats.get(),
                                   target_out);
     }
 }
@@ -131,9 +131,10 @@ void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
     for (auto& [id, player] : match.players) {
         player.arrivals = {};
         areas_.movement.on_input_lost(player.movement);
-        areas_.hits.on_input_lost(player.hits);
-        areas_.items.on_input_lost(player.items);
-        areas_.stats.on_input_lost(player.stats);
+        // An area never used has nothing to start again.
+        if (auto* hits = player.hits.find()) areas_.hits.on_input_lost(*hits);
+        if (auto* items = player.items.find()) areas_.items.on_input_lost(*items);
+        if (auto* stats = player.stats.find()) areas_.stats.on_input_lost(*stats);
         areas_.clock.on_input_lost(player.clock);
     }
     areas_.sessions.end_sessions(key, match.sessions, live_);
@@ -172,6 +173,16 @@ void save_arrivals(StateWriter& out, const Arrivals& arrivals) {
     }
 }
 
+// A section read into an empty record, kept only if it holds anything: a blob holds every
+// area of every player, empty or not.
+template <class T, class Read>
+void restore_lazy(Lazy<T>& lazy, Read read) {
+    T value;
+    read(value);
+    const bool empty = value.empty();
+    lazy.assign(std::move(value), empty);
+}
+
 void restore_arrivals(StateReader& in, Arrivals& arrivals) {
     arrivals.last_us = in.get_relay_time("last arrival");
     for (uint64_t n = in.get_count(16); n > 0; --n) {
@@ -202,12 +213,12 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
             const Player& player = match.players.at(id);
             out.put<uint32_t>(id);
             areas_.movement.save_track(out, player.movement);
-            save_reports(out, player.reports);
+            save_reports(out, player.reports.view());
             // Version 3: the other areas.
             save_arrivals(out, player.arrivals);
-            areas_.hits.save_player(out, player.hits);
-            areas_.items.save_player(out, player.items);
-            areas_.stats.save_player(out, player.stats);
+            areas_.hits.save_player(out, player.hits.view());
+            areas_.items.save_player(out, player.items.view());
+            areas_.stats.save_player(out, player.stats.view());
             areas_.clock.save_player(out, player.clock);
             // Version 4: the movement runs and stretches.
             areas_.movement.save_runs(out, player.movement);
@@ -234,12 +245,15 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
         for (uint64_t p = 0; p < player_count; ++p) {
             Player& player = match.players[in.get<uint32_t>()];
             areas_.movement.restore_track(in, player.movement);
-            restore_reports(in, player.reports);
+            restore_lazy(player.reports, [&in](Reports& r) { restore_reports(in, r); });
             if (in.version() < 3) continue;
             restore_arrivals(in, player.arrivals);
-            areas_.hits.restore_player(in, player.hits);
-            areas_.items.restore_player(in, player.items);
-            areas_.stats.restore_player(in, player.stats);
+            restore_lazy(player.hits,
+                         [&](HitsArea::Player& h) { areas_.hits.restore_player(in, h); });
+            restore_lazy(player.items,
+                         [&](ItemsArea::Player& i) { areas_.items.restore_player(in, i); });
+            restore_lazy(player.stats,
+                         [&](StatsArea::Player& s) { areas_.stats.restore_player(in, s); });
             areas_.clock.restore_player(in, player.clock);
             if (in.version() < 4) continue;
             areas_.movement.restore_runs(in, player.movement);

@@ -24,6 +24,7 @@
 #include "hits_area.hpp"
 #include "items_area.hpp"
 #include "lag.hpp"
+#include "lazy.hpp"
 #include "movement_area.hpp"
 #include "reports.hpp"
 #include "sessions_area.hpp"
@@ -65,14 +66,16 @@ class ReferenceAnalyzer final : public Analyzer {
     void restore_state(std::span<const uint8_t> blob);
 
   private:
+    // The areas most players never use (a positions-only match uses none of them) are made
+    // at a player's first event of theirs, and its reports at its first signal.
     struct Player {
-        Reports reports;
+        Lazy<Reports> reports;
         // When the relay heard from the player: the silences lag leaves.
         Arrivals arrivals;
         MovementArea::Player movement;
-        HitsArea::Player hits;
-        ItemsArea::Player items;
-        StatsArea::Player stats;
+        Lazy<HitsArea::Player> hits;
+        Lazy<ItemsArea::Player> items;
+        Lazy<StatsArea::Player> stats;
         ClockArea::Player clock;
     };
     using Players = std::unordered_map<uint32_t, Player>;

@@ -8,34 +8,37 @@ constexpr double kReportStep = 0.05;
 }  // namespace
 
 void Reporter::report(Signal signal) {
+    Reports& reports = reports_.get();
     const std::string code(signal.code);
     const double weighted = signal.score * signal.confidence;
-    auto reported = reports_.reported.find(code);
+    auto reported = reports.reported.find(code);
     // The epsilon keeps a rise of exactly one step (0.90 to 0.95) a rise in floating point.
-    if (reported != reports_.reported.end() && weighted < reported->second + kReportStep - 1e-9) {
+    if (reported != reports.reported.end() && weighted < reported->second + kReportStep - 1e-9) {
         if (weighted <= reported->second) return;
-        auto held = reports_.held.find(code);
-        if (held == reports_.held.end() || weighted > held->second.score * held->second.confidence)
-            reports_.held[code] = {signal.score, signal.confidence, signal.evidence};
+        auto held = reports.held.find(code);
+        if (held == reports.held.end() || weighted > held->second.score * held->second.confidence)
+            reports.held[code] = {signal.score, signal.confidence, signal.evidence};
         return;
     }
-    reports_.reported[code] = weighted;
-    reports_.held.erase(code);
+    reports.reported[code] = weighted;
+    reports.held.erase(code);
     signals_.emit(signal);
     host_.count("signals." + code);
 }
 
 void Reporter::report_held(uint32_t player_id) {
-    for (auto& [code, held] : reports_.held) {
+    Reports* reports = reports_.find();
+    if (!reports) return;
+    for (auto& [code, held] : reports->held) {
         signals_.emit({.player = player_id,
                        .code = code,
                        .score = held.score,
                        .confidence = held.confidence,
                        .evidence = held.evidence});
-        reports_.reported[code] = held.score * held.confidence;
+        reports->reported[code] = held.score * held.confidence;
         host_.count("signals." + code);
     }
-    reports_.held.clear();
+    reports->held.clear();
 }
 
 void save_reports(StateWriter& out, const Reports& reports) {

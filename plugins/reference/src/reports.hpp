@@ -11,6 +11,8 @@
 
 #include <arbiter/sdk.hpp>
 
+#include "lazy.hpp"
+
 namespace arbiter::reference {
 
 struct Reports {
@@ -22,12 +24,15 @@ struct Reports {
     };
     std::map<std::string, double> reported;  // the highest weighted score reported, per check
     std::map<std::string, Held> held;        // the rise held back, per check
+
+    bool empty() const { return reported.empty() && held.empty(); }
 };
 
 // One player's signals during one call of the host (a batch, a match's end).
 class Reporter {
   public:
-    Reporter(const Host& host, Signals& signals, Reports& reports)
+    // The record is made at the player's first signal: most players never have one.
+    Reporter(const Host& host, Signals& signals, Lazy<Reports>& reports)
         : host_(host), signals_(signals), reports_(reports) {}
 
     // Emits the signal, holds it, or drops it (no rise), by the step rule above.
@@ -38,7 +43,7 @@ class Reporter {
   private:
     const Host& host_;
     Signals& signals_;
-    Reports& reports_;
+    Lazy<Reports>& reports_;
 };
 
 // A player's reports in the saved state: the scores reported, then (version 2 on) the held

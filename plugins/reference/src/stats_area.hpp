@@ -24,6 +24,11 @@ class StatsArea {
         Fifo<int64_t> damage_taken;
         std::map<std::string, double> resources;  // each resource's last value
         int64_t unspent = 0;                      // resource spends that did not spend
+
+        bool empty() const {
+            return experience.empty() && hits_taken.empty() && damage_taken.empty() &&
+                   resources.empty() && unspent == 0;
+        }
     };
     struct Match {
         bool damage_reported = false;  // the game reports the damage stat at all

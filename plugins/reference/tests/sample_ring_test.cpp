@@ -1,0 +1,109 @@
+// SampleRing: what is read back is what was pushed, whatever the times and positions, next to
+// a std::deque<Sample> put through the same changes; and the positions let go stay gone
+// through a copy.
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+
+#include "sample_ring.hpp"
+
+namespace arbiter::reference {
+namespace {
+
+uint64_t next(uint64_t& seed, uint64_t bound) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (seed >> 33) % bound;
+}
+
+bool same(const Sample& a, const Sample& b) {
+    return a.t_us == b.t_us && a.position.x == b.position.x && a.position.y == b.position.y &&
+           a.position.z == b.position.z;
+}
+
+TEST(SampleRing, ReadsBackWhatADequeHoldsThroughEveryChange) {
+    // Gaps of a tick, of bursts, of silences beyond 32 bits of microseconds, and back; float
+    // positions, and now and then one that is not (kept whole from then on); pops and clears.
+    uint64_t seed = 7;
+    SampleRing ring;
+    std::deque<Sample> deque;
+    int64_t t_us = -5'000'000;
+    int64_t differences = 0;
+    for (int step = 0; step < 200'000; ++step) {
+        const uint64_t roll = next(seed, 1000);
+        if (roll < 2) {
+            ring.clear();
+            deque.clear();
+        } else if (roll < 450 && !deque.empty()) {
+            ring.pop_front();
+            deque.pop_front();
+        } else {
+            int64_t gap = static_cast<int64_t>(next(seed, 100'000));
+            if (roll >= 450 && roll < 453) gap = static_cast<int64_t>(next(seed, 5'000'000'000));
+            if (roll >= 995) gap = -gap;
+            t_us += gap;
+            Sample s{t_us,
+                     {static_cast<float>(next(seed, 100'000)) / 7.0f,
+                      static_cast<float>(next(seed, 1'000)) * 0.5f, 0.0f}};
+            if (roll == 600) s.position.x = 0.1;  // not a float
+            ring.push_back(s);
+            deque.push_back(s);
+        }
+        ASSERT_EQ(ring.size(), deque.size());
+        for (size_t i = 0; i < deque.size(); i += 1 + deque.size() / 5)
+            if (!same(ring[i], deque[i]) || ring.time(i) != deque[i].t_us) ++differences;
+    }
+    EXPECT_EQ(differences, 0);
+}
+
+TEST(SampleRing, TimesAtTheEndsOfInt64) {
+    SampleRing ring;
+    const int64_t low = std::numeric_limits<int64_t>::min(),
+                  high = std::numeric_limits<int64_t>::max();
+    for (int64_t t : {int64_t{0}, low, high, int64_t{-1}, high - 1})
+        ring.push_back({t, {1, 2, 3}});
+    EXPECT_EQ(ring.time(0), 0);
+    EXPECT_EQ(ring.time(1), low);
+    EXPECT_EQ(ring.time(2), high);
+    EXPECT_EQ(ring.time(3), -1);
+    EXPECT_EQ(ring.time(4), high - 1);
+    for (int i = 0; i < 4; ++i)
+        ring.pop_front();
+    EXPECT_TRUE(ring.compact());  // back within 32 bits
+    EXPECT_EQ(ring.time(0), high - 1);
+}
+
+TEST(SampleRing, PositionsLetGoStayGoneAndTheTimesStay) {
+    SampleRing ring;
+    for (int i = 0; i < 50; ++i)
+        ring.push_back({i * 50'000, {static_cast<float>(i), 0, 0}});
+    ring.forget_positions_before(30);
+    EXPECT_EQ(ring.positions_forgotten(), 30u);
+    EXPECT_FALSE(ring.has_position(29));
+    EXPECT_TRUE(ring.has_position(30));
+    EXPECT_EQ(ring.time(3), 150'000);
+    EXPECT_EQ(ring.position(3).x, 30.0);  // the oldest kept stands in
+    EXPECT_EQ(ring[40].position.x, 40.0);
+    const SampleRing copy = ring;
+    EXPECT_EQ(copy.positions_forgotten(), 30u);
+    EXPECT_EQ(copy[40].position.x, 40.0);
+    ring.pop_front();
+    EXPECT_EQ(ring.positions_forgotten(), 29u);
+    EXPECT_EQ(ring[39].position.x, 40.0);
+    ring.forget_positions_before(ring.size() + 10);  // never the newest
+    EXPECT_TRUE(ring.has_position(ring.size() - 1));
+}
+
+TEST(SampleRing, PositionsThatAreNotFloatsAreNeverLetGo) {
+    SampleRing ring;
+    for (int i = 0; i < 10; ++i)
+        ring.push_back({i * 50'000, {0.1 * i, 0, 0}});
+    ring.forget_positions_before(5);
+    EXPECT_EQ(ring.positions_forgotten(), 0u);
+    EXPECT_EQ(ring[3].position.x, 0.1 * 3);
+}
+
+}  // namespace
+}  // namespace arbiter::reference
