@@ -108,8 +108,63 @@ TEST_P(StoreTest, MigratesOnceAndRefusesAStoreFromANewerHost) {
         StoreSink sink(settings, "s1", 0.3, 0.7);
         FAIL() << "a store of schema 99 was opened";
     } catch (const std::runtime_error& error) {
-        EXPECT_THAT(error.what(), HasSubstr("schema version 99, newer than this host's 1"));
+        EXPECT_THAT(error.what(), HasSubstr("schema version 99, newer than this host's " +
+                                            std::to_string(store::kSchemaVersion)));
     }
+}
+
+TEST_P(StoreTest, AStoreOfSchemaOneIsBroughtForwardWithItsRows) {
+    TempDir dir;
+    const auto settings = settings_in(dir);
+    {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        sink.on_signal(flag("relay-a", 1, 7, "old", 0.9));
+        sink.flush();
+    }
+    {
+        // Back to what a host of schema 1 left: no record keys.
+        auto db = store::open_and_migrate(settings);
+        db->execute("DROP INDEX security_events_record_key");
+        db->execute("ALTER TABLE security_events DROP COLUMN record_key");
+        db->execute("DELETE FROM schema_migrations WHERE version = 2");
+    }
+    {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        sink.on_signal(flag("relay-a", 1, 8, "new", 0.9));
+        sink.flush();
+    }
+    EXPECT_EQ(count(settings, "security_events"), 2);
+    EXPECT_EQ(count(settings, "schema_migrations"), store::kSchemaVersion);
+}
+
+TEST_P(StoreTest, AnEventWrittenAgainWithItsKeyIsNotAddedTwice) {
+    // What the writer does when a commit's answer was lost after the database committed:
+    // it writes the same records again, with the same keys.
+    TempDir dir;
+    const auto settings = settings_in(dir);
+    auto db = store::open_and_migrate(settings);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        db->begin();
+        auto insert = db->prepare(store::kInsertSecurityEvent);
+        insert->bind(1, std::string_view("s1")).bind(2, std::string_view("relay-a")).bind(3, int64_t{1});
+        insert->bind(4, int64_t{7}).bind(5, std::string_view("acc")).bind(6, std::string_view("acc"));
+        insert->bind(7, std::string_view("reference")).bind(8, std::string_view("movement.speed"));
+        insert->bind(9, std::string_view("validation")).bind(10, int64_t{3}).bind(11, 0.9);
+        insert->bind(12, 1.0).bind(13, 0.9).bind(14, int64_t{0}).bind(15, std::string_view("{}"));
+        insert->bind(16, int64_t{5}).bind_null(17).bind(18, int64_t{1});
+        insert->bind(19, std::string_view("0123456789abcdef:1"));
+        insert->step();
+        db->commit();
+    }
+    EXPECT_EQ(count(settings, "security_events"), 1);
+    // And every event a sink writes has a key of its own.
+    {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        for (uint32_t player = 1; player <= 50; ++player)
+            sink.on_signal(flag("relay-a", 2, player, "acc", 0.9));
+        sink.flush();
+    }
+    EXPECT_EQ(count(settings, "security_events"), 51);
 }
 
 TEST_P(StoreTest, AFileThatIsNoDatabaseIsAClearError) {

@@ -74,6 +74,13 @@ CREATE TABLE verdicts (
 );
 CREATE INDEX verdicts_subject ON verdicts (subject, recorded_unix);
 )sql",
+    // 2: each security event carries the key its writer gave it, so that a batch retried
+    // after a commit whose answer was lost (the connection died after PostgreSQL committed)
+    // adds none of its events twice. Rows written before have none (NULLs do not collide).
+    R"sql(
+ALTER TABLE security_events ADD COLUMN record_key TEXT;
+CREATE UNIQUE INDEX security_events_record_key ON security_events (record_key);
+)sql",
 };
 
 std::string dialect(const Database& db, std::string sql) {

@@ -1,5 +1,7 @@
 // The writing half of the store: a bounded queue filled on the event thread, a writer
 // thread that commits it in batches (store.hpp says why).
+#include <sodium.h>
+
 #include <chrono>
 #include <set>
 #include <utility>
@@ -37,6 +39,7 @@ struct StoreSink::Record {
         std::string account;
         int severity = 1;
         int64_t recorded_unix = 0;
+        std::string key;  // this sink's nonce and the event's number: unique in the store
     };
     struct AssessmentRow {
         Assessment assessment;
@@ -59,6 +62,12 @@ StoreSink::StoreSink(const StoreSettings& settings, std::string server_id, doubl
       server_id_(std::move(server_id)),
       report_threshold_(report_threshold),
       review_threshold_(review_threshold) {
+    // 128 random bits per sink: keys of two hosts, or of one host before and after a
+    // restart, never meet.
+    if (sodium_init() < 0) throw std::runtime_error("libsodium cannot start");
+    unsigned char nonce[16];
+    randombytes_buf(nonce, sizeof nonce);
+    for (const unsigned char byte : nonce) nonce_ += fmt::format("{:02x}", byte);
     try {
         db_ = store::open_and_migrate(settings);
     } catch (const DatabaseError& error) {
@@ -94,7 +103,8 @@ void StoreSink::push(Record record) {
 
 void StoreSink::on_signal(const SignalRecord& signal) {
     if (!is_security_event(signal, report_threshold_)) return;
-    Record::Event event{signal, signal.account, severity_of(signal, review_threshold_), unix_now()};
+    Record::Event event{signal, signal.account, severity_of(signal, review_threshold_), unix_now(),
+                        fmt::format("{}:{}", nonce_, ++events_keyed_)};
     push({std::move(event)});
 }
 
@@ -245,11 +255,7 @@ void StoreSink::isolate_refused(std::vector<Record>& batch) {
 
 void StoreSink::write(std::vector<Record>& records) {
     Database& db = *db_;
-    auto event = db.prepare(
-        "INSERT INTO security_events (server_id, relay_id, match_id, player, account, subject, "
-        "plugin, event_type, model_class, severity, score, confidence, weighted_score, tripwire, "
-        "evidence, relay_time_us, joined_relay_time_us, recorded_unix) VALUES "
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    auto event = db.prepare(store::kInsertSecurityEvent);
     auto match = db.prepare(
         "INSERT INTO matches (server_id, relay_id, match_id, first_seen_unix) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (server_id, relay_id, match_id) DO NOTHING");
@@ -296,7 +302,7 @@ void StoreSink::write(std::vector<Record>& records) {
                     .bind(16, s.reported_at_us);
                 if (s.player_first_seen_us) event->bind(17, *s.player_first_seen_us);
                 else event->bind_null(17);
-                event->bind(18, e->recorded_unix);
+                event->bind(18, e->recorded_unix).bind(19, e->key);
                 event->step();
             } else if (auto* a = std::get_if<Record::AssessmentRow>(&record.row)) {
                 const Assessment& x = a->assessment;
