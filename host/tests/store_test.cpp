@@ -25,8 +25,8 @@
 namespace arbiter::host {
 namespace {
 
-using ::testing::HasSubstr;
 using test::TempDir;
+using ::testing::HasSubstr;
 
 // Every store test runs on both back ends: an SQLite file, and a real PostgreSQL server
 // the suite starts for itself (one server, the schema emptied before each test).
@@ -124,8 +124,9 @@ TEST_P(StoreTest, AStoreOfSchemaOneIsBroughtForwardWithItsRows) {
     {
         // Back to what a host of schema 1 left: no record keys.
         auto db = store::open_and_migrate(settings);
-        db->execute("DROP INDEX security_events_record_key");
-        db->execute("ALTER TABLE security_events DROP COLUMN record_key");
+        db->execute("DROP INDEX security_events_writer");
+        db->execute("ALTER TABLE security_events DROP COLUMN writer_id");
+        db->execute("ALTER TABLE security_events DROP COLUMN writer_seq");
         db->execute("DELETE FROM schema_migrations WHERE version = 2");
     }
     {
@@ -146,13 +147,17 @@ TEST_P(StoreTest, AnEventWrittenAgainWithItsKeyIsNotAddedTwice) {
     for (int attempt = 0; attempt < 2; ++attempt) {
         db->begin();
         auto insert = db->prepare(store::kInsertSecurityEvent);
-        insert->bind(1, std::string_view("s1")).bind(2, std::string_view("relay-a")).bind(3, int64_t{1});
-        insert->bind(4, int64_t{7}).bind(5, std::string_view("acc")).bind(6, std::string_view("acc"));
+        insert->bind(1, std::string_view("s1"))
+            .bind(2, std::string_view("relay-a"))
+            .bind(3, int64_t{1});
+        insert->bind(4, int64_t{7})
+            .bind(5, std::string_view("acc"))
+            .bind(6, std::string_view("acc"));
         insert->bind(7, std::string_view("reference")).bind(8, std::string_view("movement.speed"));
         insert->bind(9, std::string_view("validation")).bind(10, int64_t{3}).bind(11, 0.9);
         insert->bind(12, 1.0).bind(13, 0.9).bind(14, int64_t{0}).bind(15, std::string_view("{}"));
         insert->bind(16, int64_t{5}).bind_null(17).bind(18, int64_t{1});
-        insert->bind(19, std::string_view("0123456789abcdef:1"));
+        insert->bind(19, int64_t{0x0123456789abcdef}).bind(20, int64_t{1});
         insert->step();
         db->commit();
     }
@@ -206,9 +211,11 @@ TEST_P(StoreTest, KillDashNineKeepsEverythingFlushedAndLosesAtMostTheLastInterva
     ASSERT_GE(child, 0);
     if (child == 0) {
         StoreSink sink(settings, "s1", 0.3, 0.7);
-        for (uint32_t i = 0; i < 100; ++i) sink.on_signal(flag("r", 1, 1, "a", 0.9));
+        for (uint32_t i = 0; i < 100; ++i)
+            sink.on_signal(flag("r", 1, 1, "a", 0.9));
         sink.flush();  // these 100 are committed
-        for (uint32_t i = 0; i < 100; ++i) sink.on_signal(flag("r", 1, 2, "b", 0.9));
+        for (uint32_t i = 0; i < 100; ++i)
+            sink.on_signal(flag("r", 1, 2, "b", 0.9));
         ::kill(::getpid(), SIGKILL);  // no flush, no destructor
     }
     int status = 0;
@@ -308,11 +315,13 @@ TEST_P(StoreTest, ADatabaseThatGoesAwayIsRetriedWithTheRecordsHeld) {
     TempDir dir;
     const auto settings = settings_in(dir);
     StoreSink sink(settings, "s1", 0.3, 0.7);
-    for (uint32_t i = 0; i < 50; ++i) sink.on_signal(flag("r", 1, 1, "a", 0.9));
+    for (uint32_t i = 0; i < 50; ++i)
+        sink.on_signal(flag("r", 1, 1, "a", 0.9));
     sink.flush();
     std::string error;
     ASSERT_TRUE(postgres_->stop(error)) << error;
-    for (uint32_t i = 0; i < 50; ++i) sink.on_signal(flag("r", 1, 2, "b", 0.9));
+    for (uint32_t i = 0; i < 50; ++i)
+        sink.on_signal(flag("r", 1, 2, "b", 0.9));
     // The writer fails at least once while the server is down.
     for (int i = 0; i < 200 && sink.counters().failures == 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -337,10 +346,11 @@ TEST_P(StoreTest, ARecordTheDatabaseRefusesAloneIsLeftOutAndTheRestWritten) {
             db->execute(
                 "CREATE FUNCTION refuse_x() RETURNS trigger AS $$ BEGIN IF NEW.account = 'x' "
                 "THEN RAISE EXCEPTION 'no x'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql");
-        db->execute("CREATE TRIGGER refuse_x BEFORE INSERT ON security_events " +
-                    std::string(GetParam() == "sqlite"
-                                    ? "WHEN NEW.account = 'x' BEGIN SELECT RAISE(ABORT, 'no x'); END"
-                                    : "FOR EACH ROW EXECUTE FUNCTION refuse_x()"));
+        db->execute(
+            "CREATE TRIGGER refuse_x BEFORE INSERT ON security_events " +
+            std::string(GetParam() == "sqlite"
+                            ? "WHEN NEW.account = 'x' BEGIN SELECT RAISE(ABORT, 'no x'); END"
+                            : "FOR EACH ROW EXECUTE FUNCTION refuse_x()"));
     }
     StoreSink sink(settings, "s1", 0.3, 0.7);
     sink.on_signal(flag("r", 1, 1, "a", 0.9));
@@ -368,8 +378,12 @@ TEST(Trust, FollowsSeedZeroZeroZerosWeighting) {
     idle.rated_games_played = 520;
     EXPECT_EQ(trust_score(idle), 9000.0);
     // Everything good, and five anti-cheat points: zero all the same.
-    TrustFactors best{.account_age_days = 365, .rated_games_played = 520, .anti_cheat_points = 5,
-                      .report_rate = 0, .commend_rate = 0.5, .abandon_rate = 0,
+    TrustFactors best{.account_age_days = 365,
+                      .rated_games_played = 520,
+                      .anti_cheat_points = 5,
+                      .report_rate = 0,
+                      .commend_rate = 0.5,
+                      .abandon_rate = 0,
                       .season_participation = 8};
     EXPECT_EQ(trust_score(best), 0.0);
     best.anti_cheat_points = 0;

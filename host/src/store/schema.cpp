@@ -74,12 +74,14 @@ CREATE TABLE verdicts (
 );
 CREATE INDEX verdicts_subject ON verdicts (subject, recorded_unix);
 )sql",
-    // 2: each security event carries the key its writer gave it, so that a batch retried
+    // 2: each security event carries the key its writer gave it (a random 64-bit writer id
+    // and the event's number: two integers index faster than a text key), so that a batch retried
     // after a commit whose answer was lost (the connection died after PostgreSQL committed)
     // adds none of its events twice. Rows written before have none (NULLs do not collide).
     R"sql(
-ALTER TABLE security_events ADD COLUMN record_key TEXT;
-CREATE UNIQUE INDEX security_events_record_key ON security_events (record_key);
+ALTER TABLE security_events ADD COLUMN writer_id BIGINT;
+ALTER TABLE security_events ADD COLUMN writer_seq BIGINT;
+CREATE UNIQUE INDEX security_events_writer ON security_events (writer_id, writer_seq);
 )sql",
 };
 

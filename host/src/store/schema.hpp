@@ -14,13 +14,15 @@ namespace arbiter::host::store {
 // The schema version this host writes and reads.
 inline constexpr int64_t kSchemaVersion = 2;
 
-// How the writer adds a security event: 19 placeholders, the last its record key; a row
-// with a key already present is left as it is (the same record, written again on a retry).
+// How the writer adds a security event: 20 placeholders, the last two its key (writer id,
+// number); a row with a key already present is left as it is (the same record, written
+// again on a retry).
 inline constexpr const char* kInsertSecurityEvent =
     "INSERT INTO security_events (server_id, relay_id, match_id, player, account, subject, "
     "plugin, event_type, model_class, severity, score, confidence, weighted_score, tripwire, "
-    "evidence, relay_time_us, joined_relay_time_us, recorded_unix, record_key) VALUES "
-    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (record_key) DO NOTHING";
+    "evidence, relay_time_us, joined_relay_time_us, recorded_unix, writer_id, writer_seq) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT "
+    "(writer_id, writer_seq) DO NOTHING";
 
 // Applies every migration the database has not had; throws DatabaseError, and refuses a
 // database whose version is newer than this host's.

@@ -39,7 +39,7 @@ struct StoreSink::Record {
         std::string account;
         int severity = 1;
         int64_t recorded_unix = 0;
-        std::string key;  // this sink's nonce and the event's number: unique in the store
+        int64_t seq = 0;  // with the sink's writer_id_, its key: unique in the store
     };
     struct AssessmentRow {
         Assessment assessment;
@@ -62,12 +62,10 @@ StoreSink::StoreSink(const StoreSettings& settings, std::string server_id, doubl
       server_id_(std::move(server_id)),
       report_threshold_(report_threshold),
       review_threshold_(review_threshold) {
-    // 128 random bits per sink: keys of two hosts, or of one host before and after a
-    // restart, never meet.
+    // 64 random bits per sink: the keys of two hosts, or of one host before and after a
+    // restart, meet with a chance of one in 2^64 per pair of writers.
     if (sodium_init() < 0) throw std::runtime_error("libsodium cannot start");
-    unsigned char nonce[16];
-    randombytes_buf(nonce, sizeof nonce);
-    for (const unsigned char byte : nonce) nonce_ += fmt::format("{:02x}", byte);
+    randombytes_buf(&writer_id_, sizeof writer_id_);
     try {
         db_ = store::open_and_migrate(settings);
     } catch (const DatabaseError& error) {
@@ -104,7 +102,7 @@ void StoreSink::push(Record record) {
 void StoreSink::on_signal(const SignalRecord& signal) {
     if (!is_security_event(signal, report_threshold_)) return;
     Record::Event event{signal, signal.account, severity_of(signal, review_threshold_), unix_now(),
-                        fmt::format("{}:{}", nonce_, ++events_keyed_)};
+                        ++events_keyed_};
     push({std::move(event)});
 }
 
@@ -302,7 +300,7 @@ void StoreSink::write(std::vector<Record>& records) {
                     .bind(16, s.reported_at_us);
                 if (s.player_first_seen_us) event->bind(17, *s.player_first_seen_us);
                 else event->bind_null(17);
-                event->bind(18, e->recorded_unix).bind(19, e->key);
+                event->bind(18, e->recorded_unix).bind(19, writer_id_).bind(20, e->seq);
                 event->step();
             } else if (auto* a = std::get_if<Record::AssessmentRow>(&record.row)) {
                 const Assessment& x = a->assessment;

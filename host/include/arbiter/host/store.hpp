@@ -80,8 +80,8 @@ class StoreSink : public Sink {
 
     StoreSettings settings_;
     std::string server_id_;
-    std::string nonce_;          // random, per sink: the first half of every record key
-    uint64_t events_keyed_ = 0;  // the second half (event thread only)
+    int64_t writer_id_ = 0;     // random, per sink: the first half of every event's key
+    int64_t events_keyed_ = 0;  // the second half (event thread only)
     double report_threshold_;
     double review_threshold_;
     std::unique_ptr<store::Database> db_;
