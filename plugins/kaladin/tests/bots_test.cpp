@@ -11,6 +11,7 @@
 #include <map>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/host.hpp"
@@ -79,6 +80,39 @@ TEST_P(Bots, TimingBotsReachMonitorTripwiresReachReview) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kaladin, Bots, ::testing::Values(1u, 2u, 3u));
+
+// A window of 10,000 intervals (the settings allow 100,000): the evidence lists the newest
+// 1,000 of them, so it stays within the host's 64 KiB and the signal is not dropped (it was
+// when the evidence listed them all).
+TEST(Bots, ALongTimingWindowStillFitsItsEvidence) {
+    const auto dir = work_dir("bots-long-window");
+    tools::SimulationOptions o;
+    o.out = dir / "m.arbev";
+    o.seed = 4;
+    o.duration_s = 2400;
+    o.players = tools::parse_player_mix("metronome=1");
+    tools::simulate(o, rhythm());
+    const std::string config =
+        std::string("[host]\nlog_level = \"warn\"\n\n[plugins.kaladin]\nlibrary = \"") +
+        KALADIN_PLUGIN + "\"\n[plugins.kaladin.config]\nwindow_intervals = 10000\n";
+    host::Host host(host::parse_config(config, "kaladin.toml", dir));
+    ASSERT_TRUE(host.plugin_errors().empty());
+    const tools::Truth truth = tools::load_truths({o.out}, {});
+    (void)tools::evaluate(host, {o.out}, truth);
+    const auto assessments = host.assessments();
+    ASSERT_EQ(assessments.size(), 1u);
+    EXPECT_GE(assessments[0].action, host::Action::monitor);
+    bool listed = false;
+    for (const auto& check : assessments[0].checks) {
+        if (check.code != "timing.cv" && check.code != "timing.entropy") continue;
+        const auto evidence = nlohmann::json::parse(check.evidence_json);
+        EXPECT_GE(evidence["intervals"].get<int>(), 10000);
+        EXPECT_EQ(evidence["intervals_ms"].size(), 1000u);
+        EXPECT_LE(check.evidence_json.size(), 64u * 1024u);
+        listed = true;
+    }
+    EXPECT_TRUE(listed) << "no timing signal with its intervals";
+}
 
 // Fatigue-free precision needs a long session: 2 h 10 min of a small match, with kaladin's
 // defaults (2 h, 10-min blocks, 5 mrad, 1.1). The aimbots (0.5-2 mrad, never tiring) reach
