@@ -99,6 +99,11 @@ TEST_F(Correlation, TheAnswerArrivesWhileTheMatchIsPlayed) {
     }
     EXPECT_EQ(action, host::Action::flag_for_review);
     EXPECT_EQ(host.counters().correlation_signals, 1u);
+    // Stamped with the player's first relay time, whichever batch the answer came with.
+    const auto check = test::find_check(*host.assessment({"relay-b", test::kTestMatch, 1}),
+                                        "correlation", "elsewhere.validation");
+    ASSERT_TRUE(check);
+    EXPECT_EQ(check->reported_at_us, 1'000'000);
     EXPECT_TRUE(host.close());
 }
 
