@@ -192,7 +192,7 @@ TEST_F(ReviewSiteTest, BrokenFormsAndTextThatIsNotUtf8AreRefusedNotGuessed) {
 
 TEST_F(ReviewSiteTest, ANameWithBytesABrowserWouldChangeKeepsItsVerdictOnItself) {
     // A NUL, a carriage return and U+FFFD: an HTML attribute would lose or change each.
-    const std::string odd = std::string("nul\0sub\r\nx", 12), lookalike = "nul\xEF\xBF\xBDsub";
+    const std::string odd = std::string("nul\0sub\r\nx", 10), lookalike = "nul\xEF\xBF\xBDsub";
     {
         StoreSink sink(settings_, "server-one", 0.3, 0.7);
         sink.on_signal(flag(5, odd, "{}"));
