@@ -81,8 +81,8 @@ TEST_F(Correlation, TwoServersEachAtMonitorAddUpToReview) {
     EXPECT_EQ(evidence["strongest"]["plugin"], "echo");
 
     // Its signals restate what others reported: the store does not count them as flags.
-    for (const auto& event : dossier("account-1")["events"])
-        EXPECT_NE(event["plugin"], "correlation");
+    const json stored = dossier("account-1");
+    for (const auto& event : stored["events"]) EXPECT_NE(event["plugin"], "correlation");
 }
 
 TEST_F(Correlation, TheAnswerArrivesWhileTheMatchIsPlayed) {
