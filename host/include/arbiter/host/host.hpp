@@ -163,8 +163,10 @@ class Host {
         std::unordered_map<uint32_t, Player> players;
         // One bit per player id already in `players`, for ids below kKnownBitsLimit: most
         // events come from a known player, and a bit test stays in cache where a lookup in
-        // a map of 100,000 players does not (docs/performance.md, "Players").
-        static constexpr uint32_t kKnownBitsLimit = 1u << 22;
+        // a map of 100,000 players does not (docs/performance.md, "Players"). The limit
+        // bounds the bitmap at 16 KiB a match, whatever ids a relay sends (one event of
+        // player 4,000,000 must not cost half a megabyte); higher ids use the map.
+        static constexpr uint32_t kKnownBitsLimit = 1u << 17;
         std::vector<uint64_t> known_bits;
         bool known(uint32_t player) const {
             if (player >= kKnownBitsLimit) return players.count(player) > 0;
