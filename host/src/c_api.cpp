@@ -140,6 +140,9 @@ arbiter_status create(arbiter_host** out_host, const std::function<arbiter::host
         arbiter::host::embed::install_logger();
         arbiter::host::ServerConfig config = load();
         arbiter::host::embed::set_log_level(config.host.log_level);
+        // One thread unless the config asks for more: the callbacks' promise (the caller's
+        // thread, inside the call) holds for plugins' log lines only then.
+        if (!config.host.threads) config.host.threads = 1;
         host->host = std::make_unique<arbiter::host::Host>(std::move(config));
         refresh_plugin_errors(host);
         return check_plugins_loaded(host);

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include <flatbuffers/flexbuffers.h>
@@ -616,6 +617,11 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
                            std::string("expected one of ") + kLogLevelsText);
         reader.integer("max_batch_bytes", config.host.max_batch_bytes, 1024, 64ll * 1024 * 1024);
         reader.boolean("partial_start", config.host.partial_start);
+        if (host->contains("threads")) {
+            uint64_t threads = 0;
+            reader.integer("threads", threads, 0, 256);
+            config.host.threads = static_cast<uint32_t>(threads);
+        }
         if (reader.string("plugin_runner", config.host.plugin_runner))
             config.host.plugin_runner = resolve_path(config.host.plugin_runner, base_dir);
         if (!config.host.work_dir.empty() &&
@@ -792,6 +798,15 @@ ServerConfig load_config(const std::filesystem::path& file, const ConfigLoadOpti
     }
     auto base_dir = std::filesystem::absolute(file).parent_path();
     return parse_config(std::string(bytes.begin(), bytes.end()), file.string(), base_dir, options);
+}
+
+}  // namespace arbiter::host
+
+namespace arbiter::host {
+
+uint32_t HostSettings::default_threads() {
+    const unsigned cores = std::thread::hardware_concurrency();
+    return cores == 0 ? 1 : std::min(cores, 256u);
 }
 
 }  // namespace arbiter::host

@@ -11,6 +11,7 @@
 
 #include "arbiter/host/file_trust.hpp"
 #include "arbiter/host/isolated_instance.hpp"
+#include "arbiter/host/sharded_instance.hpp"
 #include "arbiter/host/suggest.hpp"
 
 namespace arbiter::host {
@@ -92,7 +93,7 @@ void check_bundled_plugin_exists(const PluginSettings& settings) {
 }  // namespace
 
 PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics,
-                            const std::filesystem::path& plugin_runner) {
+                            const std::filesystem::path& plugin_runner, uint32_t shards) {
     PluginSlot slot;
     slot.settings = settings;
     try {
@@ -109,8 +110,19 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
         } else {
             library = PluginLibrary::load(settings.library, settings.name, store, &metrics,
                                           settings.pin());
-            slot.instance =
-                std::make_unique<PluginInstance>(library, settings, baseline, 0, 1, &metrics);
+            if (shards > 1 && library->has(ARB_CAP_SHARD_BY_MATCH)) {
+                std::vector<std::unique_ptr<AnalyzerInstance>> instances;
+                for (uint32_t k = 0; k < shards; ++k)
+                    instances.push_back(std::make_unique<PluginInstance>(library, settings,
+                                                                         baseline, k, shards,
+                                                                         &metrics));
+                auto sharded = std::make_unique<ShardedInstance>(std::move(instances));
+                sharded->remember_config(settings, baseline);
+                slot.instance = std::move(sharded);
+            } else {
+                slot.instance =
+                    std::make_unique<PluginInstance>(library, settings, baseline, 0, 1, &metrics);
+            }
         }
         slot.model_class = settings.model_class.value_or(library->identity().declared_class);
         slot.library = std::move(library);
@@ -122,6 +134,8 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
                      describe_capabilities(id.capabilities), to_string(slot.model_class),
                      settings.isolation.process
                          ? fmt::format(", isolated in process {}", slot.instance->isolation().pid)
+                     : slot.instance->shard_count() > 1
+                         ? fmt::format(", {} shards", slot.instance->shard_count())
                          : std::string());
     } catch (const PluginError& error) {
         slot.instance.reset();
@@ -168,39 +182,53 @@ void Dispatcher::collect(PluginSlot& slot, CallResult&& result, const std::strin
     }
 }
 
-std::vector<SignalRecord> Dispatcher::dispatch(const VerifiedBatch& batch,
-                                               uint32_t min_schema_minor) {
+bool Dispatcher::takes(size_t index, uint32_t min_schema_minor) const {
+    const PluginSlot& slot = slots_[index];
+    return slot.active() && slot.instance->takes_calls() &&
+           slot.library->identity().schema_minor >= min_schema_minor;
+}
+
+std::vector<SignalRecord> Dispatcher::gather(std::vector<PluginCall>& calls,
+                                             const std::string& relay_id, uint64_t match_id,
+                                             int64_t relay_time_us, const char* call) {
     std::vector<SignalRecord> out;
-    auto takes = [&](const PluginSlot& slot) {
-        return slot.active() && slot.instance->takes_calls() &&
-               slot.library->identity().schema_minor >= min_schema_minor;
-    };
-    // Isolated plugins get the batch first and work on it in their own processes while the
-    // ones in the host's process run; the answers are still taken in the config's order.
-    for (auto& slot : slots_)
-        if (takes(slot)) slot.instance->start_batch(batch);
-    for (auto& slot : slots_) {
-        if (!takes(slot)) continue;
-        const auto start = std::chrono::steady_clock::now();
-        CallResult result = slot.instance->on_batch(batch);
-        timed(slot, elapsed_ns(start), "on_batch");
-        collect(slot, std::move(result), batch.relay_id, batch.match_id, batch.last_relay_time_us,
-                "on_batch", out);
+    for (size_t i = 0; i < calls.size() && i < slots_.size(); ++i) {
+        if (!calls[i].made) continue;
+        timed(slots_[i], calls[i].ns, call);
+        collect(slots_[i], std::move(calls[i].result), relay_id, match_id, relay_time_us, call,
+                out);
     }
     return out;
 }
 
+std::vector<SignalRecord> Dispatcher::dispatch(const VerifiedBatch& batch,
+                                               uint32_t min_schema_minor) {
+    std::vector<PluginCall> calls(slots_.size());
+    // Isolated plugins get the batch first and work on it in their own processes while the
+    // ones in the host's process run; the answers are still taken in the config's order.
+    for (size_t i = 0; i < slots_.size(); ++i)
+        if (takes(i, min_schema_minor)) slots_[i].instance->start_batch(batch);
+    for (size_t i = 0; i < slots_.size(); ++i) {
+        if (!takes(i, min_schema_minor)) continue;
+        const auto start = std::chrono::steady_clock::now();
+        calls[i].result = slots_[i].instance->on_batch(batch);
+        calls[i].ns = elapsed_ns(start);
+        calls[i].made = true;
+    }
+    return gather(calls, batch.relay_id, batch.match_id, batch.last_relay_time_us, "on_batch");
+}
+
 std::vector<SignalRecord> Dispatcher::end_match(const std::string& relay_id, uint64_t match_id,
                                                 int64_t relay_time_us) {
-    std::vector<SignalRecord> out;
-    for (auto& slot : slots_) {
-        if (!slot.active() || !slot.instance->takes_calls()) continue;
+    std::vector<PluginCall> calls(slots_.size());
+    for (size_t i = 0; i < slots_.size(); ++i) {
+        if (!takes(i)) continue;
         const auto start = std::chrono::steady_clock::now();
-        CallResult result = slot.instance->on_match_end(relay_id, match_id);
-        timed(slot, elapsed_ns(start), "on_match_end");
-        collect(slot, std::move(result), relay_id, match_id, relay_time_us, "on_match_end", out);
+        calls[i].result = slots_[i].instance->on_match_end(relay_id, match_id);
+        calls[i].ns = elapsed_ns(start);
+        calls[i].made = true;
     }
-    return out;
+    return gather(calls, relay_id, match_id, relay_time_us, "on_match_end");
 }
 
 }  // namespace arbiter::host

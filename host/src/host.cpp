@@ -1,5 +1,7 @@
 #include "arbiter/host/host.hpp"
 
+#include <exception>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -16,14 +18,17 @@ Host::Host(ServerConfig config)
     : config_(std::move(config)),
       store_(config_.host.work_dir),
       dispatcher_(metrics_),
+      shards_(std::max(1u, config_.host.threads.value_or(HostSettings::default_threads()))),
       aggregator_(config_.aggregation) {
     for (const auto& settings : config_.plugins) {
         if (!settings.enabled) {
             spdlog::info("plugin '{}': disabled in {}", settings.name, settings.position.str());
             continue;
         }
-        dispatcher_.add(load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner));
+        dispatcher_.add(
+            load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner, shards_));
     }
+    if (shards_ > 1) parallel_ = std::make_unique<ParallelDispatch>(dispatcher_, shards_);
     open_sinks();
     if (config_.correlation.enabled)
         correlator_ = std::make_unique<Correlator>(config_.store, config_.correlation,
@@ -81,6 +86,7 @@ Host::PushResult Host::push_batch(std::span<const uint8_t> bytes, std::string_vi
         spdlog::warn("match {}/{}: begins again after its end, with other events: a new match "
                      "under the same id (its players' assessments join the earlier match's)",
                      escape_for_message(ingested.batch.relay_id, 80), ingested.batch.match_id);
+    std::optional<VerifiedBatch> lost;
     if (admitted.gap) {
         ++counters_.lost_stretches;
         metrics_.add("host.lost_stretches", 1);
@@ -88,18 +94,18 @@ Host::PushResult Host::push_batch(std::span<const uint8_t> bytes, std::string_vi
                      escape_for_message(ingested.batch.relay_id, 80), ingested.batch.match_id,
                      admitted.gap->describe());
         // Plugins that can be told (schema 1.1) reset what would measure across the gap.
-        aggregate(dispatcher_.dispatch(input_lost_batch(ingested.batch, *admitted.gap),
-                                       kInputLostSchemaMinor));
+        lost = input_lost_batch(ingested.batch, *admitted.gap);
     }
     result.relay_id = ingested.batch.relay_id;
     result.match_id = ingested.batch.match_id;
     result.events = ingested.batch.event_count;
     result.ended_match = ingested.batch.ends_match;
-    deliver(ingested.batch);
+    dispatch_admitted(std::move(ingested.batch), std::move(lost));
     return result;
 }
 
 std::vector<std::pair<std::string, uint64_t>> Host::open_matches() const {
+    catch_up();
     std::vector<std::pair<std::string, uint64_t>> matches;
     for (const auto& [key, match] : open_matches_)
         matches.push_back(key);
@@ -107,6 +113,27 @@ std::vector<std::pair<std::string, uint64_t>> Host::open_matches() const {
 }
 
 void Host::deliver(const VerifiedBatch& batch) {
+    dispatch_admitted(batch, std::nullopt);
+}
+
+void Host::dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> lost) {
+    if (!parallel_) {
+        std::vector<SignalRecord> lost_signals;
+        if (lost) lost_signals = dispatcher_.dispatch(*lost, kInputLostSchemaMinor);
+        std::vector<SignalRecord> signals = dispatcher_.dispatch(batch);
+        take_in(batch, std::move(lost_signals), std::move(signals), std::nullopt);
+        return;
+    }
+    // Backpressure: the batches in flight hold their bytes until taken in.
+    if (parallel_->full()) take_finished(ParallelDispatch::Wait::oldest);
+    parallel_->submit(std::move(batch), std::move(lost), kInputLostSchemaMinor);
+    take_finished(ParallelDispatch::Wait::none);
+}
+
+void Host::take_in(const VerifiedBatch& batch, std::vector<SignalRecord> lost_signals,
+                   std::vector<SignalRecord> signals,
+                   std::optional<std::vector<SignalRecord>> end_signals) {
+    aggregate(std::move(lost_signals));
     ++counters_.batches;
     counters_.events += batch.event_count;
     OpenMatch& match = open_matches_[{batch.relay_id, batch.match_id}];
@@ -114,8 +141,50 @@ void Host::deliver(const VerifiedBatch& batch) {
 
     register_players(batch, match);
     if (correlator_) aggregate_correlation(correlator_->take());
-    aggregate(dispatcher_.dispatch(batch));
-    if (batch.ends_match) finish_match(batch.relay_id, batch.match_id, true);
+    aggregate(std::move(signals));
+    if (batch.ends_match) finish_match(batch.relay_id, batch.match_id, true, std::move(end_signals));
+}
+
+void Host::take_finished(ParallelDispatch::Wait wait) {
+    if (!parallel_ || taking_in_) return;
+    taking_in_ = true;
+    struct Done {
+        bool& flag;
+        ~Done() { flag = false; }
+    } done{taking_in_};
+    // Every finished batch is taken in even when one of them throws (a sink whose disk is
+    // full): the first failure is passed on after the rest.
+    std::exception_ptr failure;
+    for (FinishedBatch& work : parallel_->take_finished(wait)) {
+        try {
+            const VerifiedBatch& batch = work.batch;
+            std::vector<SignalRecord> lost_signals;
+            if (work.lost)
+                lost_signals = dispatcher_.gather(work.lost_calls, work.lost->relay_id,
+                                                  work.lost->match_id,
+                                                  work.lost->last_relay_time_us, "on_batch");
+            std::vector<SignalRecord> signals = dispatcher_.gather(
+                work.batch_calls, batch.relay_id, batch.match_id, batch.last_relay_time_us,
+                "on_batch");
+            std::optional<std::vector<SignalRecord>> end_signals;
+            if (batch.ends_match)
+                end_signals = dispatcher_.gather(work.end_calls, batch.relay_id, batch.match_id,
+                                                 batch.last_relay_time_us, "on_match_end");
+            take_in(batch, std::move(lost_signals), std::move(signals), std::move(end_signals));
+        } catch (...) {
+            if (!failure) failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+}
+
+void Host::catch_up() const {
+    // Readers are const; the host itself never is (see the header).
+    const_cast<Host*>(this)->take_finished(ParallelDispatch::Wait::all);
+}
+
+void Host::flush() {
+    catch_up();
 }
 
 void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
@@ -205,6 +274,7 @@ void Host::aggregate(std::vector<SignalRecord> signals) {
 }
 
 std::vector<Assessment> Host::assessments() const {
+    catch_up();
     std::vector<Assessment> all = aggregator_.assessments();
     for (auto& assessment : all)
         assessment = with_lost_input(std::move(assessment));
@@ -212,12 +282,14 @@ std::vector<Assessment> Host::assessments() const {
 }
 
 std::optional<Assessment> Host::assessment(const PlayerKey& player) const {
+    catch_up();
     auto found = aggregator_.assessment(player);
     if (found) found = with_lost_input(std::move(*found));
     return found;
 }
 
 std::vector<Assessment> Host::match_assessments(const std::string& relay_id, uint64_t match_id) const {
+    catch_up();
     std::vector<Assessment> players = aggregator_.match_assessments(relay_id, match_id);
     for (auto& assessment : players)
         assessment = with_lost_input(std::move(assessment));
@@ -225,6 +297,7 @@ std::vector<Assessment> Host::match_assessments(const std::string& relay_id, uin
 }
 
 void Host::forget_match(const std::string& relay_id, uint64_t match_id) {
+    catch_up();
     if (open_matches_.count({relay_id, match_id})) return;
     aggregator_.forget_match(relay_id, match_id);
 }
@@ -235,6 +308,7 @@ Assessment Host::with_lost_input(Assessment assessment) const {
 }
 
 void Host::end_match(const std::string& relay_id, uint64_t match_id) {
+    catch_up();
     finish_match(relay_id, match_id, false);
 }
 
@@ -242,7 +316,8 @@ void Host::input_damaged(const std::string& where) {
     ledger_.damage(where);
 }
 
-void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool complete) {
+void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool complete,
+                        std::optional<std::vector<SignalRecord>> end_signals) {
     auto it = open_matches_.find({relay_id, match_id});
     if (it == open_matches_.end()) return;
     int64_t last_relay_time_us = it->second.last_relay_time_us;
@@ -257,7 +332,8 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
         decltype(ending_match_)& slot;
         ~Clear() { slot = {}; }
     } clear{ending_match_};
-    aggregate(dispatcher_.end_match(relay_id, match_id, last_relay_time_us));
+    aggregate(end_signals ? std::move(*end_signals)
+                          : dispatcher_.end_match(relay_id, match_id, last_relay_time_us));
     if (correlator_) {
         // The final assessment waits for the store's answers about this match's players,
         // so that it does not depend on when they came.
@@ -280,6 +356,13 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
 bool Host::close() {
     if (closed_) return true;
     closed_ = true;
+    bool caught_up = true;
+    try {
+        catch_up();
+    } catch (const std::exception& error) {
+        caught_up = false;
+        spdlog::error("closing the host: taking in the last batches: {}", error.what());
+    }
     close_settle_deadline_ =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.correlation.settle_ms);
     // Every step is tried whatever the one before it threw (a sink whose disk is full, say):
@@ -304,10 +387,11 @@ bool Host::close() {
     const std::vector<std::shared_ptr<Sink>> sinks = sinks_;
     for (auto& sink : sinks)
         attempt("flushing a sink", [&] { sink->flush(); });
-    return clean;
+    return clean && caught_up;
 }
 
 std::vector<std::string> Host::plugin_errors() const {
+    catch_up();
     std::vector<std::string> errors;
     for (const auto& slot : dispatcher_.slots())
         if (!slot.error.empty()) errors.push_back(slot.error);

@@ -102,10 +102,11 @@ bool Host::release_retired(PluginSlot retired) {
 }
 
 PluginSlot Host::prepare_plugin(const PluginSettings& settings) {
-    return load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner);
+    return load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner, shards_);
 }
 
 ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
+    catch_up();  // the batches pushed before the swap reach the old generation
     PluginSlot* slot = dispatcher_.find(fresh.settings.name);
     // The config may have changed while the new version loaded. What the new instance was
     // made from (its library, its own table, its baseline) must still be what the config
@@ -144,7 +145,10 @@ ReloadReport Host::reload_plugin(const std::string& name) {
         report.error = "no plugin '" + name + "' is configured";
         return report;
     }
-    ReloadReport report = swap_in(*slot, load_plugin_slot(slot->settings, store_, metrics_, config_.host.plugin_runner));
+    PluginSlot fresh =
+        load_plugin_slot(slot->settings, store_, metrics_, config_.host.plugin_runner, shards_);
+    catch_up();  // the batches pushed before the reload reach the old generation
+    ReloadReport report = swap_in(*slot, std::move(fresh));
     report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
     return report;
 }
@@ -200,6 +204,7 @@ std::vector<PluginSettings> Host::plugins_to_load(const std::vector<RunningPlugi
 
 std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<PluginSlot>* prepared,
                                              std::vector<PluginSlot>* retired) {
+    catch_up();  // the batches pushed before the change run as things were
     std::vector<ReloadReport> reports;
     // A fresh generation of a plugin: the one prepared off the event path, else loaded now.
     auto fresh_slot = [&](const PluginSettings& settings) {
@@ -217,7 +222,7 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
                 return slot;
             }
         }
-        return load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner);
+        return load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner, shards_);
     };
     aggregator_.set_settings(next.aggregation);
 
@@ -229,6 +234,9 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
     if (next.host.work_dir != config_.host.work_dir)
         spdlog::warn("host.work_dir changed: it takes effect at the next start, not on a reload");
     next.host.work_dir = config_.host.work_dir;
+    if (next.host.threads != config_.host.threads)
+        spdlog::warn("host.threads changed: it takes effect at the next start, not on a reload");
+    next.host.threads = config_.host.threads;
 
     std::vector<PluginSlot> old_slots = dispatcher_.take_slots();
     std::vector<PluginSlot> slots;

@@ -12,6 +12,11 @@
  * alike, run on the thread of the call that raised them, inside that call (destroy
  * included: it ends open matches, which may raise actions and log). Keep a callback and
  * its user_data alive until the host is destroyed or the callback is replaced.
+ * An embedded host runs its plugins on the calling thread unless its config sets
+ * `[host] threads` above 1. Then plugins run on the host's worker threads: actions are
+ * still raised on the calling thread (inside a later push, or any call that reads the
+ * host), but a plugin's log lines reach the log callback from a worker thread, one line
+ * at a time.
  *
  * From inside the action callback, the calls that do not re-enter the pipeline may be
  * made on the same host: arbiter_host_set_action_callback (the new callback hears the

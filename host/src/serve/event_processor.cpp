@@ -60,7 +60,19 @@ EventProcessor::~EventProcessor() {
 
 void EventProcessor::run() {
     while (!drained_) {
-        if (auto work = queue_.pop(std::chrono::milliseconds(200))) {
+        // With worker threads, the batches in flight are taken in (and their actions go to
+        // the relays) as soon as the input runs dry, not at the next batch.
+        const bool in_flight = host_.batches_in_flight() > 0;
+        auto work = queue_.pop(in_flight ? std::chrono::milliseconds(0)
+                                         : std::chrono::milliseconds(200));
+        if (!work && in_flight) {
+            try {
+                host_.flush();
+            } catch (const std::exception& error) {
+                spdlog::error("serve: taking in the last batches: {}", error.what());
+            }
+        }
+        if (work) {
             try {
                 handle(*work);
             } catch (const std::exception& error) {
@@ -139,7 +151,9 @@ void EventProcessor::on_batch(Work& work) {
 }
 
 void EventProcessor::on_sync(const Work& work) {
-    // Everything this connection sent before the sync has been processed: say how much.
+    // Everything this connection sent before the sync has been processed (and its actions
+    // sent): say how much.
+    host_.flush();
     const RelayStats& stats = relay_stats_[work.connection];
     reply(work.connection, wire::FrameKind::sync,
           serve_protocol::sync_reply(

@@ -65,6 +65,10 @@ class AnalyzerInstance {
     // False once a plugin is quarantined (isolated plugins only): dispatch passes it by.
     virtual bool takes_calls() const { return true; }
     virtual IsolationStatus isolation() const { return {}; }
+    // The instances a sharded plugin runs as (ShardedInstance); one, itself, otherwise.
+    // The parallel dispatch calls shard k of a match's shard on that shard's lane.
+    virtual uint32_t shard_count() const { return 1; }
+    virtual AnalyzerInstance& shard(uint32_t) { return *this; }
 };
 
 }  // namespace arbiter::host

@@ -71,6 +71,13 @@ struct HostSettings {
     // The program that runs an isolated plugin; "" = arbiter-plugin-runner beside the
     // bundled plugins' folder (<prefix>/lib/arbiter).
     std::string plugin_runner;
+    // Worker threads dispatch spreads matches over (parallel_dispatch.hpp); 0 or 1 runs
+    // every plugin on the pushing thread. Unset: the number of cores for the `arbiter`
+    // commands, 1 for a host embedded through the C API (whose callbacks promise the
+    // caller's thread). Read at start only.
+    std::optional<uint32_t> threads;
+    // What `threads` comes to when unset: the number of cores (at least 1).
+    static uint32_t default_threads();
 };
 
 // [serve]: how `arbiter serve` listens for relays (docs/serve-protocol.md). Read here so

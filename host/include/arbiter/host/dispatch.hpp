@@ -47,8 +47,18 @@ std::vector<uint8_t> read_plugin_baseline(const PluginSettings& settings);
 
 // Loads a configured plugin, creating its instance (in a child process started with
 // `plugin_runner`, "" for the default, when it is isolated); a refusal fills slot.error.
+// With `shards` > 1, a plugin in the host's process that declared ARB_CAP_SHARD_BY_MATCH
+// gets one instance per shard (ShardedInstance); any other plugin gets one instance.
 PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics,
-                            const std::filesystem::path& plugin_runner = {});
+                            const std::filesystem::path& plugin_runner = {}, uint32_t shards = 1);
+
+// What one plugin answered to one call, timed, before the host puts it in context. The
+// parallel dispatch makes these on its lanes and the host gathers them in config order.
+struct PluginCall {
+    bool made = false;  // false: the plugin was passed by (inactive, or too old a schema)
+    CallResult result;
+    uint64_t ns = 0;
+};
 
 class Dispatcher {
   public:
@@ -69,6 +79,14 @@ class Dispatcher {
     // Every active plugin's final signals for a match that ended.
     std::vector<SignalRecord> end_match(const std::string& relay_id, uint64_t match_id,
                                         int64_t relay_time_us);
+
+    // Whether slot `index` takes a batch of schema minor `min_schema_minor`.
+    bool takes(size_t index, uint32_t min_schema_minor = 0) const;
+    // Calls made elsewhere (one per slot, in slot order) turned into signals in context,
+    // with each plugin's time and failures counted as dispatch() counts them. `call` is
+    // "on_batch" or "on_match_end".
+    std::vector<SignalRecord> gather(std::vector<PluginCall>& calls, const std::string& relay_id,
+                                     uint64_t match_id, int64_t relay_time_us, const char* call);
 
   private:
     void collect(PluginSlot& slot, CallResult&& result, const std::string& relay_id,

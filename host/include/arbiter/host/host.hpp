@@ -5,6 +5,14 @@
 //
 // A batch that fails ingest is refused with the reason and changes nothing; a plugin
 // that fails is logged and counted while the others go on; the host keeps running.
+//
+// With `[host] threads` > 1, dispatch runs on worker threads (parallel_dispatch.hpp) and
+// push returns once the batch is handed to them; the host aggregates finished batches in
+// the order pushed, on the pushing thread, during later calls. Every call that reads
+// what the host knows (assessments, counters, plugins, open matches) or changes its
+// plugins first finishes every batch pushed before it, so a caller sees what one thread
+// would have given; flush() does only that (a server calls it when its input runs dry,
+// so that the last batches' actions go out).
 #pragma once
 
 #include <algorithm>
@@ -26,6 +34,7 @@
 #include "arbiter/host/dispatch.hpp"
 #include "arbiter/host/host_services.hpp"
 #include "arbiter/host/ingest.hpp"
+#include "arbiter/host/parallel_dispatch.hpp"
 #include "arbiter/host/plugin_library.hpp"
 #include "arbiter/host/reload.hpp"
 #include "arbiter/host/sequence_ledger.hpp"
@@ -70,6 +79,12 @@ class Host {
     PushResult push_batch(std::span<const uint8_t> bytes, std::string_view bound_relay = {});
     // A batch that has passed ingest.
     void deliver(const VerifiedBatch& batch);
+    // Finishes and aggregates every batch pushed so far (nothing to do with one thread).
+    void flush();
+    // Batches pushed and not yet aggregated (always 0 with one thread).
+    size_t batches_in_flight() const { return parallel_ ? parallel_->in_flight() : 0; }
+    // The shards matches are spread over: `[host] threads`, or 1.
+    uint32_t shards() const { return shards_; }
     // A match ended without a MatchEnd event (its stream closed): plugins report their
     // final signals and free its state. Unknown or already ended matches are ignored.
     void end_match(const std::string& relay_id, uint64_t match_id);
@@ -138,12 +153,24 @@ class Host {
     void forget_match(const std::string& relay_id, uint64_t match_id);
     // Players the aggregator holds: those of the matches in play (and, without
     // forget_match, of every match seen).
-    size_t tracked_players() const { return aggregator_.players(); }
-    const std::vector<PluginSlot>& plugins() const { return dispatcher_.slots(); }
+    size_t tracked_players() const {
+        catch_up();
+        return aggregator_.players();
+    }
+    const std::vector<PluginSlot>& plugins() const {
+        catch_up();
+        return dispatcher_.slots();
+    }
     // The refusals among plugins(), one message each.
     std::vector<std::string> plugin_errors() const;
-    const HostCounters& counters() const { return counters_; }
-    Metrics& metrics() { return metrics_; }
+    const HostCounters& counters() const {
+        catch_up();
+        return counters_;
+    }
+    Metrics& metrics() {
+        catch_up();
+        return metrics_;
+    }
     const ServerConfig& config() const { return config_; }
     void add_sink(std::shared_ptr<Sink> sink) { sinks_.push_back(std::move(sink)); }
     void remove_sink(const std::shared_ptr<Sink>& sink) {
@@ -181,8 +208,25 @@ class Host {
         }
     };
     void register_players(const VerifiedBatch& batch, OpenMatch& match);
+    // A batch past ingest and the ledger, with the batch the host wrote for the gap before
+    // it: dispatched here with one thread, handed to the workers with several.
+    void dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> lost);
+    // What the plugins said of a batch, taken in: the gap's signals, the batch's, and (when
+    // it ends its match) the final ones, already made on a worker, or made here if nullopt.
+    void take_in(const VerifiedBatch& batch, std::vector<SignalRecord> lost_signals,
+                 std::vector<SignalRecord> signals,
+                 std::optional<std::vector<SignalRecord>> end_signals);
+    // Takes in the workers' finished batches, in push order: those done (Wait::none), at
+    // least the oldest, or all.
+    void take_finished(ParallelDispatch::Wait wait);
+    // Every batch pushed is taken in before the host is read or changed. Const because
+    // readers are; the host is never a const object, and nothing is taken in while a
+    // batch is being taken in (a sink reading the host from inside sees it as of then).
+    void catch_up() const;
     // Ends a match: `complete` when by its own MatchEnd, not because its stream stopped.
-    void finish_match(const std::string& relay_id, uint64_t match_id, bool complete);
+    // `end_signals`: the plugins' on_match_end answers when a worker made them already.
+    void finish_match(const std::string& relay_id, uint64_t match_id, bool complete,
+                      std::optional<std::vector<SignalRecord>> end_signals = std::nullopt);
     // Puts a freshly loaded slot in place of the old one, carrying state across.
     ReloadReport swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* retired = nullptr);
     void open_sinks();
@@ -200,6 +244,10 @@ class Host {
     Metrics metrics_;
     PluginStore store_;
     Dispatcher dispatcher_;
+    uint32_t shards_ = 1;
+    // With threads > 1; after dispatcher_, whose slots its workers call, so it stops first.
+    std::unique_ptr<ParallelDispatch> parallel_;
+    bool taking_in_ = false;  // see catch_up
     Aggregator aggregator_;
     std::vector<std::shared_ptr<Sink>> sinks_;
     std::shared_ptr<SecurityEventLog> security_log_;

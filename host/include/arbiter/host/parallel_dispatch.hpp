@@ -1,0 +1,105 @@
+// Parallel dispatch (`[host] threads` > 1): batches of different matches run on worker
+// threads at once, and come back to the host in the order they were pushed.
+//
+// Work runs on lanes, each a queue that one worker at a time drains in order:
+//   - one lane per shard, where every plugin that declared ARB_CAP_SHARD_BY_MATCH runs
+//     its instance for that shard (ShardedInstance) on the matches the shard owns;
+//   - one lane per other plugin (no capability, or isolated in a child process), where
+//     its single instance gets every batch in the order pushed.
+// A batch is done when each lane it went to has run it. The host takes finished batches
+// strictly in push order (take_finished) and aggregates them then, so the signals, the
+// sinks' calls and the assessments are those of one thread, whatever the thread count.
+//
+// Memory stays bounded: at most max_batches batches (and max_bytes of them) are in
+// flight; the host waits for the oldest before pushing more (full()).
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "arbiter/host/dispatch.hpp"
+#include "arbiter/host/ingest.hpp"
+
+namespace arbiter::host {
+
+// A batch through every plugin: what the lanes did with it.
+struct FinishedBatch {
+    VerifiedBatch batch;
+    // The batch the host wrote for a gap before it (input_lost_batch), with its schema
+    // minor, and every plugin's answer to it.
+    std::optional<VerifiedBatch> lost;
+    uint32_t lost_min_schema_minor = 0;
+    std::vector<PluginCall> lost_calls;
+    std::vector<PluginCall> batch_calls;
+    std::vector<PluginCall> end_calls;  // when the batch ends its match: on_match_end
+};
+
+class ParallelDispatch {
+  public:
+    // Starts `threads` workers; `dispatcher`'s slots are read on them while batches are in
+    // flight, so the host changes its slots only when idle() (after take_finished(all)).
+    ParallelDispatch(Dispatcher& dispatcher, uint32_t threads);
+    ~ParallelDispatch();  // waits for the batches in flight, then stops the workers
+    ParallelDispatch(const ParallelDispatch&) = delete;
+    ParallelDispatch& operator=(const ParallelDispatch&) = delete;
+
+    uint32_t shards() const { return shards_; }
+    // Hands a batch (and the gap batch before it, if any) to the lanes; returns at once.
+    void submit(VerifiedBatch batch, std::optional<VerifiedBatch> lost = std::nullopt,
+                uint32_t lost_min_schema_minor = 0);
+    // Too much in flight: take_finished(Wait::oldest) before the next submit.
+    bool full() const;
+    bool idle() const { return in_flight_.empty(); }
+    size_t in_flight() const { return in_flight_.size(); }
+
+    enum class Wait { none, oldest, all };
+    // The finished batches at the front, in push order: those already done (none), at
+    // least the oldest (oldest), or every batch in flight (all).
+    std::vector<FinishedBatch> take_finished(Wait wait);
+
+    static constexpr size_t kMaxBatches = 256;
+    static constexpr size_t kMaxBytes = 64u * 1024u * 1024u;
+
+  private:
+    struct InFlight {
+        FinishedBatch work;
+        uint32_t lanes_left = 0;  // guarded by mutex_
+    };
+    struct Task {
+        InFlight* batch;
+        std::function<void()> run;
+    };
+    struct Lane {
+        std::deque<Task> tasks;
+        bool scheduled = false;  // in ready_ or being run: one worker at a time
+    };
+
+    void post(size_t lane, Task task);  // with mutex_ held
+    void work();
+    // The calls of slot `index` on `instance` for one batch in flight (on a lane).
+    void run_slot(size_t index, AnalyzerInstance& instance, FinishedBatch& work);
+
+    Dispatcher& dispatcher_;
+    const uint32_t shards_;
+    std::deque<std::unique_ptr<InFlight>> in_flight_;  // the host's thread only
+    size_t bytes_in_flight_ = 0;
+
+    mutable std::mutex mutex_;
+    std::condition_variable work_ready_;
+    std::condition_variable batch_done_;
+    std::vector<std::unique_ptr<Lane>> lanes_;  // shards, then one per slot
+    std::deque<Lane*> ready_;
+    size_t unfinished_ = 0;  // batches with a lane still to run them
+    bool stopping_ = false;
+    std::vector<std::thread> workers_;
+};
+
+}  // namespace arbiter::host

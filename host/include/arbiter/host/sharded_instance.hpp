@@ -1,0 +1,50 @@
+// A plugin that declared ARB_CAP_SHARD_BY_MATCH, run as one instance per shard (`[host]
+// threads`, docs/performance.md "Threads"): each instance owns the matches that hash to
+// its shard, so shards run in parallel and never share a match.
+//
+// To everything but the parallel dispatch it is one instance: a call about a match goes
+// to the shard that owns the match, a save or a restore covers every shard, a new config
+// reaches every shard or none.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "arbiter/host/analyzer_instance.hpp"
+
+namespace arbiter::host {
+
+// The shard of a match among `count`: stable across runs and machines, so that a replay
+// gives every plugin instance the same matches whatever the order of arrival.
+uint32_t shard_of(std::string_view relay_id, uint64_t match_id, uint32_t count);
+
+class ShardedInstance final : public AnalyzerInstance {
+  public:
+    // One instance per shard, shard k created with shard_index k of shards.size().
+    explicit ShardedInstance(std::vector<std::unique_ptr<AnalyzerInstance>> shards);
+
+    CallResult on_batch(const VerifiedBatch& batch) override;
+    CallResult on_match_end(const std::string& relay_id, uint64_t match_id) override;
+    // Every shard's blob in one envelope (see the .cpp); restore takes only an envelope of
+    // as many shards, since a match's state must land in the shard that will own it.
+    std::optional<std::vector<uint8_t>> save_state(std::string& error) override;
+    CallResult restore_state(std::span<const uint8_t> blob) override;
+    // Every shard takes the config, or (when one refuses) the ones that took it are set
+    // back to the config they had, so that the shards never disagree.
+    CallResult configure(const PluginSettings& settings, std::span<const uint8_t> baseline) override;
+
+    uint32_t shard_count() const override { return static_cast<uint32_t>(shards_.size()); }
+    AnalyzerInstance& shard(uint32_t index) override { return *shards_.at(index); }
+
+    // Sets what configure falls back to: the settings and baseline the shards were made with.
+    void remember_config(const PluginSettings& settings, std::vector<uint8_t> baseline);
+
+  private:
+    std::vector<std::unique_ptr<AnalyzerInstance>> shards_;
+    PluginSettings settings_;
+    std::vector<uint8_t> baseline_;
+};
+
+}  // namespace arbiter::host

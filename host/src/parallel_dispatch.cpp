@@ -1,0 +1,176 @@
+#include "arbiter/host/parallel_dispatch.hpp"
+
+#include <chrono>
+#include <exception>
+
+#include "arbiter/host/sharded_instance.hpp"
+
+namespace arbiter::host {
+
+namespace {
+
+// One call on a lane, timed. Whatever the host's side of it throws (out of memory, say)
+// becomes the call's error: a worker thread has no caller to throw to, and the batch must
+// still finish so that the ones behind it can.
+template <typename Call>
+PluginCall timed_call(Call&& call) {
+    PluginCall made;
+    made.made = true;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        made.result = call();
+    } catch (const std::exception& error) {
+        made.result = {};
+        made.result.status = ARB_ERR_INTERNAL;
+        made.result.error = std::string("the host failed around the call: ") + error.what();
+    } catch (...) {
+        made.result = {};
+        made.result.status = ARB_ERR_INTERNAL;
+        made.result.error = "the host failed around the call";
+    }
+    made.ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now() - start)
+                                        .count());
+    return made;
+}
+
+}  // namespace
+
+ParallelDispatch::ParallelDispatch(Dispatcher& dispatcher, uint32_t threads)
+    : dispatcher_(dispatcher), shards_(threads < 1 ? 1 : threads) {
+    for (uint32_t k = 0; k < shards_; ++k)
+        lanes_.push_back(std::make_unique<Lane>());
+    for (uint32_t t = 0; t < shards_; ++t)
+        workers_.emplace_back([this] { work(); });
+}
+
+ParallelDispatch::~ParallelDispatch() {
+    {
+        std::unique_lock lock(mutex_);
+        // Batches nobody will take still finish: their plugins are being called.
+        batch_done_.wait(lock, [&] { return unfinished_ == 0; });
+        stopping_ = true;
+    }
+    work_ready_.notify_all();
+    for (auto& worker : workers_)
+        worker.join();
+}
+
+void ParallelDispatch::post(size_t lane_index, Task task) {
+    Lane& lane = *lanes_[lane_index];
+    lane.tasks.push_back(std::move(task));
+    if (lane.scheduled) return;
+    lane.scheduled = true;
+    ready_.push_back(&lane);
+    work_ready_.notify_one();
+}
+
+void ParallelDispatch::run_slot(size_t index, AnalyzerInstance& instance, FinishedBatch& work) {
+    // On a lane there is nothing to overlap an isolated plugin's start with: it is the
+    // other lanes that run meanwhile.
+    if (work.lost && dispatcher_.takes(index, work.lost_min_schema_minor))
+        work.lost_calls[index] = timed_call([&] {
+            instance.start_batch(*work.lost);
+            return instance.on_batch(*work.lost);
+        });
+    if (!dispatcher_.takes(index)) return;
+    work.batch_calls[index] = timed_call([&] {
+        instance.start_batch(work.batch);
+        return instance.on_batch(work.batch);
+    });
+    // The end of the match right behind its last batch, as the host would call it.
+    if (work.batch.ends_match && dispatcher_.takes(index))
+        work.end_calls[index] = timed_call(
+            [&] { return instance.on_match_end(work.batch.relay_id, work.batch.match_id); });
+}
+
+void ParallelDispatch::submit(VerifiedBatch batch, std::optional<VerifiedBatch> lost,
+                              uint32_t lost_min_schema_minor) {
+    const std::vector<PluginSlot>& slots = dispatcher_.slots();
+    auto entry = std::make_unique<InFlight>();
+    FinishedBatch& work = entry->work;
+    work.batch = std::move(batch);
+    work.lost = std::move(lost);
+    work.lost_min_schema_minor = lost_min_schema_minor;
+    work.lost_calls.resize(slots.size());
+    work.batch_calls.resize(slots.size());
+    work.end_calls.resize(slots.size());
+    const uint32_t shard = shard_of(work.batch.relay_id, work.batch.match_id, shards_);
+
+    std::vector<size_t> sharded;
+    std::vector<size_t> alone;
+    for (size_t i = 0; i < slots.size(); ++i) {
+        if (!slots[i].active()) continue;
+        (shards_ > 1 && slots[i].instance->shard_count() == shards_ ? sharded : alone).push_back(i);
+    }
+    InFlight* raw = entry.get();
+    bytes_in_flight_ += work.batch.bytes.size() + (work.lost ? work.lost->bytes.size() : 0);
+    in_flight_.push_back(std::move(entry));
+
+    std::lock_guard lock(mutex_);
+    ++unfinished_;
+    raw->lanes_left = static_cast<uint32_t>((sharded.empty() ? 0 : 1) + alone.size());
+    if (raw->lanes_left == 0) {
+        --unfinished_;
+        return;
+    }
+    while (lanes_.size() < shards_ + slots.size())
+        lanes_.push_back(std::make_unique<Lane>());
+    if (!sharded.empty())
+        post(shard, {raw, [this, raw, shard, sharded = std::move(sharded)] {
+                         for (size_t i : sharded)
+                             run_slot(i, dispatcher_.slots()[i].instance->shard(shard), raw->work);
+                     }});
+    for (size_t i : alone)
+        post(shards_ + i,
+             {raw, [this, raw, i] { run_slot(i, *dispatcher_.slots()[i].instance, raw->work); }});
+}
+
+bool ParallelDispatch::full() const {
+    return in_flight_.size() >= kMaxBatches || bytes_in_flight_ >= kMaxBytes;
+}
+
+std::vector<FinishedBatch> ParallelDispatch::take_finished(Wait wait) {
+    std::vector<FinishedBatch> finished;
+    if (in_flight_.empty()) return finished;
+    std::unique_lock lock(mutex_);
+    if (wait == Wait::oldest)
+        batch_done_.wait(lock, [&] { return in_flight_.front()->lanes_left == 0; });
+    else if (wait == Wait::all)
+        batch_done_.wait(lock, [&] { return unfinished_ == 0; });
+    while (!in_flight_.empty() && in_flight_.front()->lanes_left == 0) {
+        FinishedBatch& work = in_flight_.front()->work;
+        bytes_in_flight_ -= work.batch.bytes.size() + (work.lost ? work.lost->bytes.size() : 0);
+        finished.push_back(std::move(work));
+        in_flight_.pop_front();
+    }
+    return finished;
+}
+
+void ParallelDispatch::work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        work_ready_.wait(lock, [&] { return stopping_ || !ready_.empty(); });
+        if (ready_.empty()) return;  // stopping, and nothing left to run
+        Lane* lane = ready_.front();
+        ready_.pop_front();
+        Task task = std::move(lane->tasks.front());
+        lane->tasks.pop_front();
+        lock.unlock();
+        task.run();  // never throws: run_slot's calls catch
+        lock.lock();
+        if (--task.batch->lanes_left == 0) {
+            --unfinished_;
+            batch_done_.notify_all();
+        }
+        // Other lanes get a turn before this one's next batch.
+        if (lane->tasks.empty()) {
+            lane->scheduled = false;
+        } else {
+            ready_.push_back(lane);
+            work_ready_.notify_one();
+        }
+    }
+}
+
+}  // namespace arbiter::host

@@ -1,0 +1,130 @@
+#include "arbiter/host/sharded_instance.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace arbiter::host {
+
+uint32_t shard_of(std::string_view relay_id, uint64_t match_id, uint32_t count) {
+    if (count <= 1) return 0;
+    // FNV-1a over the relay id, then the match id mixed in (splitmix64's finaliser), so
+    // that consecutive match ids of one relay spread over the shards.
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (unsigned char c : relay_id)
+        hash = (hash ^ c) * 0x100000001b3ull;
+    uint64_t x = hash ^ (match_id + 0x9e3779b97f4a7c15ull);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return static_cast<uint32_t>(x % count);
+}
+
+namespace {
+
+// The envelope of a sharded plugin's state: the magic, the number of shards, then each
+// shard's blob with its length, all little-endian as the host writes it. The host made
+// it and reads it back; a plugin never sees it (each shard gets its own blob).
+constexpr char kMagic[8] = {'A', 'R', 'B', 'S', 'H', 'R', 'D', '1'};
+
+void put_u64(std::vector<uint8_t>& out, uint64_t value) {
+    for (int i = 0; i < 8; ++i)
+        out.push_back(static_cast<uint8_t>(value >> (8 * i)));
+}
+
+bool get_u64(std::span<const uint8_t>& in, uint64_t& value) {
+    if (in.size() < 8) return false;
+    value = 0;
+    for (int i = 0; i < 8; ++i)
+        value |= uint64_t{in[i]} << (8 * i);
+    in = in.subspan(8);
+    return true;
+}
+
+CallResult refused(std::string why) {
+    CallResult result;
+    result.status = ARB_ERR_STATE;
+    result.error = std::move(why);
+    return result;
+}
+
+}  // namespace
+
+ShardedInstance::ShardedInstance(std::vector<std::unique_ptr<AnalyzerInstance>> shards)
+    : shards_(std::move(shards)) {}
+
+void ShardedInstance::remember_config(const PluginSettings& settings, std::vector<uint8_t> baseline) {
+    settings_ = settings;
+    baseline_ = std::move(baseline);
+}
+
+CallResult ShardedInstance::on_batch(const VerifiedBatch& batch) {
+    return shards_[shard_of(batch.relay_id, batch.match_id, shard_count())]->on_batch(batch);
+}
+
+CallResult ShardedInstance::on_match_end(const std::string& relay_id, uint64_t match_id) {
+    return shards_[shard_of(relay_id, match_id, shard_count())]->on_match_end(relay_id, match_id);
+}
+
+std::optional<std::vector<uint8_t>> ShardedInstance::save_state(std::string& error) {
+    std::vector<uint8_t> envelope(std::begin(kMagic), std::end(kMagic));
+    put_u64(envelope, shards_.size());
+    for (size_t k = 0; k < shards_.size(); ++k) {
+        auto blob = shards_[k]->save_state(error);
+        if (!blob) {
+            error = fmt::format("shard {} of {}: {}", k, shards_.size(), error);
+            return std::nullopt;
+        }
+        put_u64(envelope, blob->size());
+        envelope.insert(envelope.end(), blob->begin(), blob->end());
+    }
+    return envelope;
+}
+
+CallResult ShardedInstance::restore_state(std::span<const uint8_t> blob) {
+    if (blob.size() < sizeof kMagic || std::memcmp(blob.data(), kMagic, sizeof kMagic) != 0)
+        return refused(fmt::format("the state was saved by an instance that ran unsharded; this "
+                                   "one runs as {} shards ([host] threads)",
+                                   shards_.size()));
+    blob = blob.subspan(sizeof kMagic);
+    uint64_t count = 0;
+    if (!get_u64(blob, count) || count != shards_.size())
+        return refused(fmt::format("the state holds {} shards, this instance runs {}", count,
+                                   shards_.size()));
+    // Every blob is found before any is restored: a cut envelope changes nothing.
+    std::vector<std::span<const uint8_t>> parts;
+    for (uint64_t k = 0; k < count; ++k) {
+        uint64_t size = 0;
+        if (!get_u64(blob, size) || size > blob.size())
+            return refused(fmt::format("the state's shard {} is cut short", k));
+        parts.push_back(blob.first(size));
+        blob = blob.subspan(size);
+    }
+    if (!blob.empty()) return refused("the state has bytes after its last shard");
+    for (size_t k = 0; k < shards_.size(); ++k) {
+        CallResult result = shards_[k]->restore_state(parts[k]);
+        if (!result.ok()) {
+            result.error = fmt::format("shard {} of {}: {}", k, shards_.size(), result.error);
+            return result;
+        }
+    }
+    return {};
+}
+
+CallResult ShardedInstance::configure(const PluginSettings& settings,
+                                      std::span<const uint8_t> baseline) {
+    for (size_t k = 0; k < shards_.size(); ++k) {
+        CallResult result = shards_[k]->configure(settings, baseline);
+        if (result.ok()) continue;
+        // The shards before this one took the new config: give them back the old one.
+        for (size_t back = 0; back < k; ++back)
+            shards_[back]->configure(settings_, baseline_);
+        result.error = fmt::format("shard {} of {}: {}", k, shards_.size(), result.error);
+        return result;
+    }
+    settings_ = settings;
+    baseline_.assign(baseline.begin(), baseline.end());
+    return {};
+}
+
+}  // namespace arbiter::host
