@@ -24,6 +24,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -534,6 +535,88 @@ void run_reload(const Settings& s) {
     std::printf("\n");
 }
 
+// Dispatch over worker threads ([host] threads): matches played at once, their batches
+// interleaved as a relay box sends them, through every bundled plugin, with 1, 2, ... up
+// to the cores. The relay's building is done beforehand (it is the relay's thread, not
+// Arbiter's); the clock is wall time from the first push to the last batch taken in.
+void run_threads(const Settings& s) {
+    const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+    const uint32_t matches = 8;
+    const uint32_t players = s.quick ? 100 : 500;  // per match
+    const uint64_t warm_ticks = kWarmTicks;
+    const uint64_t measured_ticks = s.quick ? 20 : 60;
+    std::vector<PluginSpec> plugins = {reference_plugin(), lagpool_plugin(), kaladin_plugin()};
+    if (has_accounts_plugin()) plugins.push_back(accounts_plugin());
+    std::string names;
+    for (const auto& plugin : plugins)
+        names += (names.empty() ? "" : " + ") + plugin.name;
+    std::printf("threads: %u matches x %u players at once, batches of %zu, every bundled plugin "
+                "(%s); wall time of %llu ticks after %llu to warm up:\n",
+                matches, players, kBatch, names.c_str(),
+                static_cast<unsigned long long>(measured_ticks),
+                static_cast<unsigned long long>(warm_ticks));
+    // The batches, built once: warm-up, then the measured stretch, round robin by match.
+    std::vector<std::vector<uint8_t>> warm_batches, measured;
+    uint64_t measured_events = 0;
+    {
+        std::vector<MovementStream> streams;
+        for (uint32_t m = 0; m < matches; ++m)
+            streams.emplace_back(StreamOptions{.players = players, .batch_events = kBatch,
+                                               .match_id = m + 1});
+        const uint64_t per_match_warm = warm_ticks * players;
+        const uint64_t per_match_all = (warm_ticks + measured_ticks) * players;
+        for (bool more = true; more;) {
+            more = false;
+            for (auto& stream : streams) {
+                if (stream.events() >= per_match_all) continue;
+                more = true;
+                const bool warming = stream.events() < per_match_warm;
+                auto batch = stream.next();
+                if (warming) {
+                    warm_batches.push_back(std::move(batch));
+                } else {
+                    measured_events += kBatch;
+                    measured.push_back(std::move(batch));
+                }
+            }
+        }
+    }
+    double one_thread_rate = 0;
+    for (uint32_t threads = 1; threads <= cores; ++threads) {
+        std::vector<double> rates, cpu_per_event;
+        for (int r = 0; r < s.reps; ++r) {
+            auto h = make_host(plugins, threads);
+            for (const auto& batch : warm_batches)
+                h->push(batch);
+            h->flush();
+            const double wall_start = wall_seconds();
+            const double cpu_start = cpu_seconds();
+            for (const auto& batch : measured)
+                if (auto refused = h->push(batch)) {
+                    std::fprintf(stderr, "batch refused: %s\n", refused->c_str());
+                    std::exit(1);
+                }
+            h->flush();
+            const double wall = wall_seconds() - wall_start;
+            rates.push_back(static_cast<double>(measured_events) / wall);
+            cpu_per_event.push_back((cpu_seconds() - cpu_start) * 1e9 /
+                                    static_cast<double>(measured_events));
+        }
+        const double rate = median(rates);
+        if (threads == 1) one_thread_rate = rate;
+        const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
+        std::printf("  %2u thread%s %6.2f M events/s (spread %.2f-%.2f)  speed-up %.2fx  "
+                    "CPU %6.0f ns/event%s\n",
+                    threads, threads == 1 ? " " : "s", rate / 1e6, *lo / 1e6, *hi / 1e6,
+                    rate / one_thread_rate, median(cpu_per_event),
+                    threads == 1 ? "   (goal: >= 2 M per core)"
+                    : threads == 2 ? "   (goal: >= 1.8x)"
+                                   : "");
+        std::fflush(stdout);
+    }
+    std::printf("\n");
+}
+
 void run_serve(const Settings& s) {
     run_serve_section(s.quick);
 }
@@ -546,7 +629,7 @@ int usage() {
     std::fprintf(stderr,
                  "usage: arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... "
                  "[--only SECTION]... [--filter TEXT] [--soak-matches N] [--store-postgres CONNINFO]\n"
-                 "sections: core batch players plugins isolated memory reload store serve, and soak (only when "
+                 "sections: core batch players plugins isolated memory reload store serve threads, and soak (only when "
                  "named with --only)\n");
     return 1;
 }
@@ -588,7 +671,7 @@ int main(int argc, char** argv) {
             {"core", run_core},       {"batch", run_batch},   {"players", run_players},
             {"plugins", run_plugins}, {"isolated", run_isolated}, {"memory", run_memory},
             {"reload", run_reload},   {"store", run_store},     {"serve", run_serve},
-            {"soak", run_soak}};
+            {"threads", run_threads}, {"soak", run_soak}};
         // The soak is long and measures memory, not speed: it runs only when named.
         for (const auto& [name, run] : sections)
             if (s.only.empty() ? !s.skip.count(name) && name != "soak" : s.only.count(name) > 0) run(s);

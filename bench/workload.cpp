@@ -89,11 +89,17 @@ PluginSpec lagpool_plugin() {
 PluginSpec kaladin_plugin() {
     return {"kaladin", "kaladin"};
 }
+PluginSpec accounts_plugin() {
+    return {"accounts", "accounts"};
+}
+bool has_accounts_plugin() {
+    std::error_code error;
+    return std::filesystem::exists(host::default_bundled_plugin_dir() / "arbiter-accounts.so", error);
+}
 
-std::unique_ptr<host::Host> make_host(const std::vector<PluginSpec>& plugins) {
-    std::string text =
-        "[host]\nserver_id = \"bench\"\nlog_level = \"warn\"\n"
-        "[sinks]\nsecurity_log = \"\"\n";
+std::unique_ptr<host::Host> make_host(const std::vector<PluginSpec>& plugins, uint32_t threads) {
+    std::string text = "[host]\nserver_id = \"bench\"\nlog_level = \"warn\"\nthreads = " +
+                       std::to_string(threads) + "\n[sinks]\nsecurity_log = \"\"\n";
     for (const PluginSpec& plugin : plugins)
         text += "[plugins." + plugin.name + "]\nlibrary = \"" + plugin.library + "\"\n" +
                 (plugin.isolated ? "isolation = \"process\"\n" : "");

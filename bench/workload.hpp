@@ -73,9 +73,14 @@ PluginSpec noop_plugin(const std::string& name = "noop");
 PluginSpec reference_plugin();
 PluginSpec lagpool_plugin();
 PluginSpec kaladin_plugin();
+// The plugin holding the checks that span matches (unsharded); present from the build that
+// split it out of reference.
+PluginSpec accounts_plugin();
+bool has_accounts_plugin();
 
-// A host running these plugins with their defaults; throws std::runtime_error when one is
-// refused.
-std::unique_ptr<host::Host> make_host(const std::vector<PluginSpec>& plugins);
+// A host running these plugins with their defaults, on `threads` worker threads (1: the
+// pushing thread alone, which every section but "threads" measures); throws
+// std::runtime_error when one is refused.
+std::unique_ptr<host::Host> make_host(const std::vector<PluginSpec>& plugins, uint32_t threads = 1);
 
 }  // namespace arbiter::bench

@@ -236,6 +236,19 @@ TEST(Config, OutOfRangeValuesAreRefused) {
     EXPECT_EQ(parse("[plugins.a]\nlibrary = \"a\"\n").plugins[0].deadline_ms, 1000u);
 }
 
+TEST(Config, ThreadsAreReadWithTheirLimitsAndLeftUnsetByDefault) {
+    EXPECT_FALSE(parse("").host.threads.has_value());
+    EXPECT_EQ(parse("[host]\nthreads = 0\n").host.threads, 0u);
+    EXPECT_EQ(parse("[host]\nthreads = 7\n").host.threads, 7u);
+    EXPECT_TRUE(mentions(problems_of("[host]\nthreads = -1\n"),
+                         "host.threads: expected an integer from 0 to 256, got -1"));
+    EXPECT_TRUE(mentions(problems_of("[host]\nthreads = 9223372036854775807\n"),
+                         "host.threads: expected an integer from 0 to 256"));
+    EXPECT_TRUE(mentions(problems_of("[host]\nthreads = \"4\"\n"),
+                         "host.threads: expected an integer, got a string"));
+    EXPECT_GE(arbiter::host::HostSettings::default_threads(), 1u);
+}
+
 TEST(Config, IsolationIsReadWithItsLimitsAndRefusedWhereItDoesNotApply) {
     const auto isolated = parse(
         "[host]\nplugin_runner = \"bin/runner\"\n[plugins.a]\nlibrary = \"a\"\nisolation = "

@@ -1,0 +1,149 @@
+// The host with worker threads ([host] threads), run by ThreadSanitizer too (the tsan
+// preset's filter names ParallelDispatch): a sharded plugin (reference) and an unsharded
+// one (counter) over several matches at once give what one thread gives; a sink that
+// throws loses no batch; reloads and config changes land between batches.
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <arbiter/sdk/batch_builder.hpp>
+
+#include "arbiter/host/host.hpp"
+#include "arbiter/host/sinks.hpp"
+#include "support/temp_dir.hpp"
+
+namespace arbiter::host {
+namespace {
+
+using test::TempDir;
+
+// Six matches on two relays, eight players each, batch after batch round robin; in
+// every match player 3 jumps 400 m once (the reference plugin's teleport check) and every
+// player moves enough for the counter to report.
+std::vector<std::vector<uint8_t>> interleaved_matches() {
+    std::vector<BatchBuilder> builders;
+    for (uint64_t match = 1; match <= 6; ++match)
+        builders.emplace_back(match % 2 ? "relay-a" : "relay-b", match);
+    std::vector<std::vector<uint8_t>> batches;
+    for (int tick = 0; tick <= 120; ++tick) {
+        for (size_t m = 0; m < builders.size(); ++m) {
+            BatchBuilder& b = builders[m];
+            const int64_t t_us = int64_t{tick} * 50'000 + 1;
+            if (tick == 0) {
+                build::MatchStart start;
+                start.game = "test";
+                b.add(t_us, 0, 0, start);
+                for (uint32_t player = 1; player <= 8; ++player) {
+                    build::PlayerJoin join;
+                    join.account_id = "acct-" + std::to_string(m) + "-" + std::to_string(player);
+                    b.add(t_us, 0, player, join);
+                }
+            }
+            for (uint32_t player = 1; player <= 8; ++player) {
+                float x = static_cast<float>(tick) * 0.2f + static_cast<float>(player) * 10.0f;
+                if (player == 3 && tick >= 60) x += 400.0f;
+                b.add(t_us + player, static_cast<uint64_t>(tick), player,
+                      build::Position{.position = {x, 0, 0}});
+            }
+            if (tick == 120) b.add(t_us + 100, static_cast<uint64_t>(tick), 0, build::MatchEnd{});
+            batches.push_back(b.finish());
+        }
+    }
+    return batches;
+}
+
+ServerConfig config(const TempDir& dir, int threads) {
+    const std::string text = "[host]\nserver_id = \"parallel\"\nwork_dir = '" +
+                             (dir / "work").string() + "'\nthreads = " + std::to_string(threads) +
+                             "\n[plugins.reference]\nlibrary = '" + std::string(REFERENCE_PLUGIN) +
+                             "'\n[plugins.counter]\nlibrary = '" + std::string(COUNTER_V1) +
+                             "'\n[plugins.counter.config]\nreport_at = 50\n";
+    return parse_config(text, "server_config.toml", dir.path());
+}
+
+std::string all_assessments(const Host& host) {
+    std::string text;
+    for (const auto& assessment : host.assessments())
+        text += assessment_json(assessment) + "\n";
+    return text;
+}
+
+std::string run(int threads) {
+    TempDir dir;
+    Host host(config(dir, threads));
+    EXPECT_TRUE(host.plugin_errors().empty());
+    for (const auto& batch : interleaved_matches())
+        EXPECT_FALSE(host.push(batch));
+    EXPECT_TRUE(host.close());
+    return all_assessments(host);
+}
+
+TEST(ParallelDispatch, ShardedAndUnshardedPluginsGiveWhatOneThreadGives) {
+    const std::string one = run(1);
+    // Something to compare: each match's jumper flagged, the counter heard from.
+    EXPECT_NE(one.find("movement.teleport"), std::string::npos);
+    EXPECT_NE(one.find("test.count"), std::string::npos);
+    EXPECT_EQ(run(3), one);
+    EXPECT_EQ(run(2), one);
+}
+
+// Throws on the first signal it hears, then behaves.
+class ThrowOnce : public Sink {
+  public:
+    void on_signal(const SignalRecord&) override {
+        if (thrown_) return;
+        thrown_ = true;
+        throw std::runtime_error("disk full");
+    }
+
+  private:
+    bool thrown_ = false;
+};
+
+TEST(ParallelDispatch, ASinkThatThrowsLosesNoBatch) {
+    TempDir dir;
+    Host host(config(dir, 2));
+    host.add_sink(std::make_shared<ThrowOnce>());
+    const auto batches = interleaved_matches();
+    size_t thrown = 0;
+    for (const auto& batch : batches) {
+        try {
+            EXPECT_FALSE(host.push(batch));
+        } catch (const std::runtime_error& error) {
+            EXPECT_STREQ(error.what(), "disk full");
+            ++thrown;
+        }
+    }
+    host.flush();
+    EXPECT_EQ(thrown, 1u);
+    EXPECT_EQ(host.counters().batches, batches.size());
+    EXPECT_EQ(host.counters().matches_ended, 6u);
+    EXPECT_EQ(host.batches_in_flight(), 0u);
+}
+
+TEST(ParallelDispatch, AConfigChangeAndAReloadLandBetweenBatches) {
+    TempDir dir;
+    Host host(config(dir, 3));
+    const auto batches = interleaved_matches();
+    for (size_t i = 0; i < batches.size(); ++i) {
+        if (i == batches.size() / 3) {
+            auto reports = host.apply_config(config(dir, 3));
+            EXPECT_TRUE(reports.empty() || reports.front().ok);
+        }
+        if (i == batches.size() / 2) {
+            const auto report = host.reload_plugin("reference");
+            ASSERT_TRUE(report.ok) << report.describe();
+            EXPECT_NE(report.state.find("carried"), std::string::npos) << report.describe();
+            EXPECT_TRUE(host.reload_plugin("counter").ok);
+        }
+        ASSERT_FALSE(host.push(batches[i]));
+    }
+    host.close();
+    EXPECT_EQ(all_assessments(host), run(1));
+}
+
+}  // namespace
+}  // namespace arbiter::host

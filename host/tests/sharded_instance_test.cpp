@@ -1,0 +1,178 @@
+// ShardedInstance: a match's calls go to the shard that owns it, a save covers every shard
+// in one envelope that only as many shards take back, and a config reaches all or none.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "arbiter/host/sharded_instance.hpp"
+
+namespace arbiter::host {
+namespace {
+
+// A shard that remembers what reached it, so the test can see where calls went. The
+// plugins behind real shards are tested elsewhere (integration Threads.*); this is the
+// routing and the envelope, which are the host's alone.
+class ShardProbe final : public AnalyzerInstance {
+  public:
+    explicit ShardProbe(std::string name) : name_(std::move(name)) {}
+    CallResult on_batch(const VerifiedBatch& batch) override {
+        matches.push_back(batch.match_id);
+        return {};
+    }
+    CallResult on_match_end(const std::string&, uint64_t match_id) override {
+        ended.push_back(match_id);
+        return {};
+    }
+    std::optional<std::vector<uint8_t>> save_state(std::string& error) override {
+        if (refuse_save) {
+            error = "cannot save";
+            return std::nullopt;
+        }
+        return std::vector<uint8_t>(name_.begin(), name_.end());
+    }
+    CallResult restore_state(std::span<const uint8_t> blob) override {
+        restored.assign(blob.begin(), blob.end());
+        return {};
+    }
+    CallResult configure(const PluginSettings& settings, std::span<const uint8_t>) override {
+        CallResult result;
+        if (settings.weight > 5 && refuse_heavy) {
+            result.status = ARB_ERR_CONFIG;
+            result.error = "too heavy";
+            return result;
+        }
+        weight = settings.weight;
+        return result;
+    }
+
+    std::vector<uint64_t> matches, ended;
+    std::string restored;
+    double weight = 1.0;
+    bool refuse_save = false;
+    bool refuse_heavy = false;
+
+  private:
+    std::string name_;
+};
+
+struct Shards {
+    explicit Shards(size_t count) {
+        std::vector<std::unique_ptr<AnalyzerInstance>> made;
+        for (size_t k = 0; k < count; ++k) {
+            auto probe = std::make_unique<ShardProbe>("shard-" + std::to_string(k));
+            probes.push_back(probe.get());
+            made.push_back(std::move(probe));
+        }
+        instance = std::make_unique<ShardedInstance>(std::move(made));
+    }
+    std::vector<ShardProbe*> probes;
+    std::unique_ptr<ShardedInstance> instance;
+};
+
+VerifiedBatch batch_of(uint64_t match) {
+    VerifiedBatch batch;
+    batch.relay_id = "relay";
+    batch.match_id = match;
+    return batch;
+}
+
+TEST(ShardOf, SpreadsConsecutiveMatchesAndIsStable) {
+    std::vector<int> per_shard(4, 0);
+    for (uint64_t match = 1; match <= 4000; ++match) {
+        const uint32_t shard = shard_of("relay", match, 4);
+        ASSERT_LT(shard, 4u);
+        ASSERT_EQ(shard, shard_of("relay", match, 4));
+        ++per_shard[shard];
+    }
+    for (int count : per_shard)
+        EXPECT_GT(count, 800) << "a shard got too few of 4,000 matches";
+    EXPECT_EQ(shard_of("relay", 12345, 1), 0u);
+    EXPECT_EQ(shard_of("relay", 12345, 0), 0u);
+}
+
+TEST(ShardedInstance, EachMatchGoesToTheShardThatOwnsIt) {
+    Shards shards(3);
+    for (uint64_t match = 1; match <= 30; ++match) {
+        shards.instance->on_batch(batch_of(match));
+        shards.instance->on_match_end("relay", match);
+    }
+    for (uint32_t k = 0; k < 3; ++k) {
+        EXPECT_FALSE(shards.probes[k]->matches.empty());
+        EXPECT_EQ(shards.probes[k]->matches, shards.probes[k]->ended);
+        for (uint64_t match : shards.probes[k]->matches)
+            EXPECT_EQ(shard_of("relay", match, 3), k);
+        EXPECT_EQ(&shards.instance->shard(k), shards.probes[k]);
+    }
+}
+
+TEST(ShardedInstance, StateGoesBackShardByShard) {
+    Shards old_shards(3);
+    std::string error;
+    auto blob = old_shards.instance->save_state(error);
+    ASSERT_TRUE(blob) << error;
+    Shards fresh(3);
+    ASSERT_TRUE(fresh.instance->restore_state(*blob).ok());
+    for (size_t k = 0; k < 3; ++k)
+        EXPECT_EQ(fresh.probes[k]->restored, "shard-" + std::to_string(k));
+}
+
+TEST(ShardedInstance, RefusesStateItCannotPlaceAndRestoresNothingThen) {
+    Shards three(3);
+    std::string error;
+    const auto blob = *three.instance->save_state(error);
+    auto refused = [](Shards& shards, std::span<const uint8_t> bytes) {
+        const CallResult result = shards.instance->restore_state(bytes);
+        for (auto* probe : shards.probes)
+            EXPECT_TRUE(probe->restored.empty());
+        return result.status == ARB_ERR_STATE ? result.error : std::string("(accepted)");
+    };
+    Shards two(2);
+    EXPECT_NE(refused(two, blob).find("holds 3 shards, this instance runs 2"), std::string::npos);
+    Shards other(3);
+    const std::string plain = "a plugin's own blob";
+    EXPECT_NE(refused(other, std::span(reinterpret_cast<const uint8_t*>(plain.data()), plain.size()))
+                  .find("ran unsharded"),
+              std::string::npos);
+    EXPECT_NE(refused(other, std::span(blob).first(blob.size() - 1)).find("cut short"),
+              std::string::npos);
+    std::vector<uint8_t> longer = blob;
+    longer.push_back(0);
+    EXPECT_NE(refused(other, longer).find("bytes after its last shard"), std::string::npos);
+    std::vector<uint8_t> huge = blob;
+    huge[16] = 0xff, huge[23] = 0x7f;  // shard 0's length: far past the end
+    EXPECT_NE(refused(other, huge).find("cut short"), std::string::npos);
+}
+
+TEST(ShardedInstance, ASaveFailsWhenAnyShardCannotSave) {
+    Shards shards(2);
+    shards.probes[1]->refuse_save = true;
+    std::string error;
+    EXPECT_FALSE(shards.instance->save_state(error));
+    EXPECT_EQ(error, "shard 1 of 2: cannot save");
+}
+
+TEST(ShardedInstance, AConfigOneShardRefusesLeavesEveryShardAsItWas) {
+    Shards shards(3);
+    PluginSettings before;
+    before.weight = 2;
+    shards.instance->remember_config(before, {});
+    PluginSettings heavy;
+    heavy.weight = 9;
+    shards.probes[2]->refuse_heavy = true;
+    const CallResult result = shards.instance->configure(heavy, {});
+    EXPECT_EQ(result.status, ARB_ERR_CONFIG);
+    EXPECT_EQ(result.error, "shard 2 of 3: too heavy");
+    for (auto* probe : shards.probes)
+        EXPECT_NE(probe->weight, 9.0);
+    EXPECT_EQ(shards.probes[0]->weight, 2.0);
+    PluginSettings light;
+    light.weight = 3;
+    EXPECT_TRUE(shards.instance->configure(light, {}).ok());
+    for (auto* probe : shards.probes)
+        EXPECT_EQ(probe->weight, 3.0);
+}
+
+}  // namespace
+}  // namespace arbiter::host
