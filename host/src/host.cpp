@@ -117,6 +117,9 @@ void Host::deliver(const VerifiedBatch& batch) {
 }
 
 void Host::dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> lost) {
+    // The ledger hears of the end now, not when the batch is taken in: the next batch
+    // pushed (a new match under the same id, say) is judged against it before then.
+    if (batch.ends_match) ledger_.match_ended(batch.relay_id, batch.match_id, true);
     if (!parallel_) {
         std::vector<SignalRecord> lost_signals;
         if (lost) lost_signals = dispatcher_.dispatch(*lost, kInputLostSchemaMinor);
@@ -124,10 +127,22 @@ void Host::dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> l
         take_in(batch, std::move(lost_signals), std::move(signals), std::nullopt);
         return;
     }
-    // Backpressure: the batches in flight hold their bytes until taken in.
-    if (parallel_->full()) take_finished(ParallelDispatch::Wait::oldest);
+    // Backpressure: the batches in flight hold their bytes until taken in. A sink that
+    // throws while older batches are taken in must not cost this one its dispatch: the
+    // ledger has admitted it. (Taking in makes room even when a sink throws.)
+    std::exception_ptr failure;
+    try {
+        if (parallel_->full()) take_finished(ParallelDispatch::Wait::oldest);
+    } catch (...) {
+        failure = std::current_exception();
+    }
     parallel_->submit(std::move(batch), std::move(lost), kInputLostSchemaMinor);
-    take_finished(ParallelDispatch::Wait::none);
+    try {
+        take_finished(ParallelDispatch::Wait::none);
+    } catch (...) {
+        if (!failure) failure = std::current_exception();
+    }
+    if (failure) std::rethrow_exception(failure);
 }
 
 void Host::take_in(const VerifiedBatch& batch, std::vector<SignalRecord> lost_signals,
@@ -180,11 +195,18 @@ void Host::take_finished(ParallelDispatch::Wait wait) {
 
 void Host::catch_up() const {
     // Readers are const; the host itself never is (see the header).
-    const_cast<Host*>(this)->take_finished(ParallelDispatch::Wait::all);
+    try {
+        const_cast<Host*>(this)->take_finished(ParallelDispatch::Wait::all);
+    } catch (const std::exception& error) {
+        // A sink failed on a batch pushed earlier; every batch was taken in all the same.
+        // The reader asked for the host's state, not the sink's: it gets it, the log
+        // gets the failure (flush() and push() pass such failures on).
+        spdlog::error("taking in the batches pushed so far: {}", error.what());
+    }
 }
 
 void Host::flush() {
-    catch_up();
+    take_finished(ParallelDispatch::Wait::all);
 }
 
 void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
@@ -324,7 +346,7 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
     // Its players stay known to the sinks for the signals of its end.
     const OpenMatch ending = std::move(it->second);
     open_matches_.erase(it);
-    ledger_.match_ended(relay_id, match_id, complete);
+    if (!complete) ledger_.match_ended(relay_id, match_id, false);  // complete: told at push
     ++counters_.matches_ended;
     ending_match_ = {{relay_id, match_id}, &ending};
     // Cleared however aggregate leaves (a sink that throws): `ending` dies with this call.
@@ -358,7 +380,7 @@ bool Host::close() {
     closed_ = true;
     bool caught_up = true;
     try {
-        catch_up();
+        flush();
     } catch (const std::exception& error) {
         caught_up = false;
         spdlog::error("closing the host: taking in the last batches: {}", error.what());

@@ -145,5 +145,26 @@ TEST(ParallelDispatch, AConfigChangeAndAReloadLandBetweenBatches) {
     EXPECT_EQ(all_assessments(host), run(1));
 }
 
+// The ledger hears of a match's end when its last batch is pushed, not when the workers
+// are done with it: a new match under the same id pushed right behind is a new match, not
+// a duplicate of the first one's batches.
+TEST(ParallelDispatch, ANewMatchUnderAnEndedOnesIdIsAcceptedRightBehindIt) {
+    TempDir dir;
+    Host host(config(dir, 2));
+    for (int round = 0; round < 2; ++round) {
+        BatchBuilder builder("relay-a", 1);
+        for (int tick = 0; tick < 20; ++tick) {
+            // Other positions the second time: the same bytes would be a duplicate.
+            builder.add(int64_t{tick} * 50'000 + 1, static_cast<uint64_t>(tick), 1,
+                        build::Position{.position = {static_cast<float>(tick + 100 * round), 0, 0}});
+            if (tick == 19) builder.add(int64_t{tick} * 50'000 + 2, 19, 0, build::MatchEnd{});
+            const auto refused = host.push(builder.finish());
+            ASSERT_FALSE(refused) << "round " << round << ": " << *refused;
+        }
+    }
+    EXPECT_EQ(host.counters().matches_ended, 2u);
+    EXPECT_EQ(host.counters().refused_batches, 0u);
+}
+
 }  // namespace
 }  // namespace arbiter::host

@@ -80,6 +80,8 @@ class Host {
     // A batch that has passed ingest.
     void deliver(const VerifiedBatch& batch);
     // Finishes and aggregates every batch pushed so far (nothing to do with one thread).
+    // Passes on what a sink threw meanwhile, after every batch is taken in; a reader
+    // (assessments(), counters(), ...) logs it instead.
     void flush();
     // Batches pushed and not yet aggregated (always 0 with one thread).
     size_t batches_in_flight() const { return parallel_ ? parallel_->in_flight() : 0; }
