@@ -245,7 +245,8 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
         for (uint64_t p = 0; p < player_count; ++p) {
             Player& player = match.players[in.get<uint32_t>()];
             areas_.movement.restore_track(in, player.movement);
-            restore_lazy(player.reports, [&in](Reports& r) { restore_reports(in, r); });
+            restore_lazy(player.reports,
+                         [&in](Reports& r) { restore_reports(in, r, in.version() >= 2); });
             if (in.version() < 3) continue;
             restore_arrivals(in, player.arrivals);
             restore_lazy(player.hits,
