@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "accounts_analyzer.hpp"
 #include "baseline.hpp"
 #include "kaladin_analyzer.hpp"
 #include "lagpool_analyzer.hpp"
@@ -65,6 +66,7 @@ int main(int argc, char** argv) {
     }
     const std::filesystem::path corpus = argv[1];
     state_seeds<arbiter::reference::ReferenceAnalyzer>(corpus / "state_reference");
+    state_seeds<arbiter::reference::AccountsAnalyzer>(corpus / "state_accounts");
     state_seeds<arbiter::kaladin::KaladinAnalyzer>(corpus / "state_kaladin");
     state_seeds<arbiter::lagpool::LagpoolAnalyzer>(corpus / "state_lagpool");
     baseline_seeds(corpus / "kaladin_baseline");

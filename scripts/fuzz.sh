@@ -15,7 +15,8 @@ cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 all=(ingest_batch event_file wire_decoder serve_protocol config config_schema import_csv import_jsonl
-     c_api state_reference state_kaladin state_lagpool kaladin_baseline signature runner_reply)
+     c_api state_reference state_accounts state_kaladin state_lagpool kaladin_baseline signature
+     runner_reply)
 harnesses=("$@")
 [ "$#" -gt 0 ] || harnesses=("${all[@]}")
 

@@ -10,6 +10,6 @@
 #   bash scripts/soak.sh --players 2000 --durations-s 600,1800 --seed 100 --json
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh release arbiter arbiter_reference arbiter_lagpool arbiter_kaladin >&2
+bash scripts/build.sh release arbiter arbiter_reference arbiter_accounts arbiter_lagpool arbiter_kaladin >&2
 exec build/release/bin/arbiter soak samples/server_config.toml --players 10000 \
   --durations-s 600,1800,3600,7200 "$@"

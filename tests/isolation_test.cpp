@@ -33,10 +33,10 @@ constexpr bool kSanitized =
     false;
 #endif
 
-// The sample's config: the three bundled plugins, each isolated when asked.
+// The sample's config: the bundled plugins, each isolated when asked.
 std::string bundled_config(bool isolated) {
     std::string text = "[host]\nserver_id = \"isolation\"\n";
-    for (const char* name : {"reference", "lagpool", "kaladin"}) {
+    for (const char* name : {"reference", "accounts", "lagpool", "kaladin"}) {
         text += std::string("\n[plugins.") + name + "]\nlibrary = \"" + name + "\"\n";
         if (isolated) text += "isolation = \"process\"\n";
     }

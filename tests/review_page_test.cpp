@@ -33,6 +33,7 @@ std::string plugins_of_the_sample() {
     return "[plugins.reference]\nlibrary = \"reference\"\n"
            "[plugins.reference.config.movement]\nmax_speed = 20.0\ntolerance = 1.1\n"
            "window_s = 1.0\n"
+           "[plugins.accounts]\nlibrary = \"accounts\"\n"
            "[plugins.lagpool]\nlibrary = \"lagpool\"\n"
            "[plugins.kaladin]\nlibrary = \"kaladin\"\n";
 }

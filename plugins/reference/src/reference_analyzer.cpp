@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "live_sessions.hpp"
 #include "relay_times.hpp"
 
 namespace arbiter::reference {
@@ -15,6 +16,10 @@ constexpr const char* kStateTag = "REF1";
 // with none of the three). Version 5 writes each track's samples as one array
 // (MovementArea::save_track): half the bytes, one put instead of four per sample; version 4
 // blobs are still read.
+//
+// Since the accounts plugin took one account in two places, the live sessions section (the
+// last, from version 3 on) is written empty and read only to be dropped, under the same
+// version: a build from before the split and this one restore each other's blobs.
 constexpr uint32_t kStateVersion = 5;
 }  // namespace
 
@@ -54,7 +59,7 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
                 on_match_end_event(match, *event, signals);
                 continue;
             case fb::EventBody::InputLost:
-                on_input_lost(key, match);
+                on_input_lost(match);
                 continue;
             default:
                 break;
@@ -84,13 +89,12 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
                 areas_.stats.on_stat(*event, match.stats, player.stats.get(), out);
                 break;
             case fb::EventBody::PlayerJoin:
-                areas_.sessions.on_join(key, *event, match.sessions, live_, out);
+                areas_.sessions.on_join(*event, match.sessions, out);
                 break;
             case fb::EventBody::Order:
                 areas_.clock.on_order(*event, player.clock, out);
                 break;
             case fb::EventBody::PlayerLeave:
-                areas_.sessions.end_session(key, match.sessions, live_, id);
                 out.report_held(id);
                 match.players.erase(id);
                 break;
@@ -124,7 +128,7 @@ void ReferenceAnalyzer::on_match_end_event(Match& match, const fb::Event& event,
         Reporter(host(), signals, match.players[runner].reports).report(std::move(*signal));
 }
 
-void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
+void ReferenceAnalyzer::on_input_lost(Match& match) {
     // Every window and track starts again after the gap, and a silence the relay never saw
     // is no lag; what each event proved on its own stays (each area says what). The
     // reports and held rises stay with it.
@@ -137,7 +141,6 @@ void ReferenceAnalyzer::on_input_lost(const MatchKey& key, Match& match) {
         if (auto* stats = player.stats.find()) areas_.stats.on_input_lost(*stats);
         areas_.clock.on_input_lost(player.clock);
     }
-    areas_.sessions.end_sessions(key, match.sessions, live_);
     host().count("input_lost");
 }
 
@@ -157,7 +160,6 @@ void ReferenceAnalyzer::on_match_end(const MatchKey& match, Signals& signals) {
     std::map<uint32_t, Player*> players;
     for (auto& [id, player] : it->second.players)
         players[id] = &player;
-    areas_.sessions.end_sessions(match, it->second.sessions, live_);
     for (auto& [id, player] : players)
         Reporter(host(), signals, player->reports).report_held(id);
     matches_.erase(it);
@@ -195,8 +197,8 @@ void restore_arrivals(StateReader& in, Arrivals& arrivals) {
 }  // namespace
 
 // The blob: for each match its key, its players and then its own state; then the live
-// sessions. Each player's sections come in the order the versions added them, which is why
-// the movement area has two.
+// sessions, none (kStateVersion says why). Each player's sections come in the order the
+// versions added them, which is why the movement area has two.
 std::vector<uint8_t> ReferenceAnalyzer::save_state() {
     StateWriter out(kStateTag, kStateVersion);
     out.put<uint64_t>(matches_.size());
@@ -227,14 +229,13 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
         areas_.stats.save_match(out, match.stats);
         areas_.sessions.save_match(out, match.sessions);
     }
-    areas_.sessions.save_live(out, live_);
+    LiveSessions().save(out);
     return out.finish();
 }
 
 void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
     StateReader in(blob, kStateTag, kStateVersion);
     std::map<MatchKey, Match> matches;
-    SessionsArea::LiveSessions live;
     uint64_t match_count = in.get_count(16);
     for (uint64_t m = 0; m < match_count; ++m) {
         MatchKey key;
@@ -245,7 +246,8 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
         for (uint64_t p = 0; p < player_count; ++p) {
             Player& player = match.players[in.get<uint32_t>()];
             areas_.movement.restore_track(in, player.movement);
-            restore_lazy(player.reports, [&in](Reports& r) { restore_reports(in, r); });
+            restore_lazy(player.reports,
+                         [&in](Reports& r) { restore_reports(in, r, in.version() >= 2); });
             if (in.version() < 3) continue;
             restore_arrivals(in, player.arrivals);
             restore_lazy(player.hits,
@@ -263,11 +265,11 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
         areas_.stats.restore_match(in, match.stats);
         areas_.sessions.restore_match(in, match.sessions);
     }
-    if (in.version() >= 3) areas_.sessions.restore_live(in, live);
+    // Read whole, so that a damaged section is refused like any other, and dropped.
+    if (in.version() >= 3) LiveSessions().restore(in);
     in.finish();
     // Only a blob read whole replaces the state.
     matches_ = std::move(matches);
-    live_ = std::move(live);
 }
 
 }  // namespace arbiter::reference

@@ -9,6 +9,10 @@
 // class keeps the matches and players, hands each event to the areas it concerns, and lays
 // the areas' sections out in the state blob. What the areas share lives here too: each
 // player's reports (reports.hpp) and the silences the relay saw from it (arrivals.hpp).
+//
+// It keeps nothing across matches, so the host may shard it by match (shard_by_match). The
+// one check that spans matches, one account in two places, is the accounts plugin's, built
+// from these sources (accounts_analyzer.hpp).
 #pragma once
 
 #include <cstdint>
@@ -89,13 +93,12 @@ class ReferenceAnalyzer final : public Analyzer {
     void on_hit(Match& match, Player& attacker, const fb::Event& event, Signals& signals);
     void on_match_end_event(Match& match, const fb::Event& event, Signals& signals);
     // Batches of the match were lost (schema 1.1): nothing measures across the gap.
-    void on_input_lost(const MatchKey& key, Match& match);
+    void on_input_lost(Match& match);
     void forget_old(Player& player, int64_t now_us) const;
     static LagSeen lag_seen(const Player& player);
 
     Areas areas_;
     std::map<MatchKey, Match> matches_;
-    SessionsArea::LiveSessions live_;
 };
 
 }  // namespace arbiter::reference

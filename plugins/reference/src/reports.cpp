@@ -56,13 +56,13 @@ void save_reports(StateWriter& out, const Reports& reports) {
     }
 }
 
-void restore_reports(StateReader& in, Reports& reports) {
+void restore_reports(StateReader& in, Reports& reports, bool with_held) {
     uint64_t reported = in.get_count(16);
     for (uint64_t i = 0; i < reported; ++i) {
         std::string code = in.get_string();
         reports.reported[code] = in.get_finite("reported score");
     }
-    if (in.version() < 2) return;
+    if (!with_held) return;
     for (uint64_t held = in.get_count(40); held > 0; --held) {
         std::string code = in.get_string();
         Reports::Held& h = reports.held[code];

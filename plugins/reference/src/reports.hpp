@@ -46,9 +46,10 @@ class Reporter {
     Lazy<Reports>& reports_;
 };
 
-// A player's reports in the saved state: the scores reported, then (version 2 on) the held
-// signals.
+// A player's reports in the saved state: the scores reported, then the held signals.
+// Whether a blob has held signals is the caller's to say: each plugin numbers the versions
+// of its blob its own way (the reference's has them from version 2 on).
 void save_reports(StateWriter& out, const Reports& reports);
-void restore_reports(StateReader& in, Reports& reports);
+void restore_reports(StateReader& in, Reports& reports, bool with_held);
 
 }  // namespace arbiter::reference

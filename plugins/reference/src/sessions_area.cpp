@@ -16,8 +16,7 @@ SessionsArea::SessionsArea(const ConfigTable& config) {
     s.handshakes = sessions.strings("handshakes");
 }
 
-void SessionsArea::on_join(const MatchKey& key, const fb::Event& event, Match& match,
-                           LiveSessions& live, Reporter& out) const {
+void SessionsArea::on_join(const fb::Event& event, Match& match, Reporter& out) const {
     const uint32_t id = event.player();
     const int64_t t_us = event.relay_time_us();
     const fb::PlayerJoin& join = *event.body_as_PlayerJoin();
@@ -66,43 +65,6 @@ void SessionsArea::on_join(const MatchKey& key, const fb::Event& event, Match& m
         }
     }
     match.accounts[id] = account;
-    if (account.empty()) return;
-    const LiveSession here{key.relay_id, key.match_id, id, join.address_hash(), t_us};
-    auto& sessions = live[account];
-    std::erase_if(sessions, [&](const LiveSession& s) { return !two_places(s, here); });
-    for (const LiveSession& other : sessions) {
-        out.report({.player = id,
-                    .code = "sessions.two_places",
-                    .score = 1.0,
-                    .confidence = other.address_hash != here.address_hash ? 0.95 : 0.8,
-                    .evidence = Evidence()
-                                    .add("account_id", account)
-                                    .add("join", what)
-                                    .add("other", Evidence()
-                                                      .add("relay_id", other.relay_id)
-                                                      .add("match_id", other.match_id)
-                                                      .add("player", other.player)
-                                                      .add("address_hash", other.address_hash)
-                                                      .add("since_t_us", other.since_us))});
-    }
-    sessions.push_back(here);
-}
-
-void SessionsArea::end_session(const MatchKey& key, const Match& match, LiveSessions& live,
-                               uint32_t player_id) const {
-    auto account = match.accounts.find(player_id);
-    if (account == match.accounts.end()) return;
-    auto sessions = live.find(account->second);
-    if (sessions == live.end()) return;
-    std::erase_if(sessions->second, [&](const LiveSession& s) {
-        return s.relay_id == key.relay_id && s.match_id == key.match_id && s.player == player_id;
-    });
-    if (sessions->second.empty()) live.erase(sessions);
-}
-
-void SessionsArea::end_sessions(const MatchKey& key, const Match& match, LiveSessions& live) const {
-    for (const auto& [id, account] : match.accounts)
-        end_session(key, match, live, id);
 }
 
 uint32_t SessionsArea::only_player(const Match& match) const {
@@ -130,37 +92,6 @@ void SessionsArea::restore_match(StateReader& in, Match& match) const {
     for (uint64_t n = in.get_count(12); n > 0; --n) {
         const auto id = in.get<uint32_t>();
         match.accounts[id] = in.get_string();
-    }
-}
-
-void SessionsArea::save_live(StateWriter& out, const LiveSessions& live) const {
-    out.put<uint64_t>(live.size());
-    for (const auto& [account, sessions] : live) {
-        out.put_string(account);
-        out.put<uint64_t>(sessions.size());
-        for (const LiveSession& s : sessions) {
-            out.put_string(s.relay_id);
-            out.put<uint64_t>(s.match_id);
-            out.put<uint32_t>(s.player);
-            out.put<uint64_t>(s.address_hash);
-            out.put<int64_t>(s.since_us);
-        }
-    }
-}
-
-void SessionsArea::restore_live(StateReader& in, LiveSessions& live) const {
-    for (uint64_t n = in.get_count(16); n > 0; --n) {
-        std::string account = in.get_string();
-        auto& sessions = live[account];
-        for (uint64_t k = in.get_count(36); k > 0; --k) {
-            LiveSession s;
-            s.relay_id = in.get_string();
-            s.match_id = in.get<uint64_t>();
-            s.player = in.get<uint32_t>();
-            s.address_hash = in.get<uint64_t>();
-            s.since_us = in.get_relay_time("session start");
-            sessions.push_back(s);
-        }
     }
 }
 

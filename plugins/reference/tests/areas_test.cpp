@@ -403,30 +403,26 @@ INSTANTIATE_TEST_SUITE_P(
                                    [](EventScript& s) {
                                        s.at(0.0, kCheat, join("mallory", false, "1.4.2", "x/1"));
                                    },
-                                   "sessions.handshake"},
-                      SessionCheat{"OneAccountTwice",
-                                   [](EventScript& s) {
-                                       s.at(0.0, kHonest, join("mallory"));
-                                       s.at(1.0, kCheat, join("mallory"));
-                                   },
-                                   "sessions.two_places"}),
+                                   "sessions.handshake"}),
     [](const auto& row) { return row.param.name; });
 
-TEST(SessionsAnalyzer, OneAccountInTwoMatchesAtOnce) {
-    EventScript first("relay-a", 1), second("relay-b", 2), later("relay-b", 3);
+// One account in two places is the accounts plugin's (accounts_test.cpp): this plugin is
+// sharded by match, and a shard would miss the pairs that straddle two shards. Twice in
+// one match and in two matches, it says nothing of it, and keeps its other session checks.
+TEST(SessionsAnalyzer, LeavesTwoPlacesToTheAccountsPlugin) {
+    EventScript first("relay-a", 1), second("relay-b", 2);
     first.at(0.0, kHonest, join("mallory"));
+    first.at(1.0, kCheat, join("mallory", false, "1.4.2-aimbot"));
     second.at(5.0, kCheat, join("mallory"));
-    test::Harness harness;
-    test::feed_all(harness, first.batches());
-    const Signals signals =
-        test::only(test::feed_all(harness, second.batches()), kCheat, "sessions.two_places");
-    ASSERT_EQ(signals.size(), 1u);
-    EXPECT_EQ(test::evidence_string(signals[0].evidence, "relay_id"), "relay-a");
-    // Once both matches end, joining elsewhere is one place again.
-    harness.end_match("relay-a", 1);
-    harness.end_match("relay-b", 2);
-    later.at(9.0, kCheat, join("mallory"));
-    EXPECT_TRUE(test::feed_all(harness, later.batches()).empty());
+    test::Harness harness(sessions_config());
+    ASSERT_TRUE(harness.ok()) << harness.error();
+    Signals signals = test::feed_all(harness, first.batches());
+    for (auto& s : test::feed_all(harness, second.batches()))
+        signals.push_back(std::move(s));
+    for (const auto& s : signals)
+        EXPECT_NE(s.code, "sessions.two_places") << test::codes(signals);
+    EXPECT_EQ(test::only(signals, kCheat, "sessions.client_version").size(), 1u)
+        << test::codes(signals);
 }
 
 // ---------------------------------------------------------------- clock

@@ -83,30 +83,6 @@ TEST(InputLost, ASpeedHackAfterTheGapIsStillCaught) {
     EXPECT_FALSE(only(run_losing(mover, 9.6, 10.4, true), 1, "movement.speed").empty());
 }
 
-// A leave in the lost batches: the player's session would stay live, and the account's
-// next join would look like one account in two places.
-TEST(InputLost, ALeaveInTheLostBatchesLeavesNoSessionBehind) {
-    auto run = [](bool tell) {
-        Harness harness;
-        Signals out;
-        auto keep = [&](const std::vector<uint8_t>& batch) {
-            for (auto& s : harness.feed(batch))
-                out.push_back(std::move(s));
-        };
-        build::PlayerJoin join;
-        join.account_id = "dave";
-        join.address_hash = 7;
-        keep(BatchBuilder("relay", 1, 0).add(1'000'000, 20, 1, join).finish());
-        // Batch 1, lost: player 1 leaves. Batch 2: the same account joins as player 2.
-        if (tell) keep(input_lost("relay", 1, 1, 1, 1'000'000, 9'000'000));
-        keep(BatchBuilder("relay", 1, 2).add(9'000'000, 180, 2, join).finish());
-        return out;
-    };
-    EXPECT_FALSE(only(run(false), 2, "sessions.two_places").empty())
-        << "without being told, the live session of player 1 stays";
-    EXPECT_TRUE(only(run(true), 2, "sessions.two_places").empty());
-}
-
 // What an event proved on its own survives the gap: a report made before it stands, and
 // the analyzer does not report the same score again after it.
 TEST(InputLost, ReportsMadeBeforeTheGapStand) {

@@ -285,7 +285,9 @@ class MatchScript {
     std::vector<Event> events_;
 };
 
-inline Signals feed_all(Harness& harness, const Batches& batches) {
+// Any analyzer's harness: the accounts plugin's tests feed theirs too.
+template <class AnyHarness>
+Signals feed_all(AnyHarness& harness, const Batches& batches) {
     Signals out;
     for (const auto& batch : batches) {
         auto signals = harness.feed(batch);

@@ -1,6 +1,7 @@
 // End to end: one recorded match per area (movement, hits, items, stats, sessions, clock)
-// through the `arbiter` executable, the host loading the built reference plugin from
-// server_config.toml; and the bundled sample match. Honest players, lag included, must come
+// through the `arbiter` executable, the host loading the built reference plugin (and, for
+// one account in two places, the accounts plugin) from server_config.toml; and the
+// bundled sample match. Honest players, lag included, must come
 // out Clear, the cheaters FlagForReview on the check that fits.
 #include <cmath>
 #include <cstdio>
@@ -143,9 +144,11 @@ std::map<uint32_t, nlohmann::json> parse(const std::string& out) {
 }
 
 // Writes the match and a server_config.toml with `plugin_config` under the plugin's
-// config table, replays it, and returns each player's assessment.
+// config table (and `more_plugins`, other plugins' tables), replays it, and returns each
+// player's assessment.
 std::map<uint32_t, nlohmann::json> replay(const std::string& name, const Recording& match,
-                                          const std::string& plugin_config) {
+                                          const std::string& plugin_config,
+                                          const std::string& more_plugins = "") {
     const std::filesystem::path dir = work_dir(name);
     std::filesystem::create_directories(dir);
     const auto events = dir / "match.arbev";
@@ -156,7 +159,8 @@ std::map<uint32_t, nlohmann::json> replay(const std::string& name, const Recordi
         out << "[host]\nserver_id = \"reference-replay-test\"\nlog_level = \"warn\"\n\n"
             << "[aggregation]\nmonitor_threshold = 0.3\nreview_threshold = 0.7\n\n"
             << "[plugins.reference]\nlibrary = \"" << REFERENCE_PLUGIN << "\"\n\n"
-            << plugin_config;
+            << plugin_config << "\n"
+            << more_plugins;
     }
     const auto outcome =
         run_command(std::string("'") + ARBITER_EXE + "' replay '" + config.string() + "' '" +
@@ -292,7 +296,8 @@ TEST(Replay, StatsMatch) {
 
 TEST(Replay, SessionsMatch) {
     // 1 honest, drops twice; 2 reconnects every 5 s; 3 a modified client; 4 honest, whose
-    // account 5 also joins from elsewhere.
+    // account 5 also joins from elsewhere: that one is the accounts plugin's to report, the
+    // plugin built from these sources that runs unsharded.
     Recording r = frame({1, 2, 3, 4}, 90.0);
     auto join = player_join;
     for (double t : {20.0, 60.0}) {
@@ -305,14 +310,23 @@ TEST(Replay, SessionsMatch) {
     }
     r.at(0.5, 3, join("account-3", true, "1.4.2-hax", 1003));
     r.at(30.0, 5, join("account-4", false, "1.4.2", 77));
+    const std::string accounts =
+        std::string("[plugins.accounts]\nlibrary = \"") + ACCOUNTS_PLUGIN + "\"\n";
     auto assessments = replay("sessions", r, R"([plugins.reference.config.sessions]
 client_versions = ["1.4.2"]
 handshakes = ["arena/7"]
-)");
+)",
+                              accounts);
     expect(assessments, {1, 4},
            {{2, "sessions.reconnect_spam"},
             {3, "sessions.client_version"},
             {5, "sessions.two_places"}});
+    EXPECT_EQ(assessments[5]["signals"][0]["plugin"], "accounts") << assessments[5].dump(2);
+    for (auto& [player, assessment] : assessments) {
+        if (player == 5) continue;
+        for (const auto& signal : assessment["signals"])
+            EXPECT_NE(signal["plugin"], "accounts") << assessment.dump(2);
+    }
 }
 
 TEST(Replay, ClockMatch) {

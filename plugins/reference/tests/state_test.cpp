@@ -294,9 +294,11 @@ TEST(Version1Blob, ReadsLikeTheSameVersion2Blob) {
 // ---------------------------------------------------------------- version 3 blobs
 
 // The same players in the version 3 layout: each with none of the other areas' state, the
-// match with no start seen, no account live.
+// match with no start seen, no account live (or, with `live`, account-1 live as player 1,
+// as a build before the accounts plugin wrote it).
 // With version 4, each player's movement run and stretches follow, none under way.
-std::vector<uint8_t> v3_blob(const std::vector<V1Player>& players, uint32_t version = 3) {
+std::vector<uint8_t> v3_blob(const std::vector<V1Player>& players, uint32_t version = 3,
+                             bool live = false) {
     StateWriter out("REF1", version);
     auto no_sample = [&out] {
         out.put<int64_t>(0);
@@ -344,7 +346,18 @@ std::vector<uint8_t> v3_blob(const std::vector<V1Player>& players, uint32_t vers
     out.put<uint8_t>(0);   // damage reported
     out.put<uint64_t>(0);  // reconnects
     out.put<uint64_t>(0);  // accounts
-    out.put<uint64_t>(0);  // live sessions
+    if (!live) {
+        out.put<uint64_t>(0);  // live sessions
+        return out.finish();
+    }
+    out.put<uint64_t>(1);  // live sessions: one account
+    out.put_string("account-1");
+    out.put<uint64_t>(1);  // its one session
+    out.put_string("relay");
+    out.put<uint64_t>(9);
+    out.put<uint32_t>(1);
+    out.put<uint64_t>(42);
+    out.put<int64_t>(1'000'000);
     return out.finish();
 }
 
@@ -507,6 +520,51 @@ TEST(Reload, MovementBlobIsStableAndRoundTrips) {
     EXPECT_EQ(restored.save_state(), blob);
 }
 
+// ---------------------------------------------------------------- live sessions
+
+// Until the accounts plugin took one account in two places, the blob's last section held
+// where each account was connected. The section stays, written empty under the same
+// version, so that a build from before the split restores this one's blobs; a blob that has
+// live sessions is read whole and they are dropped (the accounts plugin starts without
+// them: a host hands a plugin only its own blobs).
+TEST(LiveSessions, AreReadFromAnOlderBlobAndDropped) {
+    Harness with, without;
+    ASSERT_EQ(with.restore_state(v3_blob(walkers(0.85), 4, true)), ARB_OK) << with.error();
+    ASSERT_EQ(without.restore_state(v3_blob(walkers(0.85), 4, false)), ARB_OK) << without.error();
+    const auto blob = with.save_state();
+    ASSERT_TRUE(blob.has_value()) << with.error();
+    EXPECT_EQ(blob, without.save_state());
+    // And the rest of the blob was read as it was: the walkers carry on as without them.
+    EXPECT_EQ(keys(test::feed_all(with, after_the_walk().batches())),
+              keys(test::feed_all(without, after_the_walk().batches())));
+}
+
+TEST(LiveSessions, StayInTheBlobAsAnEmptySection) {
+    // A match a player joined with an account: the match's own section ends in the
+    // account's name, so that the zeros below are the live sessions' count and nothing else.
+    build::PlayerJoin join;
+    join.account_id = "account-1";
+    Harness harness;
+    harness.feed(BatchBuilder("relay", 9).add(1'000'000, 20, 1, join).finish());
+    const auto blob = harness.save_state();
+    ASSERT_TRUE(blob.has_value()) << harness.error();
+    EXPECT_EQ(version_of(*blob), 5u);
+    ASSERT_GE(blob->size(), 8u);
+    EXPECT_EQ(std::vector<uint8_t>(blob->end() - 8, blob->end()), std::vector<uint8_t>(8, 0));
+    Harness again;
+    ASSERT_EQ(again.restore_state(*blob), ARB_OK) << again.error();
+    EXPECT_EQ(again.save_state(), blob);
+    // It is read, not skipped: the same blob without it is refused.
+    const std::vector<uint8_t> payload(
+        blob->begin() + static_cast<std::ptrdiff_t>(detail::kStateHeaderSize), blob->end() - 8);
+    StateWriter shorter("REF1", 5);
+    for (uint8_t byte : payload)
+        shorter.put<uint8_t>(byte);
+    Harness cut;
+    EXPECT_EQ(cut.restore_state(shorter.finish()), ARB_ERR_STATE);
+    EXPECT_NE(cut.error().find("ends early"), std::string::npos) << cut.error();
+}
+
 // ---------------------------------------------------------------- damaged blobs
 
 struct Damage {
@@ -615,6 +673,15 @@ INSTANTIATE_TEST_SUITE_P(
                              [](std::vector<uint8_t>) {
                                  return sealed("REF1", 1,
                                                [](StateWriter& w) { w.put<uint64_t>(1ull << 40); });
+                             }},
+                      // Live sessions are dropped, but read first: a damaged section is
+                      // refused like any other.
+                      Damage{"LiveSessionsBeyondTheirBytes",
+                             [](std::vector<uint8_t>) {
+                                 return sealed("REF1", 5, [](StateWriter& w) {
+                                     w.put<uint64_t>(0);
+                                     w.put<uint64_t>(1ull << 40);
+                                 });
                              }},
                       Damage{"TrailingBytes",
                              [](std::vector<uint8_t>) {
