@@ -1,0 +1,252 @@
+// "The assessments for a given event stream are the same whatever the batch size and the
+// number of threads" (ARCHITECTURE.md, Aggregation): matches played at once, their batches
+// interleaved as a relay box would send them, through every bundled plugin with 1, 2 and 7
+// worker threads, give byte-identical assessments, the same calls to the sinks in the same
+// order, and the same security-event log.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "arbiter/host/event_file.hpp"
+#include "arbiter/host/host.hpp"
+#include "arbiter/host/sinks.hpp"
+#include "arbiter/tools/human_rhythm.hpp"
+#include "arbiter/tools/simulate.hpp"
+#include "support/host_helpers.hpp"
+#include "support/temp_dir.hpp"
+
+namespace arbiter::test {
+namespace {
+
+std::filesystem::path bundled(const std::string& name) {
+    return std::filesystem::path(BUNDLED_PLUGIN_DIR) / ("arbiter-" + name + ".so");
+}
+
+// Every call a sink hears, as text, in order.
+class TranscriptSink : public host::Sink {
+  public:
+    void on_signal(const host::SignalRecord& s) override {
+        text += "signal " + s.plugin + " " + s.code + " " + s.player.relay_id + "/" +
+                std::to_string(s.player.match_id) + "/" + std::to_string(s.player.player) + " " +
+                std::to_string(s.score) + " " + s.evidence_json + "\n";
+    }
+    void on_action(const host::Assessment& a) override {
+        text += "action " + host::assessment_json(a) + "\n";
+    }
+    void on_match_end(const std::string& relay_id, uint64_t match_id, bool complete,
+                      const std::vector<host::Assessment>& players) override {
+        text += "end " + relay_id + "/" + std::to_string(match_id) + (complete ? " complete" : "") +
+                "\n";
+        for (const auto& a : players)
+            text += "  " + host::assessment_json(a) + "\n";
+    }
+    std::string text;
+};
+
+// "" when equal, else the first line that differs in each (cut short), so that a failure
+// says where without printing megabytes.
+std::string first_difference(const std::string& expected, const std::string& actual) {
+    if (expected == actual) return "";
+    std::istringstream a(expected), b(actual);
+    std::string line_a, line_b;
+    for (size_t line = 1;; ++line) {
+        const bool more_a = static_cast<bool>(std::getline(a, line_a));
+        const bool more_b = static_cast<bool>(std::getline(b, line_b));
+        if (!more_a && !more_b) return "they differ only in their last newline";
+        if (!more_a || !more_b || line_a != line_b)
+            return "line " + std::to_string(line) + ":\n  one thread: " +
+                   (more_a ? line_a.substr(0, 400) : "(ended)") + "\n  several:    " +
+                   (more_b ? line_b.substr(0, 400) : "(ended)");
+    }
+}
+
+std::string read_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// Three matches on two relays, simulated once for the whole suite. The simulator gives
+// the same account names in every match ("sim-000001", ...), so with the matches played
+// at once each account is in two places: the check that spans matches has work to do.
+class Threads : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        dir_ = new TempDir();
+        const auto rhythm = tools::HumanRhythm::builtin();
+        struct Match {
+            const char* relay;
+            uint64_t id;
+            uint64_t seed;
+            const char* players;
+        };
+        // The README's mix (a shorter match), and two more.
+        const Match matches[] = {
+            {"relay-a", 1, 7,
+             "honest=40,speed_hack=3,teleport=3,clock_speedup=3,fly=3,hit_range=3,"
+             "hit_through_wall=3,rapid_fire=3,item_dup=3,xp_rate=3,reconnect_spam=3,metronome=3,"
+             "reaction_bot=3,rate_bot=3,humanised_bot=3"},
+            {"relay-a", 2, 8, "honest=20,speed_hack=2,reconnect_spam=2,rapid_fire=2"},
+            {"relay-b", 3, 9, "honest=20,metronome=2,fly=2,teleport=2"},
+        };
+        std::vector<std::vector<std::vector<uint8_t>>> per_match;
+        for (const Match& m : matches) {
+            tools::SimulationOptions o;
+            o.out = *dir_ / ("m" + std::to_string(m.id) + ".arbev");
+            o.seed = m.seed;
+            o.duration_s = 40;
+            o.relay_id = m.relay;
+            o.match_id = m.id;
+            o.batch_events = 512;
+            o.players = tools::parse_player_mix(m.players);
+            tools::simulate(o, rhythm);
+            host::EventFileReader reader(o.out);
+            std::vector<std::vector<uint8_t>> batches;
+            while (auto item = reader.next())
+                if (item->kind == host::EventFileItem::Kind::record)
+                    batches.emplace_back(item->payload.begin(), item->payload.end());
+            per_match.push_back(std::move(batches));
+        }
+        // Round robin, as a relay box running the three at once would send them.
+        batches_ = new std::vector<std::vector<uint8_t>>();
+        for (size_t i = 0;; ++i) {
+            bool any = false;
+            for (const auto& match : per_match)
+                if (i < match.size()) {
+                    batches_->push_back(match[i]);
+                    any = true;
+                }
+            if (!any) break;
+        }
+    }
+    static void TearDownTestSuite() {
+        delete batches_;
+        delete dir_;
+    }
+
+    struct Outcome {
+        std::string assessments;  // JSON Lines, as `arbiter replay --json` prints them
+        std::string transcript;   // every sink call
+        std::string security_log;
+        host::HostCounters counters;
+        uint32_t shards = 0;
+    };
+
+    static std::string config_text(const std::filesystem::path& dir, const std::string& threads) {
+        std::string text = host_table(dir / "work") + threads +
+                           "\n[sinks]\nsecurity_log = " + toml_literal(dir / "security.jsonl") +
+                           "\nreport_threshold = 0.0\n";
+        for (const char* name : {"reference", "lagpool", "kaladin", "accounts"})
+            text += plugin_table(name, bundled(name));
+        return text;
+    }
+
+    static Outcome run(const std::string& threads) {
+        TempDir dir;
+        Outcome outcome;
+        {
+            host::Host host(parse(config_text(dir.path(), threads), dir.path()));
+            EXPECT_TRUE(host.plugin_errors().empty()) << joined(host.plugin_errors());
+            auto transcript = std::make_shared<TranscriptSink>();
+            host.add_sink(transcript);
+            for (const auto& batch : *batches_) {
+                auto refused = host.push(batch);
+                EXPECT_FALSE(refused) << *refused;
+            }
+            EXPECT_TRUE(host.close());
+            for (const auto& assessment : host.assessments())
+                outcome.assessments += host::assessment_json(assessment) + "\n";
+            outcome.transcript = transcript->text;
+            outcome.counters = host.counters();
+            outcome.shards = host.shards();
+        }
+        outcome.security_log = read_file(dir / "security.jsonl");
+        return outcome;
+    }
+
+    static TempDir* dir_;
+    static std::vector<std::vector<uint8_t>>* batches_;
+};
+
+TempDir* Threads::dir_ = nullptr;
+std::vector<std::vector<uint8_t>>* Threads::batches_ = nullptr;
+
+TEST_F(Threads, OneTwoAndSevenThreadsGiveByteIdenticalAssessmentsSinksAndLogs) {
+    const Outcome one = run("threads = 1\n");
+    ASSERT_EQ(one.shards, 1u);
+    // The comparison means something only if the matches produced verdicts of every kind.
+    EXPECT_EQ(one.counters.matches_ended, 3u);
+    EXPECT_NE(one.assessments.find("\"FlagForReview\""), std::string::npos);
+    EXPECT_NE(one.assessments.find("\"Clear\""), std::string::npos);
+    EXPECT_NE(one.transcript.find("movement.teleport"), std::string::npos);
+    EXPECT_NE(one.transcript.find("sessions.two_places"), std::string::npos);
+    EXPECT_GT(one.security_log.size(), 1000u);
+
+    for (const char* threads : {"threads = 2\n", "threads = 7\n"}) {
+        SCOPED_TRACE(threads);
+        const Outcome many = run(threads);
+        EXPECT_GT(many.shards, 1u);
+        EXPECT_EQ(first_difference(one.assessments, many.assessments), "");
+        EXPECT_EQ(first_difference(one.transcript, many.transcript), "");
+        EXPECT_EQ(first_difference(one.security_log, many.security_log), "");
+        EXPECT_EQ(many.counters.batches, one.counters.batches);
+        EXPECT_EQ(many.counters.events, one.counters.events);
+        EXPECT_EQ(many.counters.signals, one.counters.signals);
+    }
+}
+
+TEST_F(Threads, ShardedPluginsRunOneInstancePerShard) {
+    TempDir dir;
+    host::Host host(parse(config_text(dir.path(), "threads = 3\n"), dir.path()));
+    ASSERT_EQ(host.shards(), 3u);
+    for (const auto& slot : host.plugins()) {
+        ASSERT_TRUE(slot.active()) << slot.error;
+        EXPECT_EQ(slot.instance->shard_count(), slot.library->has(ARB_CAP_SHARD_BY_MATCH) ? 3u : 1u)
+            << slot.settings.name;
+    }
+}
+
+TEST_F(Threads, WhatTheHostSaysAfterAPushIncludesThatBatch) {
+    TempDir dir;
+    host::Host host(parse(config_text(dir.path(), "threads = 2\n"), dir.path()));
+    uint64_t events = 0;
+    for (size_t i = 0; i < 300 && i < batches_->size(); ++i) {
+        ASSERT_FALSE(host.push((*batches_)[i]));
+        events += host::ingest_batch((*batches_)[i], 1u << 24).batch.event_count;
+        // Read at once, with the workers possibly still on it: the host waits for it.
+        ASSERT_EQ(host.counters().batches, i + 1);
+        ASSERT_EQ(host.counters().events, events);
+        ASSERT_EQ(host.batches_in_flight(), 0u);
+    }
+}
+
+TEST_F(Threads, AReloadMidStreamCarriesEveryShardsStateAndChangesNothing) {
+    const Outcome straight = run("threads = 2\n");
+    TempDir dir;
+    host::Host host(parse(config_text(dir.path(), "threads = 2\n"), dir.path()));
+    const size_t half = batches_->size() / 2;
+    for (size_t i = 0; i < batches_->size(); ++i) {
+        if (i == half)
+            for (const char* name : {"reference", "lagpool", "kaladin", "accounts"}) {
+                const auto report = host.reload_plugin(name);
+                ASSERT_TRUE(report.ok) << report.describe();
+                EXPECT_NE(report.state.find("carried"), std::string::npos) << report.describe();
+            }
+        ASSERT_FALSE(host.push((*batches_)[i]));
+    }
+    host.close();
+    std::string assessments;
+    for (const auto& assessment : host.assessments())
+        assessments += host::assessment_json(assessment) + "\n";
+    EXPECT_EQ(first_difference(straight.assessments, assessments), "");
+}
+
+}  // namespace
+}  // namespace arbiter::test
