@@ -45,7 +45,7 @@ struct Settings {
     bool quick = false;
     std::set<std::string> skip;
     std::set<std::string> only;  // when given, these sections alone
-    std::string filter;  // core items whose name contains it ("" = all)
+    std::string filter;          // core items whose name contains it ("" = all)
     uint64_t soak_matches = 4000;
     std::string store_postgres;  // the store section on this PostgreSQL instead of SQLite
 };
@@ -367,9 +367,10 @@ void run_plugins(const Settings& s) {
 // process, shared memory), on the wall clock for both; the goal is isolated <= 1.5x in
 // process at batches of 256.
 void run_isolated(const Settings& s) {
-    std::printf("isolation = \"process\" against in process (%u players, wall clock, one core "
-                "busy at a time):\n",
-                kPlayers);
+    std::printf(
+        "isolation = \"process\" against in process (%u players, wall clock, one core "
+        "busy at a time):\n",
+        kPlayers);
     const std::vector<std::pair<std::string, std::vector<PluginSpec>>> configs = {
         {"reference", {reference_plugin()}},
         {"lagpool", {lagpool_plugin()}},
@@ -383,7 +384,8 @@ void run_isolated(const Settings& s) {
             double ns[2] = {0, 0};
             for (const bool isolated : {false, true}) {
                 std::vector<PluginSpec> specs = plugins;
-                for (PluginSpec& spec : specs) spec.isolated = isolated;
+                for (PluginSpec& spec : specs)
+                    spec.isolated = isolated;
                 HostUnderTest t = host_under_test(specs, kPlayers, batch, kWarmTicks);
                 Item item{"isolated",
                           label + (isolated ? ", isolated" : ", in process") + ", batch " +
@@ -396,13 +398,15 @@ void run_isolated(const Settings& s) {
                 ns[isolated ? 1 : 0] = median_ns(item);
             }
             char line[160];
-            std::snprintf(line, sizeof line, "  %-40s %6.2f%s", (label + ", batch " + std::to_string(batch)).c_str(),
-                          ns[1] / ns[0], batch == 256 ? "   (goal: <= 1.5)" : "");
+            std::snprintf(line, sizeof line, "  %-40s %6.2f%s",
+                          (label + ", batch " + std::to_string(batch)).c_str(), ns[1] / ns[0],
+                          batch == 256 ? "   (goal: <= 1.5)" : "");
             ratios.push_back(line);
         }
     }
     std::printf("\nratios (isolated / in process, of ns/event):\n");
-    for (const std::string& line : ratios) std::printf("%s\n", line.c_str());
+    for (const std::string& line : ratios)
+        std::printf("%s\n", line.c_str());
     std::printf("\n");
 }
 
@@ -436,7 +440,8 @@ void run_store(const Settings& s) {
                 signal.evidence_json =
                     "{\"speed_mps\":31.5,\"limit_mps\":22,\"window_s\":1.0,\"updates\":21}";
                 for (uint64_t i = 0; i < events; ++i) {
-                    signal.player = {"bench-relay", 1 + i / 10'000, static_cast<uint32_t>(1 + i % 500)};
+                    signal.player = {"bench-relay", 1 + i / 10'000,
+                                     static_cast<uint32_t>(1 + i % 500)};
                     signal.account = "account-" + std::to_string(i % 5000);
                     signal.reported_at_us = static_cast<int64_t>(i) * 1000;
                     sink.on_signal(signal);
@@ -502,35 +507,42 @@ void run_memory(const Settings& s) {
 void run_reload(const Settings& s) {
     std::vector<uint32_t> counts = {1000, 10'000, 100'000};
     if (s.quick) counts.pop_back();
-    std::printf("hot reload of reference under load (pause = ReloadReport::pause_us, wall):\n");
-    for (uint32_t players : counts) {
-        const int reloads = players >= 100'000 ? 5 : 20;
-        auto h = make_host({reference_plugin(), lagpool_plugin()});
-        MovementStream stream({.players = players, .batch_events = kBatch});
-        warm(*h, stream, kWarmTicks);
-        std::vector<double> pauses;
-        int failed = 0;
-        for (int i = 0; i < reloads; ++i) {
+    std::printf(
+        "hot reload of reference under load (pause = ReloadReport::pause_us, wall; with "
+        "threads, every batch pushed before is taken in first, then every shard is "
+        "swapped):\n");
+    const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+    for (uint32_t threads : {1u, cores}) {
+        if (threads == 1 && cores == 1) continue;
+        for (uint32_t players : counts) {
+            const int reloads = players >= 100'000 ? 5 : 20;
+            auto h = make_host({reference_plugin(), lagpool_plugin()}, threads);
+            MovementStream stream({.players = players, .batch_events = kBatch});
+            warm(*h, stream, kWarmTicks);
+            std::vector<double> pauses;
+            int failed = 0;
+            for (int i = 0; i < reloads; ++i) {
+                for (int b = 0; b < 20; ++b)
+                    h->push(stream.next());
+                auto report = h->reload_plugin("reference");
+                if (!report.ok) {
+                    ++failed;
+                    std::fprintf(stderr, "reload failed: %s\n", report.error.c_str());
+                }
+                pauses.push_back(report.pause_us);
+            }
             for (int b = 0; b < 20; ++b)
                 h->push(stream.next());
-            auto report = h->reload_plugin("reference");
-            if (!report.ok) {
-                ++failed;
-                std::fprintf(stderr, "reload failed: %s\n", report.error.c_str());
-            }
-            pauses.push_back(report.pause_us);
+            const auto lost = static_cast<long long>(stream.events()) -
+                              static_cast<long long>(h->counters().events);
+            std::printf(
+                "  %2u thread%s %7u players: %2d reloads, pause median %9.0f us, p99 %9.0f us, max "
+                "%9.0f us; events lost %lld, refused batches %llu, failed reloads %d\n",
+                threads, threads == 1 ? " " : "s", players, reloads, median(pauses),
+                percentile(pauses, 0.99), *std::max_element(pauses.begin(), pauses.end()), lost,
+                static_cast<unsigned long long>(h->counters().refused_batches), failed);
+            std::fflush(stdout);
         }
-        for (int b = 0; b < 20; ++b)
-            h->push(stream.next());
-        const auto lost =
-            static_cast<long long>(stream.events()) - static_cast<long long>(h->counters().events);
-        std::printf(
-            "  %7u players: %2d reloads, pause median %9.0f us, p99 %9.0f us, max %9.0f us; "
-            "events lost %lld, refused batches %llu, failed reloads %d\n",
-            players, reloads, median(pauses), percentile(pauses, 0.99),
-            *std::max_element(pauses.begin(), pauses.end()), lost,
-            static_cast<unsigned long long>(h->counters().refused_batches), failed);
-        std::fflush(stdout);
     }
     std::printf("\n");
 }
@@ -550,19 +562,19 @@ void run_threads(const Settings& s) {
     std::string names;
     for (const auto& plugin : plugins)
         names += (names.empty() ? "" : " + ") + plugin.name;
-    std::printf("threads: %u matches x %u players at once, batches of %zu, every bundled plugin "
-                "(%s); wall time of %llu ticks after %llu to warm up:\n",
-                matches, players, kBatch, names.c_str(),
-                static_cast<unsigned long long>(measured_ticks),
-                static_cast<unsigned long long>(warm_ticks));
+    std::printf(
+        "threads: %u matches x %u players at once, batches of %zu, every bundled plugin "
+        "(%s); wall time of %llu ticks after %llu to warm up:\n",
+        matches, players, kBatch, names.c_str(), static_cast<unsigned long long>(measured_ticks),
+        static_cast<unsigned long long>(warm_ticks));
     // The batches, built once: warm-up, then the measured stretch, round robin by match.
     std::vector<std::vector<uint8_t>> warm_batches, measured;
     uint64_t measured_events = 0;
     {
         std::vector<MovementStream> streams;
         for (uint32_t m = 0; m < matches; ++m)
-            streams.emplace_back(StreamOptions{.players = players, .batch_events = kBatch,
-                                               .match_id = m + 1});
+            streams.emplace_back(
+                StreamOptions{.players = players, .batch_events = kBatch, .match_id = m + 1});
         const uint64_t per_match_warm = warm_ticks * players;
         const uint64_t per_match_all = (warm_ticks + measured_ticks) * players;
         for (bool more = true; more;) {
@@ -605,13 +617,14 @@ void run_threads(const Settings& s) {
         const double rate = median(rates);
         if (threads == 1) one_thread_rate = rate;
         const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
-        std::printf("  %2u thread%s %6.2f M events/s (spread %.2f-%.2f)  speed-up %.2fx  "
-                    "CPU %6.0f ns/event%s\n",
-                    threads, threads == 1 ? " " : "s", rate / 1e6, *lo / 1e6, *hi / 1e6,
-                    rate / one_thread_rate, median(cpu_per_event),
-                    threads == 1 ? "   (goal: >= 2 M per core)"
-                    : threads == 2 ? "   (goal: >= 1.8x)"
-                                   : "");
+        std::printf(
+            "  %2u thread%s %6.2f M events/s (spread %.2f-%.2f)  speed-up %.2fx  "
+            "CPU %6.0f ns/event%s\n",
+            threads, threads == 1 ? " " : "s", rate / 1e6, *lo / 1e6, *hi / 1e6,
+            rate / one_thread_rate, median(cpu_per_event),
+            threads == 1   ? "   (goal: >= 2 M per core)"
+            : threads == 2 ? "   (goal: >= 1.8x)"
+                           : "");
         std::fflush(stdout);
     }
     std::printf("\n");
@@ -626,11 +639,13 @@ void run_soak(const Settings& s) {
 }
 
 int usage() {
-    std::fprintf(stderr,
-                 "usage: arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... "
-                 "[--only SECTION]... [--filter TEXT] [--soak-matches N] [--store-postgres CONNINFO]\n"
-                 "sections: core batch players plugins isolated memory reload store serve threads, and soak (only when "
-                 "named with --only)\n");
+    std::fprintf(
+        stderr,
+        "usage: arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... "
+        "[--only SECTION]... [--filter TEXT] [--soak-matches N] [--store-postgres CONNINFO]\n"
+        "sections: core batch players plugins isolated memory reload store serve threads, and soak "
+        "(only when "
+        "named with --only)\n");
     return 1;
 }
 
@@ -668,13 +683,14 @@ int main(int argc, char** argv) {
                     s.reps, s.seconds);
         print_header();
         const std::vector<std::pair<std::string, void (*)(const Settings&)>> sections = {
-            {"core", run_core},       {"batch", run_batch},   {"players", run_players},
+            {"core", run_core},       {"batch", run_batch},       {"players", run_players},
             {"plugins", run_plugins}, {"isolated", run_isolated}, {"memory", run_memory},
-            {"reload", run_reload},   {"store", run_store},     {"serve", run_serve},
+            {"reload", run_reload},   {"store", run_store},       {"serve", run_serve},
             {"threads", run_threads}, {"soak", run_soak}};
         // The soak is long and measures memory, not speed: it runs only when named.
         for (const auto& [name, run] : sections)
-            if (s.only.empty() ? !s.skip.count(name) && name != "soak" : s.only.count(name) > 0) run(s);
+            if (s.only.empty() ? !s.skip.count(name) && name != "soak" : s.only.count(name) > 0)
+                run(s);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "arbiter-bench: %s\n", error.what());
         return 2;

@@ -36,6 +36,15 @@ std::string ReloadReport::describe() const {
                        plugin);
 }
 
+double Host::catch_up_timed() {
+    // The batches pushed before the swap reach the old generation. The pushing thread
+    // waits for them, so the wait is part of the pause the stream sees.
+    const auto start = std::chrono::steady_clock::now();
+    catch_up();
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+        .count();
+}
+
 ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* retired) {
     ReloadReport report;
     report.plugin = slot.settings.name;
@@ -106,7 +115,7 @@ PluginSlot Host::prepare_plugin(const PluginSettings& settings) {
 }
 
 ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
-    catch_up();  // the batches pushed before the swap reach the old generation
+    const double waited_us = catch_up_timed();
     PluginSlot* slot = dispatcher_.find(fresh.settings.name);
     // The config may have changed while the new version loaded. What the new instance was
     // made from (its library, its own table, its baseline) must still be what the config
@@ -132,6 +141,8 @@ ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
         fresh.model_class =
             fresh.settings.model_class.value_or(fresh.library->identity().declared_class);
     ReloadReport report = swap_in(*slot, std::move(fresh), retired);
+    report.pause_us += waited_us;
+    if (report.ok) metrics_.set("host.reload_pause_us." + report.plugin, report.pause_us);
     report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
     return report;
 }
@@ -147,8 +158,10 @@ ReloadReport Host::reload_plugin(const std::string& name) {
     }
     PluginSlot fresh =
         load_plugin_slot(slot->settings, store_, metrics_, config_.host.plugin_runner, shards_);
-    catch_up();  // the batches pushed before the reload reach the old generation
+    const double waited_us = catch_up_timed();
     ReloadReport report = swap_in(*slot, std::move(fresh));
+    report.pause_us += waited_us;
+    if (report.ok) metrics_.set("host.reload_pause_us." + report.plugin, report.pause_us);
     report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
     return report;
 }

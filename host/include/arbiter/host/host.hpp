@@ -225,6 +225,8 @@ class Host {
     // readers are; the host is never a const object, and nothing is taken in while a
     // batch is being taken in (a sink reading the host from inside sees it as of then).
     void catch_up() const;
+    // catch_up(), returning how long it waited (us): part of a reload's pause.
+    double catch_up_timed();
     // Ends a match: `complete` when by its own MatchEnd, not because its stream stopped.
     // `end_signals`: the plugins' on_match_end answers when a worker made them already.
     void finish_match(const std::string& relay_id, uint64_t match_id, bool complete,
