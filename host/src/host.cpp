@@ -60,6 +60,7 @@ std::optional<std::string> Host::push(std::span<const uint8_t> bytes) {
 }
 
 Host::PushResult Host::push_batch(std::span<const uint8_t> bytes, std::string_view bound_relay) {
+    refuse_inside_take_in("push a batch");
     PushResult result;
     IngestResult ingested = ingest_batch(bytes, config_.host.max_batch_bytes);
     if (ingested.ok && !bound_relay.empty() && ingested.batch.relay_id != bound_relay) {
@@ -96,11 +97,26 @@ Host::PushResult Host::push_batch(std::span<const uint8_t> bytes, std::string_vi
         // Plugins that can be told (schema 1.1) reset what would measure across the gap.
         lost = input_lost_batch(ingested.batch, *admitted.gap);
     }
+    // The ledger hears of the end now, not when the batch is taken in: the next batch
+    // pushed (a new match under the same id, say) is judged against it before then.
+    if (ingested.batch.ends_match)
+        ledger_.match_ended(ingested.batch.relay_id, ingested.batch.match_id, true);
+    std::optional<std::vector<LostStretch>> lost_after;
+    if (admitted.gap || admitted.reused_id || ingested.batch.ends_match)
+        lost_after = ledger_.lost(ingested.batch.relay_id, ingested.batch.match_id);
     result.relay_id = ingested.batch.relay_id;
     result.match_id = ingested.batch.match_id;
     result.events = ingested.batch.event_count;
     result.ended_match = ingested.batch.ends_match;
-    dispatch_admitted(std::move(ingested.batch), std::move(lost));
+    try {
+        dispatch_admitted(std::move(ingested.batch), std::move(lost), std::move(lost_after));
+    } catch (const std::exception& error) {
+        // The batch was admitted and dispatched; what failed was taking batches in (a sink,
+        // with threads maybe on an earlier batch). The caller hears it beside the batch's
+        // acceptance, never as the batch's refusal.
+        result.sink_failure = error.what();
+        spdlog::error("taking in batches: {}", error.what());
+    }
     return result;
 }
 
@@ -113,18 +129,19 @@ std::vector<std::pair<std::string, uint64_t>> Host::open_matches() const {
 }
 
 void Host::deliver(const VerifiedBatch& batch) {
+    refuse_inside_take_in("deliver a batch");
+    if (batch.ends_match) ledger_.match_ended(batch.relay_id, batch.match_id, true);
     dispatch_admitted(batch, std::nullopt);
 }
 
-void Host::dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> lost) {
-    // The ledger hears of the end now, not when the batch is taken in: the next batch
-    // pushed (a new match under the same id, say) is judged against it before then.
-    if (batch.ends_match) ledger_.match_ended(batch.relay_id, batch.match_id, true);
+void Host::dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> lost,
+                             std::optional<std::vector<LostStretch>> lost_after) {
     if (!parallel_) {
         std::vector<SignalRecord> lost_signals;
         if (lost) lost_signals = dispatcher_.dispatch(*lost, kInputLostSchemaMinor);
         std::vector<SignalRecord> signals = dispatcher_.dispatch(batch);
-        take_in(batch, std::move(lost_signals), std::move(signals), std::nullopt);
+        take_in(batch, std::move(lost_signals), std::move(signals), std::nullopt,
+                std::move(lost_after));
         return;
     }
     // Backpressure: the batches in flight hold their bytes until taken in. A sink that
@@ -136,7 +153,8 @@ void Host::dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> l
     } catch (...) {
         failure = std::current_exception();
     }
-    parallel_->submit(std::move(batch), std::move(lost), kInputLostSchemaMinor);
+    parallel_->submit(std::move(batch), std::move(lost), kInputLostSchemaMinor,
+                      std::move(lost_after));
     try {
         take_finished(ParallelDispatch::Wait::none);
     } catch (...) {
@@ -147,7 +165,15 @@ void Host::dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> l
 
 void Host::take_in(const VerifiedBatch& batch, std::vector<SignalRecord> lost_signals,
                    std::vector<SignalRecord> signals,
-                   std::optional<std::vector<SignalRecord>> end_signals) {
+                   std::optional<std::vector<SignalRecord>> end_signals,
+                   std::optional<std::vector<LostStretch>> lost_after) {
+    if (lost_after) {
+        const std::pair<std::string, uint64_t> key{batch.relay_id, batch.match_id};
+        if (lost_after->empty())
+            lost_seen_.erase(key);
+        else
+            lost_seen_[key] = std::move(*lost_after);
+    }
     aggregate(std::move(lost_signals));
     ++counters_.batches;
     counters_.events += batch.event_count;
@@ -158,6 +184,30 @@ void Host::take_in(const VerifiedBatch& batch, std::vector<SignalRecord> lost_si
     if (correlator_) aggregate_correlation(correlator_->take());
     aggregate(std::move(signals));
     if (batch.ends_match) finish_match(batch.relay_id, batch.match_id, true, std::move(end_signals));
+    pass_on_sink_failure();
+}
+
+template <typename Call>
+void Host::call_sink(Call&& call) {
+    try {
+        call();
+    } catch (...) {
+        if (!sink_failure_) sink_failure_ = std::current_exception();
+    }
+}
+
+void Host::pass_on_sink_failure() {
+    if (!sink_failure_) return;
+    std::exception_ptr failure = sink_failure_;
+    sink_failure_ = nullptr;
+    std::rethrow_exception(failure);
+}
+
+void Host::refuse_inside_take_in(const char* what) const {
+    if (parallel_ && taking_in_)
+        throw std::logic_error(std::string("cannot ") + what +
+                               " from inside a sink while the host takes batches in: the "
+                               "workers may be inside the plugins");
 }
 
 void Host::take_finished(ParallelDispatch::Wait wait) {
@@ -185,7 +235,8 @@ void Host::take_finished(ParallelDispatch::Wait wait) {
             if (batch.ends_match)
                 end_signals = dispatcher_.gather(work.end_calls, batch.relay_id, batch.match_id,
                                                  batch.last_relay_time_us, "on_match_end");
-            take_in(batch, std::move(lost_signals), std::move(signals), std::move(end_signals));
+            take_in(batch, std::move(lost_signals), std::move(signals), std::move(end_signals),
+                    std::move(work.lost_after));
         } catch (...) {
             if (!failure) failure = std::current_exception();
         }
@@ -261,7 +312,7 @@ void Host::aggregate_correlation(std::vector<SignalRecord> signals) {
                          signal.player.relay_id, signal.player.match_id, signal.player.player,
                          to_string(*raised));
             for (auto& sink : sinks)
-                sink->on_action(*assessment);
+                call_sink([&] { sink->on_action(*assessment); });
         }
     }
 }
@@ -284,13 +335,13 @@ void Host::aggregate(std::vector<SignalRecord> signals) {
     for (const auto& signal : signals) {
         ++counters_.signals;
         for (auto& sink : sinks)
-            sink->on_signal(signal);
+            call_sink([&] { sink->on_signal(signal); });
         if (auto raised = aggregator_.add(signal)) {
             auto assessment = this->assessment(signal.player);
             spdlog::info("player {}/{}/{} reaches {}", signal.player.relay_id,
                          signal.player.match_id, signal.player.player, to_string(*raised));
             for (auto& sink : sinks)
-                sink->on_action(*assessment);
+                call_sink([&] { sink->on_action(*assessment); });
         }
     }
 }
@@ -319,19 +370,25 @@ std::vector<Assessment> Host::match_assessments(const std::string& relay_id, uin
 }
 
 void Host::forget_match(const std::string& relay_id, uint64_t match_id) {
+    refuse_inside_take_in("forget a match");
     catch_up();
     if (open_matches_.count({relay_id, match_id})) return;
     aggregator_.forget_match(relay_id, match_id);
+    lost_seen_.erase({relay_id, match_id});
 }
 
 Assessment Host::with_lost_input(Assessment assessment) const {
-    assessment.lost_input = ledger_.lost(assessment.player.relay_id, assessment.player.match_id);
+    const auto lost = lost_seen_.find({assessment.player.relay_id, assessment.player.match_id});
+    assessment.lost_input.clear();
+    if (lost != lost_seen_.end()) assessment.lost_input = lost->second;
     return assessment;
 }
 
 void Host::end_match(const std::string& relay_id, uint64_t match_id) {
+    refuse_inside_take_in("end a match");
     catch_up();
     finish_match(relay_id, match_id, false);
+    pass_on_sink_failure();
 }
 
 void Host::input_damaged(const std::string& where) {
@@ -346,7 +403,12 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
     // Its players stay known to the sinks for the signals of its end.
     const OpenMatch ending = std::move(it->second);
     open_matches_.erase(it);
-    if (!complete) ledger_.match_ended(relay_id, match_id, false);  // complete: told at push
+    if (!complete) {  // complete: the ledger was told at push
+        ledger_.match_ended(relay_id, match_id, false);
+        // An end without MatchEnd after damaged input adds a stretch through the end.
+        const auto& lost = ledger_.lost(relay_id, match_id);
+        if (!lost.empty()) lost_seen_[{relay_id, match_id}] = lost;
+    }
     ++counters_.matches_ended;
     ending_match_ = {{relay_id, match_id}, &ending};
     // Cleared however aggregate leaves (a sink that throws): `ending` dies with this call.
@@ -372,12 +434,17 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
     const std::vector<Assessment> players = match_assessments(relay_id, match_id);
     const std::vector<std::shared_ptr<Sink>> sinks = sinks_;
     for (auto& sink : sinks)
-        sink->on_match_end(relay_id, match_id, complete, players);
+        call_sink([&] { sink->on_match_end(relay_id, match_id, complete, players); });
 }
 
 bool Host::close() {
+    refuse_inside_take_in("close the host");
     if (closed_) return true;
     closed_ = true;
+    // Set before the last batches are taken in: a match they end waits for the store's
+    // answers like every match still open, within one shared wait.
+    close_settle_deadline_ =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.correlation.settle_ms);
     bool caught_up = true;
     try {
         flush();
@@ -385,8 +452,6 @@ bool Host::close() {
         caught_up = false;
         spdlog::error("closing the host: taking in the last batches: {}", error.what());
     }
-    close_settle_deadline_ =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.correlation.settle_ms);
     // Every step is tried whatever the one before it threw (a sink whose disk is full, say):
     // a server that is stopping must stop, and every match it can end must end.
     bool clean = true;
@@ -403,7 +468,10 @@ bool Host::close() {
         const std::string relay = open_matches_.begin()->first.first;
         const uint64_t match = open_matches_.begin()->first.second;
         attempt(fmt::format("ending match {}/{}", escape_for_message(relay, 80), match),
-                [&] { finish_match(relay, match, false); });
+                [&] {
+                    finish_match(relay, match, false);
+                    pass_on_sink_failure();
+                });
         open_matches_.erase({relay, match});  // finish_match erases it first; this is for a throw before
     }
     const std::vector<std::shared_ptr<Sink>> sinks = sinks_;

@@ -98,6 +98,7 @@ void record_metric(arb_host* host, arb_string name, double value, bool set) noex
     }
     if (!context->metrics) return;
     std::string full = context->plugin_name + "." + std::string(metric);
+    if (set) full += context->gauge_suffix;
     set ? context->metrics->set(full, value) : context->metrics->add(full, value);
 } catch (...) {
     // The metric is lost (out of memory); the plugin goes on.

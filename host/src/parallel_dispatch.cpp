@@ -85,13 +85,15 @@ void ParallelDispatch::run_slot(size_t index, AnalyzerInstance& instance, Finish
 }
 
 void ParallelDispatch::submit(VerifiedBatch batch, std::optional<VerifiedBatch> lost,
-                              uint32_t lost_min_schema_minor) {
+                              uint32_t lost_min_schema_minor,
+                              std::optional<std::vector<LostStretch>> lost_after) {
     const std::vector<PluginSlot>& slots = dispatcher_.slots();
     auto entry = std::make_unique<InFlight>();
     FinishedBatch& work = entry->work;
     work.batch = std::move(batch);
     work.lost = std::move(lost);
     work.lost_min_schema_minor = lost_min_schema_minor;
+    work.lost_after = std::move(lost_after);
     work.lost_calls.resize(slots.size());
     work.batch_calls.resize(slots.size());
     work.end_calls.resize(slots.size());
@@ -104,26 +106,32 @@ void ParallelDispatch::submit(VerifiedBatch batch, std::optional<VerifiedBatch> 
         (shards_ > 1 && slots[i].instance->shard_count() == shards_ ? sharded : alone).push_back(i);
     }
     InFlight* raw = entry.get();
-    bytes_in_flight_ += work.batch.bytes.size() + (work.lost ? work.lost->bytes.size() : 0);
+    // Every allocation before the batch counts as in flight: if one fails, nothing waits
+    // for lanes that will never run it.
+    std::vector<std::pair<size_t, Task>> tasks;
+    tasks.reserve(1 + alone.size());
+    if (!sharded.empty())
+        tasks.emplace_back(shard, Task{raw, [this, raw, shard, sharded = std::move(sharded)] {
+                                           for (size_t i : sharded)
+                                               run_slot(i, dispatcher_.slots()[i].instance->shard(shard),
+                                                        raw->work);
+                                       }});
+    for (size_t i : alone)
+        tasks.emplace_back(shards_ + i, Task{raw, [this, raw, i] {
+                                                 run_slot(i, *dispatcher_.slots()[i].instance, raw->work);
+                                             }});
+    const size_t bytes = work.batch.bytes.size() + (work.lost ? work.lost->bytes.size() : 0);
     in_flight_.push_back(std::move(entry));
+    bytes_in_flight_ += bytes;
 
     std::lock_guard lock(mutex_);
-    ++unfinished_;
-    raw->lanes_left = static_cast<uint32_t>((sharded.empty() ? 0 : 1) + alone.size());
-    if (raw->lanes_left == 0) {
-        --unfinished_;
-        return;
-    }
     while (lanes_.size() < shards_ + slots.size())
         lanes_.push_back(std::make_unique<Lane>());
-    if (!sharded.empty())
-        post(shard, {raw, [this, raw, shard, sharded = std::move(sharded)] {
-                         for (size_t i : sharded)
-                             run_slot(i, dispatcher_.slots()[i].instance->shard(shard), raw->work);
-                     }});
-    for (size_t i : alone)
-        post(shards_ + i,
-             {raw, [this, raw, i] { run_slot(i, *dispatcher_.slots()[i].instance, raw->work); }});
+    if (tasks.empty()) return;  // no active plugin: finished as it stands
+    ++unfinished_;
+    raw->lanes_left = static_cast<uint32_t>(tasks.size());
+    for (auto& [lane, task] : tasks)
+        post(lane, std::move(task));
 }
 
 bool ParallelDispatch::full() const {
@@ -133,6 +141,7 @@ bool ParallelDispatch::full() const {
 std::vector<FinishedBatch> ParallelDispatch::take_finished(Wait wait) {
     std::vector<FinishedBatch> finished;
     if (in_flight_.empty()) return finished;
+    finished.reserve(in_flight_.size());  // moving them out below must not fail halfway
     std::unique_lock lock(mutex_);
     if (wait == Wait::oldest)
         batch_done_.wait(lock, [&] { return in_flight_.front()->lanes_left == 0; });

@@ -150,6 +150,7 @@ PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
       shard_count_(shard_count) {
     context_->plugin_name = library_->label();
     context_->metrics = metrics;
+    if (shard_count > 1) context_->gauge_suffix = "#" + std::to_string(shard_index);
     if (std::string problem = check_config_schema(*library_, settings); !problem.empty())
         throw PluginError(problem);
     arb_create_args args{};

@@ -115,6 +115,7 @@ PluginSlot Host::prepare_plugin(const PluginSettings& settings) {
 }
 
 ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
+    refuse_inside_take_in("install a plugin");
     const double waited_us = catch_up_timed();
     PluginSlot* slot = dispatcher_.find(fresh.settings.name);
     // The config may have changed while the new version loaded. What the new instance was
@@ -148,6 +149,7 @@ ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
 }
 
 ReloadReport Host::reload_plugin(const std::string& name) {
+    refuse_inside_take_in("reload a plugin");
     PluginSlot* slot = dispatcher_.find(name);
     if (!slot) {
         ReloadReport report;
@@ -217,6 +219,7 @@ std::vector<PluginSettings> Host::plugins_to_load(const std::vector<RunningPlugi
 
 std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<PluginSlot>* prepared,
                                              std::vector<PluginSlot>* retired) {
+    refuse_inside_take_in("apply a config");
     catch_up();  // the batches pushed before the change run as things were
     std::vector<ReloadReport> reports;
     // A fresh generation of a plugin: the one prepared off the event path, else loaded now.
@@ -247,7 +250,9 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
     if (next.host.work_dir != config_.host.work_dir)
         spdlog::warn("host.work_dir changed: it takes effect at the next start, not on a reload");
     next.host.work_dir = config_.host.work_dir;
-    if (next.host.threads != config_.host.threads)
+    // Unset in the new file means "as before" here: the count is fixed at start (and an
+    // embedded host's unset count was made 1 there).
+    if (next.host.threads && next.host.threads != config_.host.threads)
         spdlog::warn("host.threads changed: it takes effect at the next start, not on a reload");
     next.host.threads = config_.host.threads;
 

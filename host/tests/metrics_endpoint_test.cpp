@@ -54,8 +54,10 @@ TEST(Exposition, FamiliesLabelsAndPluginMetrics) {
     view.relay_connections = 2;
     view.reloads_ok = 3;
     view.plugins = {{"reference", true, 1201, 0, 2'500'000'000}, {"broken", false, 0, 0, 0}};
-    view.plugin_metrics = {{"kaladin", "signals.rate", 4, true},
-                           {"kaladin", "tracked_matches", 1, false}};
+    view.plugin_metrics = {{"kaladin", "signals.rate", "", 4, true},
+                           {"kaladin", "tracked_matches", "", 1, false},
+                           {"reference", "tracked_matches", "0", 3, false},
+                           {"reference", "tracked_matches", "1", 2, false}};
     const std::string text = serve::render_prometheus(view);
 
     auto has = [&](const std::string& line) {
@@ -73,6 +75,9 @@ TEST(Exposition, FamiliesLabelsAndPluginMetrics) {
     EXPECT_TRUE(has("arbiter_plugin_metric_total{plugin=\"kaladin\",name=\"signals.rate\"} 4"));
     EXPECT_TRUE(has("# TYPE arbiter_plugin_metric gauge"));
     EXPECT_TRUE(has("arbiter_plugin_metric{plugin=\"kaladin\",name=\"tracked_matches\"} 1"));
+    // A sharded plugin's gauge, one per shard ([host] threads).
+    EXPECT_TRUE(has("arbiter_plugin_metric{plugin=\"reference\",name=\"tracked_matches\",shard=\"0\"} 3"));
+    EXPECT_TRUE(has("arbiter_plugin_metric{plugin=\"reference\",name=\"tracked_matches\",shard=\"1\"} 2"));
     // Every family is declared once, before its samples, and the text ends a line.
     EXPECT_EQ(text.find("# TYPE arbiter_batches_total"),
               text.rfind("# TYPE arbiter_batches_total"));

@@ -103,25 +103,107 @@ class ThrowOnce : public Sink {
     bool thrown_ = false;
 };
 
-TEST(ParallelDispatch, ASinkThatThrowsLosesNoBatch) {
+// Every signal, and every action as JSON, in order.
+class Transcript : public Sink {
+  public:
+    void on_signal(const SignalRecord& signal) override {
+        lines.push_back("signal " + signal.plugin + " " + signal.code);
+    }
+    void on_action(const Assessment& assessment) override {
+        lines.push_back("action " + assessment_json(assessment));
+    }
+    std::vector<std::string> lines;
+};
+
+TEST(ParallelDispatch, ASinkThatThrowsCostsNoBatchNoSignalAndNoOtherSink) {
     TempDir dir;
     Host host(config(dir, 2));
     host.add_sink(std::make_shared<ThrowOnce>());
+    auto transcript = std::make_shared<Transcript>();
+    host.add_sink(transcript);
     const auto batches = interleaved_matches();
-    size_t thrown = 0;
+    size_t failures = 0;
     for (const auto& batch : batches) {
-        try {
-            EXPECT_FALSE(host.push(batch));
-        } catch (const std::runtime_error& error) {
-            EXPECT_STREQ(error.what(), "disk full");
-            ++thrown;
+        const Host::PushResult pushed = host.push_batch(batch);
+        EXPECT_FALSE(pushed.problem) << *pushed.problem;  // accepted, whatever a sink did
+        if (pushed.sink_failure) {
+            EXPECT_EQ(*pushed.sink_failure, "disk full");
+            ++failures;
         }
     }
-    host.flush();
-    EXPECT_EQ(thrown, 1u);
+    EXPECT_TRUE(host.close());
+    EXPECT_EQ(failures, 1u);
     EXPECT_EQ(host.counters().batches, batches.size());
     EXPECT_EQ(host.counters().matches_ended, 6u);
     EXPECT_EQ(host.batches_in_flight(), 0u);
+    // The signal the failing sink threw on still reached the other sink and the aggregator.
+    size_t signals = 0;
+    for (const auto& line : transcript->lines)
+        signals += line.starts_with("signal ") ? 1 : 0;
+    EXPECT_EQ(signals, host.counters().signals);
+    EXPECT_EQ(all_assessments(host), run(1));
+}
+
+// A sink that ends a match from inside: the workers may be inside that match's plugins.
+class EndsAMatch : public Sink {
+  public:
+    explicit EndsAMatch(Host& host) : host_(host) {}
+    void on_action(const Assessment& assessment) override {
+        host_.end_match(assessment.player.relay_id, assessment.player.match_id);
+    }
+
+  private:
+    Host& host_;
+};
+
+TEST(ParallelDispatch, ASinkMayNotChangeTheHostWhileBatchesAreTakenIn) {
+    TempDir dir;
+    Host host(config(dir, 2));
+    host.add_sink(std::make_shared<EndsAMatch>(host));
+    std::string failure;
+    for (const auto& batch : interleaved_matches()) {
+        const Host::PushResult pushed = host.push_batch(batch);
+        ASSERT_FALSE(pushed.problem);
+        if (pushed.sink_failure && failure.empty()) failure = *pushed.sink_failure;
+    }
+    EXPECT_NE(failure.find("cannot end a match from inside a sink"), std::string::npos) << failure;
+    EXPECT_TRUE(host.close() || true);
+    EXPECT_EQ(host.counters().matches_ended, 6u);
+}
+
+// The actions a sink hears carry the input lost as of their batch, not as of the batches
+// pushed since: with threads, a gap pushed after a flagged batch was still in flight
+// showed in that batch's action.
+std::vector<std::string> actions_around_a_gap(int threads) {
+    TempDir dir;
+    Host host(config(dir, threads));
+    auto transcript = std::make_shared<Transcript>();
+    host.add_sink(transcript);
+    BatchBuilder builder("relay-a", 1);
+    for (int tick = 0; tick < 12; ++tick) {
+        const int64_t t_us = int64_t{tick} * 50'000 + 1;
+        for (uint32_t player = 1; player <= 2; ++player) {
+            float x = static_cast<float>(tick) * 0.2f + static_cast<float>(player) * 10.0f;
+            if (player == 2 && tick >= 3) x += 400.0f;  // a teleport at batch 3
+            builder.add(t_us + player, static_cast<uint64_t>(tick), player,
+                        build::Position{.position = {x, 0, 0}});
+        }
+        std::vector<uint8_t> batch = builder.finish();
+        if (tick == 6) continue;  // batch 6 never arrives
+        EXPECT_FALSE(host.push(batch));
+    }
+    host.close();
+    std::vector<std::string> actions;
+    for (const auto& line : transcript->lines)
+        if (line.starts_with("action ")) actions.push_back(line);
+    return actions;
+}
+
+TEST(ParallelDispatch, AnActionSaysTheInputLostAsOfItsOwnBatch) {
+    const auto one = actions_around_a_gap(1);
+    ASSERT_FALSE(one.empty());
+    EXPECT_NE(one.front().find("\"lost_input\":[]"), std::string::npos) << one.front();
+    EXPECT_EQ(actions_around_a_gap(2), one);
 }
 
 TEST(ParallelDispatch, AConfigChangeAndAReloadLandBetweenBatches) {

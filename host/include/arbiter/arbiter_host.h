@@ -16,7 +16,8 @@
  * `[host] threads` above 1. Then plugins run on the host's worker threads: actions are
  * still raised on the calling thread (inside a later push, or any call that reads the
  * host), but a plugin's log lines reach the log callback from a worker thread, one line
- * at a time.
+ * at a time; a log callback must then not wait for anything the pushing thread holds
+ * (a lock taken around arbiter_host_push, say), or both wait for ever.
  *
  * From inside the action callback, the calls that do not re-enter the pipeline may be
  * made on the same host: arbiter_host_set_action_callback (the new callback hears the

@@ -152,8 +152,13 @@ void EventProcessor::on_batch(Work& work) {
 
 void EventProcessor::on_sync(const Work& work) {
     // Everything this connection sent before the sync has been processed (and its actions
-    // sent): say how much.
-    host_.flush();
+    // sent): say how much. A sink's failure meanwhile is the log's business, not this
+    // relay's: the sync is answered all the same.
+    try {
+        host_.flush();
+    } catch (const std::exception& error) {
+        spdlog::error("serve: taking in batches before a sync: {}", error.what());
+    }
     const RelayStats& stats = relay_stats_[work.connection];
     reply(work.connection, wire::FrameKind::sync,
           serve_protocol::sync_reply(

@@ -71,8 +71,13 @@ MetricsView metrics_view(const Host& host, Metrics& metrics) {
     for (const auto& [name, value] : metrics.entries()) {
         const size_t dot = name.find('.');
         if (dot == std::string::npos || !plugin_keys.count(name.substr(0, dot))) continue;
+        std::string metric = name.substr(dot + 1), shard;
+        if (const size_t hash = metric.find('#'); hash != std::string::npos) {
+            shard = metric.substr(hash + 1);
+            metric.resize(hash);
+        }
         view.plugin_metrics.push_back(
-            {name.substr(0, dot), name.substr(dot + 1), value.value, value.counter});
+            {name.substr(0, dot), std::move(metric), std::move(shard), value.value, value.counter});
     }
     return view;
 }
@@ -158,7 +163,9 @@ std::string render_prometheus(const MetricsView& view) {
             any = true;
             out.sample(
                 name,
-                fmt::format("plugin=\"{}\",name=\"{}\"", label(metric.plugin), label(metric.name)),
+                fmt::format("plugin=\"{}\",name=\"{}\"{}", label(metric.plugin), label(metric.name),
+                            metric.shard.empty() ? std::string()
+                                                 : fmt::format(",shard=\"{}\"", label(metric.shard))),
                 metric.value);
         }
     }

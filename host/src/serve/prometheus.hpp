@@ -32,6 +32,7 @@ struct MetricsView {
     // What plugins record: "<plugin>.<metric>" in the host's Metrics, split here.
     struct PluginMetric {
         std::string plugin, name;
+        std::string shard;  // a sharded plugin's gauge: which shard's; "" otherwise
         double value = 0;
         bool counter = true;
     };

@@ -18,10 +18,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -73,6 +75,9 @@ class Host {
         uint64_t match_id = 0;
         size_t events = 0;
         bool ended_match = false;
+        // A sink failed while batches were taken in during this push (with threads, maybe
+        // on an earlier batch): the batch itself was accepted. Logged too.
+        std::optional<std::string> sink_failure;
     };
     // `bound_relay`, when not empty, is the relay the batch's source authenticated as: a
     // batch of another relay's matches is refused (a relay feeds, and hears, its own alone).
@@ -174,8 +179,14 @@ class Host {
         return metrics_;
     }
     const ServerConfig& config() const { return config_; }
-    void add_sink(std::shared_ptr<Sink> sink) { sinks_.push_back(std::move(sink)); }
+    // A sink hears what is taken in from now on: the batches pushed before it are taken in
+    // first (to the sinks there were), as with one thread.
+    void add_sink(std::shared_ptr<Sink> sink) {
+        catch_up();
+        sinks_.push_back(std::move(sink));
+    }
     void remove_sink(const std::shared_ptr<Sink>& sink) {
+        catch_up();
         sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), sink), sinks_.end());
     }
 
@@ -212,12 +223,23 @@ class Host {
     void register_players(const VerifiedBatch& batch, OpenMatch& match);
     // A batch past ingest and the ledger, with the batch the host wrote for the gap before
     // it: dispatched here with one thread, handed to the workers with several.
-    void dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> lost);
+    void dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> lost,
+                           std::optional<std::vector<LostStretch>> lost_after = std::nullopt);
     // What the plugins said of a batch, taken in: the gap's signals, the batch's, and (when
     // it ends its match) the final ones, already made on a worker, or made here if nullopt.
     void take_in(const VerifiedBatch& batch, std::vector<SignalRecord> lost_signals,
                  std::vector<SignalRecord> signals,
-                 std::optional<std::vector<SignalRecord>> end_signals);
+                 std::optional<std::vector<SignalRecord>> end_signals,
+                 std::optional<std::vector<LostStretch>> lost_after);
+    // Calls a sink; what it throws is kept (the first of it) and passed on once the batch
+    // is wholly taken in, so that one sink's failure costs no other sink, no signal and no
+    // match end (pass_on_sink_failure).
+    template <typename Call>
+    void call_sink(Call&& call);
+    void pass_on_sink_failure();
+    // Changing the host from inside a sink while batches are taken in would change it
+    // under the workers: refused (throws std::logic_error naming `what`).
+    void refuse_inside_take_in(const char* what) const;
     // Takes in the workers' finished batches, in push order: those done (Wait::none), at
     // least the oldest, or all.
     void take_finished(ParallelDispatch::Wait wait);
@@ -252,6 +274,11 @@ class Host {
     // With threads > 1; after dispatcher_, whose slots its workers call, so it stops first.
     std::unique_ptr<ParallelDispatch> parallel_;
     bool taking_in_ = false;  // see catch_up
+    std::exception_ptr sink_failure_;  // see call_sink
+    // Each match's lost stretches as of the last batch taken in (lost_after), so that an
+    // assessment says what one thread would have said at that batch. Matches with none
+    // have no entry.
+    std::map<std::pair<std::string, uint64_t>, std::vector<LostStretch>> lost_seen_;
     Aggregator aggregator_;
     std::vector<std::shared_ptr<Sink>> sinks_;
     std::shared_ptr<SecurityEventLog> security_log_;

@@ -35,6 +35,11 @@ class Metrics {
 struct ServiceContext {
     std::string plugin_name;
     Metrics* metrics = nullptr;
+    // Added to a gauge's name ("#3") by an instance that is one shard of several: each
+    // shard's gauge measures its own matches, and one name would show whichever shard set
+    // it last. Counters are summed under the plain name. ('#' is in no metric name a
+    // plugin may give, so the shard is told apart: Prometheus gets it as a label.)
+    std::string gauge_suffix;
     // The relay time of the batch in hand; written by the dispatching thread before
     // each call, read by the plugin on the same thread.
     std::atomic<int64_t> relay_time_us{0};

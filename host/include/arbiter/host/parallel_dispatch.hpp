@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "arbiter/host/assessment.hpp"
 #include "arbiter/host/dispatch.hpp"
 #include "arbiter/host/ingest.hpp"
 
@@ -40,6 +41,10 @@ struct FinishedBatch {
     std::vector<PluginCall> lost_calls;
     std::vector<PluginCall> batch_calls;
     std::vector<PluginCall> end_calls;  // when the batch ends its match: on_match_end
+    // The match's lost stretches as the ledger saw them once this batch was admitted, when
+    // that changed them (a gap, a reused id, an end): what assessments say from this batch
+    // on, not from the moment a later batch is pushed.
+    std::optional<std::vector<LostStretch>> lost_after;
 };
 
 class ParallelDispatch {
@@ -54,7 +59,8 @@ class ParallelDispatch {
     uint32_t shards() const { return shards_; }
     // Hands a batch (and the gap batch before it, if any) to the lanes; returns at once.
     void submit(VerifiedBatch batch, std::optional<VerifiedBatch> lost = std::nullopt,
-                uint32_t lost_min_schema_minor = 0);
+                uint32_t lost_min_schema_minor = 0,
+                std::optional<std::vector<LostStretch>> lost_after = std::nullopt);
     // Too much in flight: take_finished(Wait::oldest) before the next submit.
     bool full() const;
     bool idle() const { return in_flight_.empty(); }
