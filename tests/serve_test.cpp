@@ -283,6 +283,26 @@ TEST_F(Serve, EndsAMatchThatFallsSilentAndTellsItsRelay) {
     EXPECT_EQ(status()["counters"].value("open_matches", 1), 0);
 }
 
+// An action raised by a match's very first batch reaches the relay (it was dropped: the
+// match had no owner until its first batch was wholly processed).
+TEST_F(Serve, AnActionOfAMatchsFirstBatchReachesItsRelay) {
+    // On one thread and on three: on one, the batch is wholly processed inside the push.
+    for (const char* threads : {"threads = 1\n", "threads = 3\n"}) {
+        SCOPED_TRACE(threads);
+        write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"), "", threads));
+        ServerProcess server(config_path(), dir_.path());
+        RelayClient relay = RelayClient::connect_unix(relay_socket());
+        arbiter::BatchBuilder builder("relay", 9);
+        builder.add(1000, 1, 1, arbiter::build::Position{.position = {0, 0, 0}});
+        relay.send_batch(builder.finish());
+        relay.sync(1);
+        const auto served = last_assessments(relay.take_received());
+        ASSERT_TRUE(served.count(1)) << server.log();
+        EXPECT_EQ(served.at(1).value("action", ""), "FlagForReview");
+        EXPECT_EQ(served.at(1).value("match_id", 0u), 9u);
+    }
+}
+
 TEST_F(Serve, RefusesAWrongOrMissingTokenAndGoesOnServingTheOthers) {
     write_config(config_text(test_plugin("echo", "arbiter-test-echo.so")));
     ServerProcess server(config_path(), dir_.path());

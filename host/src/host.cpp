@@ -59,7 +59,9 @@ std::optional<std::string> Host::push(std::span<const uint8_t> bytes) {
     return push_batch(bytes).problem;
 }
 
-Host::PushResult Host::push_batch(std::span<const uint8_t> bytes, std::string_view bound_relay) {
+Host::PushResult Host::push_batch(
+    std::span<const uint8_t> bytes, std::string_view bound_relay,
+    const std::function<void(const std::string& relay_id, uint64_t match_id)>& admitted_to) {
     refuse_inside_take_in("push a batch");
     PushResult result;
     IngestResult ingested = ingest_batch(bytes, config_.host.max_batch_bytes);
@@ -108,6 +110,7 @@ Host::PushResult Host::push_batch(std::span<const uint8_t> bytes, std::string_vi
     result.match_id = ingested.batch.match_id;
     result.events = ingested.batch.event_count;
     result.ended_match = ingested.batch.ends_match;
+    if (admitted_to) admitted_to(result.relay_id, result.match_id);
     try {
         dispatch_admitted(std::move(ingested.batch), std::move(lost), std::move(lost_after));
     } catch (const std::exception& error) {

@@ -130,7 +130,12 @@ void EventProcessor::handle(Work& work) {
 
 void EventProcessor::on_batch(Work& work) {
     RelayStats& stats = relay_stats_[work.connection];
-    Host::PushResult pushed = host_.push_batch(work.payload, work.text);
+    // The owner is known before the plugins see the batch: an action its very first batch
+    // raises reaches the relay (it used to be dropped, the match not yet owned).
+    Host::PushResult pushed =
+        host_.push_batch(work.payload, work.text, [&](const std::string& relay, uint64_t match) {
+            match_owner_[{relay, match}] = work.connection;
+        });
     if (pushed.problem) {
         ++stats.refused;
         reply(work.connection, wire::FrameKind::error,

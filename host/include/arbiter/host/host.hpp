@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -81,7 +82,12 @@ class Host {
     };
     // `bound_relay`, when not empty, is the relay the batch's source authenticated as: a
     // batch of another relay's matches is refused (a relay feeds, and hears, its own alone).
-    PushResult push_batch(std::span<const uint8_t> bytes, std::string_view bound_relay = {});
+    // `admitted`, when given, is told the batch's relay and match once the batch is admitted
+    // and before any plugin sees it, so that the caller can route what the batch raises
+    // (serve: the actions of a match's very first batch go to the relay that sent it).
+    PushResult push_batch(
+        std::span<const uint8_t> bytes, std::string_view bound_relay = {},
+        const std::function<void(const std::string& relay_id, uint64_t match_id)>& admitted = {});
     // A batch that has passed ingest.
     void deliver(const VerifiedBatch& batch);
     // Finishes and aggregates every batch pushed so far (nothing to do with one thread).
