@@ -118,6 +118,11 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
                                                                          &metrics));
                 auto sharded = std::make_unique<ShardedInstance>(std::move(instances));
                 sharded->remember_config(settings, baseline);
+                sharded->set_remake([library, settings, baseline, shards,
+                                     metrics = &metrics](uint32_t shard) {
+                    return std::make_unique<PluginInstance>(library, settings, baseline, shard,
+                                                            shards, metrics);
+                });
                 slot.instance = std::move(sharded);
             } else {
                 slot.instance =

@@ -1,6 +1,7 @@
 #include "arbiter/host/sharded_instance.hpp"
 
 #include <cstring>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -103,10 +104,20 @@ CallResult ShardedInstance::restore_state(std::span<const uint8_t> blob) {
     if (!blob.empty()) return refused("the state has bytes after its last shard");
     for (size_t k = 0; k < shards_.size(); ++k) {
         CallResult result = shards_[k]->restore_state(parts[k]);
-        if (!result.ok()) {
-            result.error = fmt::format("shard {} of {}: {}", k, shards_.size(), result.error);
-            return result;
+        if (result.ok()) continue;
+        result.error = fmt::format("shard {} of {}: {}", k, shards_.size(), result.error);
+        // The shards before k took their state: make them fresh again, so that the host's
+        // "started fresh" holds for every shard.
+        for (size_t back = 0; back < k; ++back) {
+            try {
+                if (!remake_) throw std::runtime_error("no way to make it again");
+                shards_[back] = remake_(static_cast<uint32_t>(back));
+            } catch (const std::exception& error) {
+                result.error += fmt::format("; shard {} keeps the state it took ({})", back,
+                                            error.what());
+            }
         }
+        return result;
     }
     return {};
 }
@@ -116,10 +127,22 @@ CallResult ShardedInstance::configure(const PluginSettings& settings,
     for (size_t k = 0; k < shards_.size(); ++k) {
         CallResult result = shards_[k]->configure(settings, baseline);
         if (result.ok()) continue;
-        // The shards before this one took the new config: give them back the old one.
-        for (size_t back = 0; back < k; ++back)
-            shards_[back]->configure(settings_, baseline_);
         result.error = fmt::format("shard {} of {}: {}", k, shards_.size(), result.error);
+        // The shards before this one took the new config: give them back the old one, and
+        // say so if one will not take it back (the shards then disagree).
+        for (size_t back = 0; back < k; ++back) {
+            std::string problem;
+            try {
+                const CallResult undone = shards_[back]->configure(settings_, baseline_);
+                if (!undone.ok()) problem = undone.error;
+            } catch (const std::exception& error) {
+                problem = error.what();
+            }
+            if (!problem.empty())
+                result.error += fmt::format("; shard {} kept the new config, refusing the old one "
+                                            "back: {}",
+                                            back, problem);
+        }
         return result;
     }
     settings_ = settings;

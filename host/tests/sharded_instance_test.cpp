@@ -33,6 +33,12 @@ class ShardProbe final : public AnalyzerInstance {
         return std::vector<uint8_t>(name_.begin(), name_.end());
     }
     CallResult restore_state(std::span<const uint8_t> blob) override {
+        if (refuse_restore) {
+            CallResult result;
+            result.status = ARB_ERR_STATE;
+            result.error = "not mine";
+            return result;
+        }
         restored.assign(blob.begin(), blob.end());
         return {};
     }
@@ -51,6 +57,7 @@ class ShardProbe final : public AnalyzerInstance {
     std::string restored;
     double weight = 1.0;
     bool refuse_save = false;
+    bool refuse_restore = false;
     bool refuse_heavy = false;
 
   private:
@@ -143,6 +150,28 @@ TEST(ShardedInstance, RefusesStateItCannotPlaceAndRestoresNothingThen) {
     std::vector<uint8_t> huge = blob;
     huge[16] = 0xff, huge[23] = 0x7f;  // shard 0's length: far past the end
     EXPECT_NE(refused(other, huge).find("cut short"), std::string::npos);
+}
+
+TEST(ShardedInstance, AShardThatRefusesItsStateLeavesEveryShardFresh) {
+    Shards old_shards(3);
+    std::string error;
+    const auto blob = *old_shards.instance->save_state(error);
+    Shards fresh(3);
+    fresh.probes[2]->refuse_restore = true;
+    std::vector<ShardProbe*> remade;
+    fresh.instance->set_remake([&](uint32_t shard) {
+        auto probe = std::make_unique<ShardProbe>("remade-" + std::to_string(shard));
+        remade.push_back(probe.get());
+        return probe;
+    });
+    const CallResult result = fresh.instance->restore_state(blob);
+    EXPECT_EQ(result.status, ARB_ERR_STATE);
+    EXPECT_EQ(result.error, "shard 2 of 3: not mine");
+    ASSERT_EQ(remade.size(), 2u);  // shards 0 and 1 had taken theirs
+    for (uint32_t k = 0; k < 2; ++k) {
+        EXPECT_EQ(&fresh.instance->shard(k), remade[k]);
+        EXPECT_TRUE(remade[k]->restored.empty());
+    }
 }
 
 TEST(ShardedInstance, ASaveFailsWhenAnyShardCannotSave) {

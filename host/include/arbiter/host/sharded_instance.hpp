@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -40,9 +41,14 @@ class ShardedInstance final : public AnalyzerInstance {
 
     // Sets what configure falls back to: the settings and baseline the shards were made with.
     void remember_config(const PluginSettings& settings, std::vector<uint8_t> baseline);
+    // How to make shard k afresh: a restore refused by one shard makes the shards already
+    // restored fresh again, so that "started fresh" is true of every shard.
+    using MakeShard = std::function<std::unique_ptr<AnalyzerInstance>(uint32_t shard)>;
+    void set_remake(MakeShard make) { remake_ = std::move(make); }
 
   private:
     std::vector<std::unique_ptr<AnalyzerInstance>> shards_;
+    MakeShard remake_;
     PluginSettings settings_;
     std::vector<uint8_t> baseline_;
 };
