@@ -60,16 +60,9 @@ void AccountsAnalyzer::on_join(const MatchKey& key, const fb::Event& event, Matc
     const LiveSession here{key.relay_id, key.match_id, id, join.address_hash(), t_us};
     const std::vector<LiveSession> others = live_.join(account, here);
     if (others.empty()) return;
-    // The join as the reference analyzer's session checks describe it, so that a reviewer
-    // reads the same evidence as before the check moved here.
-    const Evidence what = Evidence()
-                              .add("t_us", t_us)
-                              .add("account_id", account)
-                              .add("client_version", text(join.client_version()))
-                              .add("handshake", text(join.handshake()))
-                              .add("connection_id", join.connection_id())
-                              .add("address_hash", join.address_hash())
-                              .add("reconnect", join.reconnect());
+    // The join as the reference analyzer's session checks describe it (event_fields.hpp), so
+    // that a reviewer reads the same evidence as before the check moved here.
+    const Evidence what = join_evidence(event);
     Reporter out(host(), signals, match.reports[id]);
     for (const LiveSession& other : others) {
         out.report({.player = id,

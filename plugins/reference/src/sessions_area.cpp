@@ -23,14 +23,7 @@ void SessionsArea::on_join(const fb::Event& event, Match& match, Reporter& out) 
     const std::string account = text(join.account_id());
     const std::string version = text(join.client_version());
     const std::string handshake = text(join.handshake());
-    const Evidence what = Evidence()
-                              .add("t_us", t_us)
-                              .add("account_id", account)
-                              .add("client_version", version)
-                              .add("handshake", handshake)
-                              .add("connection_id", join.connection_id())
-                              .add("address_hash", join.address_hash())
-                              .add("reconnect", join.reconnect());
+    const Evidence what = join_evidence(event);
     if (unexpected(version, limits_.client_versions)) {
         out.report({.player = id,
                     .code = "sessions.client_version",
