@@ -60,9 +60,9 @@ std::string first_difference(const std::string& expected, const std::string& act
         const bool more_b = static_cast<bool>(std::getline(b, line_b));
         if (!more_a && !more_b) return "they differ only in their last newline";
         if (!more_a || !more_b || line_a != line_b)
-            return "line " + std::to_string(line) + ":\n  one thread: " +
-                   (more_a ? line_a.substr(0, 400) : "(ended)") + "\n  several:    " +
-                   (more_b ? line_b.substr(0, 400) : "(ended)");
+            return "line " + std::to_string(line) +
+                   ":\n  one thread: " + (more_a ? line_a.substr(0, 400) : "(ended)") +
+                   "\n  several:    " + (more_b ? line_b.substr(0, 400) : "(ended)");
     }
 }
 

@@ -131,12 +131,6 @@ std::vector<std::pair<std::string, uint64_t>> Host::open_matches() const {
     return matches;
 }
 
-void Host::deliver(const VerifiedBatch& batch) {
-    refuse_inside_take_in("deliver a batch");
-    if (batch.ends_match) ledger_.match_ended(batch.relay_id, batch.match_id, true);
-    dispatch_admitted(batch, std::nullopt);
-}
-
 void Host::dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> lost,
                              std::optional<std::vector<LostStretch>> lost_after) {
     if (!parallel_) {
@@ -156,8 +150,7 @@ void Host::dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> l
     } catch (...) {
         failure = std::current_exception();
     }
-    parallel_->submit(std::move(batch), std::move(lost), kInputLostSchemaMinor,
-                      std::move(lost_after));
+    parallel_->submit(std::move(batch), std::move(lost), std::move(lost_after));
     try {
         take_finished(ParallelDispatch::Wait::none);
     } catch (...) {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <exception>
 
+#include "arbiter/host/input_lost.hpp"
 #include "arbiter/host/sharded_instance.hpp"
 
 namespace arbiter::host {
@@ -68,7 +69,7 @@ void ParallelDispatch::post(size_t lane_index, Task task) {
 void ParallelDispatch::run_slot(size_t index, AnalyzerInstance& instance, FinishedBatch& work) {
     // On a lane there is nothing to overlap an isolated plugin's start with: it is the
     // other lanes that run meanwhile.
-    if (work.lost && dispatcher_.takes(index, work.lost_min_schema_minor))
+    if (work.lost && dispatcher_.takes(index, kInputLostSchemaMinor))
         work.lost_calls[index] = timed_call([&] {
             instance.start_batch(*work.lost);
             return instance.on_batch(*work.lost);
@@ -85,14 +86,12 @@ void ParallelDispatch::run_slot(size_t index, AnalyzerInstance& instance, Finish
 }
 
 void ParallelDispatch::submit(VerifiedBatch batch, std::optional<VerifiedBatch> lost,
-                              uint32_t lost_min_schema_minor,
                               std::optional<std::vector<LostStretch>> lost_after) {
     const std::vector<PluginSlot>& slots = dispatcher_.slots();
     auto entry = std::make_unique<InFlight>();
     FinishedBatch& work = entry->work;
     work.batch = std::move(batch);
     work.lost = std::move(lost);
-    work.lost_min_schema_minor = lost_min_schema_minor;
     work.lost_after = std::move(lost_after);
     work.lost_calls.resize(slots.size());
     work.batch_calls.resize(slots.size());
@@ -113,16 +112,18 @@ void ParallelDispatch::submit(VerifiedBatch batch, std::optional<VerifiedBatch> 
     if (!sharded.empty())
         tasks.emplace_back(shard, Task{raw, [this, raw, shard, sharded = std::move(sharded)] {
                                            for (size_t i : sharded)
-                                               run_slot(i, dispatcher_.slots()[i].instance->shard(shard),
-                                                        raw->work);
+                                               run_slot(
+                                                   i, dispatcher_.slots()[i].instance->shard(shard),
+                                                   raw->work);
                                        }});
     for (size_t i : alone)
         tasks.emplace_back(shards_ + i, Task{raw, [this, raw, i] {
-                                                 run_slot(i, *dispatcher_.slots()[i].instance, raw->work);
+                                                 run_slot(i, *dispatcher_.slots()[i].instance,
+                                                          raw->work);
                                              }});
-    const size_t bytes = work.batch.bytes.size() + (work.lost ? work.lost->bytes.size() : 0);
+    entry->bytes = work.batch.bytes.size() + (work.lost ? work.lost->bytes.size() : 0);
     in_flight_.push_back(std::move(entry));
-    bytes_in_flight_ += bytes;
+    bytes_in_flight_ += raw->bytes;
 
     std::lock_guard lock(mutex_);
     while (lanes_.size() < shards_ + slots.size())
@@ -148,9 +149,8 @@ std::vector<FinishedBatch> ParallelDispatch::take_finished(Wait wait) {
     else if (wait == Wait::all)
         batch_done_.wait(lock, [&] { return unfinished_ == 0; });
     while (!in_flight_.empty() && in_flight_.front()->lanes_left == 0) {
-        FinishedBatch& work = in_flight_.front()->work;
-        bytes_in_flight_ -= work.batch.bytes.size() + (work.lost ? work.lost->bytes.size() : 0);
-        finished.push_back(std::move(work));
+        bytes_in_flight_ -= in_flight_.front()->bytes;
+        finished.push_back(std::move(in_flight_.front()->work));
         in_flight_.pop_front();
     }
     return finished;

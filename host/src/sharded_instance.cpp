@@ -54,7 +54,8 @@ CallResult refused(std::string why) {
 ShardedInstance::ShardedInstance(std::vector<std::unique_ptr<AnalyzerInstance>> shards)
     : shards_(std::move(shards)) {}
 
-void ShardedInstance::remember_config(const PluginSettings& settings, std::vector<uint8_t> baseline) {
+void ShardedInstance::remember_config(const PluginSettings& settings,
+                                      std::vector<uint8_t> baseline) {
     settings_ = settings;
     baseline_ = std::move(baseline);
 }
@@ -84,14 +85,15 @@ std::optional<std::vector<uint8_t>> ShardedInstance::save_state(std::string& err
 
 CallResult ShardedInstance::restore_state(std::span<const uint8_t> blob) {
     if (blob.size() < sizeof kMagic || std::memcmp(blob.data(), kMagic, sizeof kMagic) != 0)
-        return refused(fmt::format("the state was saved by an instance that ran unsharded; this "
-                                   "one runs as {} shards ([host] threads)",
-                                   shards_.size()));
+        return refused(
+            fmt::format("the state was saved by an instance that ran unsharded; this "
+                        "one runs as {} shards ([host] threads)",
+                        shards_.size()));
     blob = blob.subspan(sizeof kMagic);
     uint64_t count = 0;
     if (!get_u64(blob, count) || count != shards_.size())
-        return refused(fmt::format("the state holds {} shards, this instance runs {}", count,
-                                   shards_.size()));
+        return refused(
+            fmt::format("the state holds {} shards, this instance runs {}", count, shards_.size()));
     // Every blob is found before any is restored: a cut envelope changes nothing.
     std::vector<std::span<const uint8_t>> parts;
     for (uint64_t k = 0; k < count; ++k) {
@@ -113,8 +115,8 @@ CallResult ShardedInstance::restore_state(std::span<const uint8_t> blob) {
                 if (!remake_) throw std::runtime_error("no way to make it again");
                 shards_[back] = remake_(static_cast<uint32_t>(back));
             } catch (const std::exception& error) {
-                result.error += fmt::format("; shard {} keeps the state it took ({})", back,
-                                            error.what());
+                result.error +=
+                    fmt::format("; shard {} keeps the state it took ({})", back, error.what());
             }
         }
         return result;
@@ -139,9 +141,10 @@ CallResult ShardedInstance::configure(const PluginSettings& settings,
                 problem = error.what();
             }
             if (!problem.empty())
-                result.error += fmt::format("; shard {} kept the new config, refusing the old one "
-                                            "back: {}",
-                                            back, problem);
+                result.error += fmt::format(
+                    "; shard {} kept the new config, refusing the old one "
+                    "back: {}",
+                    back, problem);
         }
         return result;
     }

@@ -167,7 +167,7 @@ TEST(ParallelDispatch, ASinkMayNotChangeTheHostWhileBatchesAreTakenIn) {
         if (pushed.sink_failure && failure.empty()) failure = *pushed.sink_failure;
     }
     EXPECT_NE(failure.find("cannot end a match from inside a sink"), std::string::npos) << failure;
-    EXPECT_TRUE(host.close() || true);
+    host.close();  // whether clean depends on the refused sink: not what this test is about
     EXPECT_EQ(host.counters().matches_ended, 6u);
 }
 
@@ -237,8 +237,9 @@ TEST(ParallelDispatch, ANewMatchUnderAnEndedOnesIdIsAcceptedRightBehindIt) {
         BatchBuilder builder("relay-a", 1);
         for (int tick = 0; tick < 20; ++tick) {
             // Other positions the second time: the same bytes would be a duplicate.
-            builder.add(int64_t{tick} * 50'000 + 1, static_cast<uint64_t>(tick), 1,
-                        build::Position{.position = {static_cast<float>(tick + 100 * round), 0, 0}});
+            builder.add(
+                int64_t{tick} * 50'000 + 1, static_cast<uint64_t>(tick), 1,
+                build::Position{.position = {static_cast<float>(tick + 100 * round), 0, 0}});
             if (tick == 19) builder.add(int64_t{tick} * 50'000 + 2, 19, 0, build::MatchEnd{});
             const auto refused = host.push(builder.finish());
             ASSERT_FALSE(refused) << "round " << round << ": " << *refused;

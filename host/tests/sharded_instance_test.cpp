@@ -139,9 +139,10 @@ TEST(ShardedInstance, RefusesStateItCannotPlaceAndRestoresNothingThen) {
     EXPECT_NE(refused(two, blob).find("holds 3 shards, this instance runs 2"), std::string::npos);
     Shards other(3);
     const std::string plain = "a plugin's own blob";
-    EXPECT_NE(refused(other, std::span(reinterpret_cast<const uint8_t*>(plain.data()), plain.size()))
-                  .find("ran unsharded"),
-              std::string::npos);
+    EXPECT_NE(
+        refused(other, std::span(reinterpret_cast<const uint8_t*>(plain.data()), plain.size()))
+            .find("ran unsharded"),
+        std::string::npos);
     EXPECT_NE(refused(other, std::span(blob).first(blob.size() - 1)).find("cut short"),
               std::string::npos);
     std::vector<uint8_t> longer = blob;

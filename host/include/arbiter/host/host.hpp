@@ -88,8 +88,6 @@ class Host {
     PushResult push_batch(
         std::span<const uint8_t> bytes, std::string_view bound_relay = {},
         const std::function<void(const std::string& relay_id, uint64_t match_id)>& admitted = {});
-    // A batch that has passed ingest.
-    void deliver(const VerifiedBatch& batch);
     // Finishes and aggregates every batch pushed so far (nothing to do with one thread).
     // Passes on what a sink threw meanwhile, after every batch is taken in; a reader
     // (assessments(), counters(), ...) logs it instead.

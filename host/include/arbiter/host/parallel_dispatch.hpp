@@ -34,10 +34,9 @@ namespace arbiter::host {
 // A batch through every plugin: what the lanes did with it.
 struct FinishedBatch {
     VerifiedBatch batch;
-    // The batch the host wrote for a gap before it (input_lost_batch), with its schema
-    // minor, and every plugin's answer to it.
+    // The batch the host wrote for a gap before it (input_lost_batch), and the answers of
+    // the plugins new enough to get it (kInputLostSchemaMinor).
     std::optional<VerifiedBatch> lost;
-    uint32_t lost_min_schema_minor = 0;
     std::vector<PluginCall> lost_calls;
     std::vector<PluginCall> batch_calls;
     std::vector<PluginCall> end_calls;  // when the batch ends its match: on_match_end
@@ -59,7 +58,6 @@ class ParallelDispatch {
     uint32_t shards() const { return shards_; }
     // Hands a batch (and the gap batch before it, if any) to the lanes; returns at once.
     void submit(VerifiedBatch batch, std::optional<VerifiedBatch> lost = std::nullopt,
-                uint32_t lost_min_schema_minor = 0,
                 std::optional<std::vector<LostStretch>> lost_after = std::nullopt);
     // Too much in flight: take_finished(Wait::oldest) before the next submit.
     bool full() const;
@@ -77,6 +75,7 @@ class ParallelDispatch {
   private:
     struct InFlight {
         FinishedBatch work;
+        size_t bytes = 0;         // of the batch and its gap batch, counted in bytes_in_flight_
         uint32_t lanes_left = 0;  // guarded by mutex_
     };
     struct Task {

@@ -34,7 +34,8 @@ class ShardedInstance final : public AnalyzerInstance {
     CallResult restore_state(std::span<const uint8_t> blob) override;
     // Every shard takes the config, or (when one refuses) the ones that took it are set
     // back to the config they had, so that the shards never disagree.
-    CallResult configure(const PluginSettings& settings, std::span<const uint8_t> baseline) override;
+    CallResult configure(const PluginSettings& settings,
+                         std::span<const uint8_t> baseline) override;
 
     uint32_t shard_count() const override { return static_cast<uint32_t>(shards_.size()); }
     AnalyzerInstance& shard(uint32_t index) override { return *shards_.at(index); }
