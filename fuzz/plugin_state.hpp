@@ -26,7 +26,8 @@ inline std::vector<uint8_t> resealed(const uint8_t* data, size_t size) {
     const std::span<const uint8_t> payload(blob.data() + detail::kStateHeaderSize,
                                            blob.size() - detail::kStateHeaderSize);
     const uint64_t payload_size = payload.size();
-    const uint64_t checksum = detail::fnv1a64(payload);
+    uint64_t checksum = 0;  // by the blob's own seal, "ARBX" or "ARBS"; any other magic is refused
+    if (!detail::seal_checksum(blob.data(), payload, checksum)) checksum = detail::xxh3_64(payload);
     std::memcpy(blob.data() + 12, &payload_size, 8);
     std::memcpy(blob.data() + 20, &checksum, 8);
     return blob;

@@ -17,6 +17,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler
   libspdlog-dev libfmt-dev
   libtomlplusplus-dev
+  libxxhash-dev           # XXH3, the SDK's state seal (word at a time: the reload pause)
   nlohmann-json3-dev      # JSON for evidence checks and the sinks
   libgtest-dev libgmock-dev
   libbenchmark-dev

@@ -1,5 +1,6 @@
 // The SDK's building blocks: config reader, state seal, evidence writer, batch builder.
 #include <cmath>
+#include <cstring>
 
 #include <gtest/gtest.h>
 
@@ -115,6 +116,54 @@ TEST(State, EveryDamageIsRefused) {
     arbiter::StateReader in(blob, "TST1", 2);
     // A count the remaining bytes cannot hold is refused before anything is allocated.
     EXPECT_THROW(in.get_count(16), arbiter::StateError);
+}
+
+// This SDK seals with XXH3-64 under "ARBX"; a blob an older SDK sealed with FNV-1a-64
+// under "ARBS" is still read (a plugin built against it hands its state over in a reload,
+// and kaladin baseline files were written that way). The old blob here is spelled out
+// byte by byte as the old writer made it, not made by today's code.
+TEST(State, WritesTheWordSealAndStillReadsTheByteSeal) {
+    arbiter::StateWriter out("TST1", 1);
+    out.put<uint32_t>(0x01020304);
+    const auto blob = out.finish();
+    ASSERT_EQ(blob.size(), 28u + 4u);
+    EXPECT_EQ(std::string(blob.begin(), blob.begin() + 4), "ARBX");
+    uint64_t checksum = 0;
+    std::memcpy(&checksum, blob.data() + 20, 8);
+    EXPECT_EQ(checksum, XXH3_64bits(blob.data() + 28, 4));
+
+    // FNV-1a-64 of the payload 04 03 02 01, worked by hand from the offset basis
+    // 0xcbf29ce484222325 and the prime 0x100000001b3.
+    uint64_t fnv = 0xcbf29ce484222325ull;
+    for (uint8_t byte : {uint8_t{4}, uint8_t{3}, uint8_t{2}, uint8_t{1}}) {
+        fnv ^= byte;
+        fnv *= 0x100000001b3ull;
+    }
+    std::vector<uint8_t> old = {'A', 'R', 'B', 'S', 'T', 'S', 'T', '1', 1, 0,
+                                0,   0,   4,   0,   0,   0,   0,   0,   0, 0};
+    for (int shift = 0; shift < 64; shift += 8)
+        old.push_back(static_cast<uint8_t>(fnv >> shift));
+    old.insert(old.end(), {4, 3, 2, 1});
+    arbiter::StateReader in(old, "TST1", 1);
+    EXPECT_EQ(in.get<uint32_t>(), 0x01020304u);
+    EXPECT_NO_THROW(in.finish());
+
+    // Each seal is checked by its own function: an FNV checksum under "ARBX" is damage.
+    auto mislabelled = old;
+    mislabelled[3] = 'X';
+    EXPECT_THROW(arbiter::StateReader(mislabelled, "TST1", 1), arbiter::StateError);
+    auto unknown = blob;
+    unknown[3] = 'Q';
+    EXPECT_THROW(arbiter::StateReader(unknown, "TST1", 1), arbiter::StateError);
+}
+
+TEST(State, AWriterIsSpentByFinish) {
+    arbiter::StateWriter out("TST1", 1);
+    out.reserve(64);
+    out.put<uint8_t>(1);
+    const auto blob = out.finish();
+    EXPECT_EQ(blob.size(), 29u);
+    EXPECT_THROW(out.finish(), std::logic_error);
 }
 
 TEST(State, ReadingPastTheEndThrows) {

@@ -2,8 +2,18 @@
 // versioned blob, and read one back only after checking it.
 //
 // Blob layout, little-endian:
-//   "ARBS" | tag (4 bytes, the plugin's choice) | version u32 | payload size u64 |
-//   FNV-1a-64 of the payload u64 | payload
+//   magic (4 bytes) | tag (4 bytes, the plugin's choice) | version u32 |
+//   payload size u64 | checksum of the payload u64 | payload
+// The magic names the seal (the checksum's function):
+//   "ARBX"  XXH3-64 (xxHash, Debian's libxxhash-dev), eight bytes at a time: what this
+//           SDK writes. A reload seals the whole state while the stream waits, so the
+//           seal's speed is part of every pause (docs/performance.md).
+//   "ARBS"  FNV-1a-64, one byte at a time: what earlier SDKs wrote. Still read, so that
+//           state saved by a plugin built against an older SDK (or a kaladin baseline
+//           file written by one) carries over. Reading it is kept for one release more;
+//           a plugin built with ARBITER_STATE_SEAL_FNV1A defined still writes it, for an
+//           operator who must be able to swap back to a build of an older SDK (whose
+//           reader knows only "ARBS").
 // StateReader refuses a blob whose magic, tag, size or checksum is off, or whose version
 // is newer than the reader knows, and every read past the payload's end throws. A plugin
 // that keeps its state as a FlatBuffer instead uses read_flatbuffer_state, which runs
@@ -11,6 +21,7 @@
 // into ARB_ERR_STATE: the host then starts the new instance fresh and says so.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -23,6 +34,18 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+// Inlined and renamed by xxHash itself (XXH_INLINE_ALL), so a plugin links nothing more
+// and its own use of xxhash.h, inlined or not, does not collide with the SDK's.
+#ifndef XXH_INLINE_ALL
+#define XXH_INLINE_ALL
+#define ARBITER_SDK_DEFINED_XXH_INLINE_ALL
+#endif
+#include <xxhash.h>
+#ifdef ARBITER_SDK_DEFINED_XXH_INLINE_ALL
+#undef XXH_INLINE_ALL
+#undef ARBITER_SDK_DEFINED_XXH_INLINE_ALL
+#endif
+
 namespace arbiter {
 
 class StateError : public std::runtime_error {
@@ -31,6 +54,7 @@ class StateError : public std::runtime_error {
 };
 
 namespace detail {
+// The seal of blobs written by SDKs before "ARBX". Kept to read them.
 inline uint64_t fnv1a64(std::span<const uint8_t> bytes) {
     uint64_t hash = 0xcbf29ce484222325ull;
     for (uint8_t byte : bytes) {
@@ -39,6 +63,33 @@ inline uint64_t fnv1a64(std::span<const uint8_t> bytes) {
     }
     return hash;
 }
+inline uint64_t xxh3_64(std::span<const uint8_t> bytes) {
+    return XXH3_64bits(bytes.data(), bytes.size());
+}
+
+inline constexpr char kWordSealMagic[4] = {'A', 'R', 'B', 'X'};  // XXH3-64
+inline constexpr char kByteSealMagic[4] = {'A', 'R', 'B', 'S'};  // FNV-1a-64, older SDKs
+
+// The checksum a blob with this magic carries; false for a magic that is no seal of ours.
+inline bool seal_checksum(const uint8_t* magic, std::span<const uint8_t> payload,
+                          uint64_t& checksum) {
+    if (std::memcmp(magic, kWordSealMagic, 4) == 0) {
+        checksum = xxh3_64(payload);
+        return true;
+    }
+    if (std::memcmp(magic, kByteSealMagic, 4) == 0) {
+        checksum = fnv1a64(payload);
+        return true;
+    }
+    return false;
+}
+
+#ifdef ARBITER_STATE_SEAL_FNV1A
+inline constexpr const char* kWrittenSealMagic = kByteSealMagic;
+#else
+inline constexpr const char* kWrittenSealMagic = kWordSealMagic;
+#endif
+
 inline constexpr size_t kStateHeaderSize = 4 + 4 + 4 + 8 + 8;
 }  // namespace detail
 
@@ -47,6 +98,9 @@ class StateWriter {
     // tag: four characters that name the plugin's state format, e.g. "REF1".
     StateWriter(std::string_view tag, uint32_t version) : tag_(tag), version_(version) {
         if (tag_.size() != 4) throw std::invalid_argument("a state tag has four characters");
+        // The header's room is kept in front, so finish() seals in place, with no copy of
+        // what may be hundreds of megabytes while the stream waits.
+        blob_.resize(kFirstSize);
     }
 
     template <class T>
@@ -63,38 +117,48 @@ class StateWriter {
         append_raw(bytes.data(), bytes.size());
     }
 
-    // The sealed blob.
-    std::vector<uint8_t> finish() const {
-        std::vector<uint8_t> blob;
-        blob.reserve(detail::kStateHeaderSize + payload_.size());
-        append(blob, "ARBS", 4);
-        append(blob, tag_.data(), 4);
-        append_value(blob, version_);
-        append_value(blob, static_cast<uint64_t>(payload_.size()));
-        append_value(blob, detail::fnv1a64(payload_));
-        blob.insert(blob.end(), payload_.begin(), payload_.end());
-        return blob;
+    // Room for about this many more payload bytes, when the plugin knows its size ahead.
+    void reserve(size_t payload_bytes) {
+        if (blob_.size() - used_ < payload_bytes) blob_.resize(used_ + payload_bytes);
+    }
+
+    // The sealed blob. The writer hands its bytes over: it is empty afterwards, and a
+    // second finish() throws.
+    std::vector<uint8_t> finish() {
+        if (used_ < detail::kStateHeaderSize)
+            throw std::logic_error("StateWriter::finish called twice");
+        blob_.resize(used_);  // shrinks: no copy
+        used_ = 0;
+        const std::span<const uint8_t> payload(blob_.data() + detail::kStateHeaderSize,
+                                               blob_.size() - detail::kStateHeaderSize);
+        const uint64_t size = payload.size();
+        uint64_t checksum = 0;
+        detail::seal_checksum(reinterpret_cast<const uint8_t*>(detail::kWrittenSealMagic), payload,
+                              checksum);
+        uint8_t* header = blob_.data();
+        std::memcpy(header, detail::kWrittenSealMagic, 4);
+        std::memcpy(header + 4, tag_.data(), 4);
+        std::memcpy(header + 8, &version_, 4);
+        std::memcpy(header + 12, &size, 8);
+        std::memcpy(header + 20, &checksum, 8);
+        return std::move(blob_);
     }
 
   private:
+    // A state is written a few bytes at a time, hundreds of times per player, while the
+    // stream waits: a put is a bounds check and a copy, and the buffer grows by doubling.
     void append_raw(const void* data, size_t size) {
         if (size == 0) return;
-        size_t at = payload_.size();
-        payload_.resize(at + size);
-        std::memcpy(payload_.data() + at, data, size);
-    }
-    static void append(std::vector<uint8_t>& out, const void* data, size_t size) {
-        auto bytes = static_cast<const uint8_t*>(data);
-        out.insert(out.end(), bytes, bytes + size);
-    }
-    template <class T>
-    static void append_value(std::vector<uint8_t>& out, T value) {
-        append(out, &value, sizeof value);
+        if (blob_.size() - used_ < size) blob_.resize(std::max(blob_.size() * 2, used_ + size));
+        std::memcpy(blob_.data() + used_, data, size);
+        used_ += size;
     }
 
     std::string tag_;
     uint32_t version_;
-    std::vector<uint8_t> payload_;
+    static constexpr size_t kFirstSize = 4096;
+    std::vector<uint8_t> blob_;               // header's room, the payload, spare room
+    size_t used_ = detail::kStateHeaderSize;  // header's room and the payload so far
 };
 
 class StateReader {
@@ -104,8 +168,9 @@ class StateReader {
         if (blob.size() < detail::kStateHeaderSize)
             throw StateError("state blob of " + std::to_string(blob.size()) +
                              " bytes is shorter than its header");
-        if (std::memcmp(blob.data(), "ARBS", 4) != 0)
-            throw StateError("state blob does not begin with ARBS");
+        if (std::memcmp(blob.data(), detail::kWordSealMagic, 4) != 0 &&
+            std::memcmp(blob.data(), detail::kByteSealMagic, 4) != 0)
+            throw StateError("state blob does not begin with ARBX or ARBS");
         if (tag.size() != 4 || std::memcmp(blob.data() + 4, tag.data(), 4) != 0)
             throw StateError("state blob has tag '" +
                              std::string(reinterpret_cast<const char*>(blob.data() + 4), 4) +
@@ -122,7 +187,9 @@ class StateReader {
                              " bytes, it has " +
                              std::to_string(blob.size() - detail::kStateHeaderSize));
         payload_ = blob.subspan(detail::kStateHeaderSize);
-        if (detail::fnv1a64(payload_) != checksum)
+        uint64_t expected = 0;
+        detail::seal_checksum(blob.data(), payload_, expected);
+        if (expected != checksum)
             throw StateError("state blob checksum does not match: the blob is damaged");
     }
 
