@@ -238,6 +238,13 @@ TEST_F(Threads, AReloadMidStreamCarriesEveryShardsStateAndChangesNothing) {
                 const auto report = host.reload_plugin(name);
                 ASSERT_TRUE(report.ok) << report.describe();
                 EXPECT_NE(report.state.find("carried"), std::string::npos) << report.describe();
+                // The sharded plugins go shard to shard, the others as one blob.
+                const bool sharded = std::string(name) != "accounts";
+                EXPECT_EQ(report.shard_pause_us.size(), sharded ? 2u : 0u) << name;
+                if (sharded) {
+                    EXPECT_NE(report.state.find("in 2 shards"), std::string::npos)
+                        << report.describe();
+                }
             }
         ASSERT_FALSE(host.push((*batches_)[i]));
     }

@@ -12,6 +12,7 @@
 
 #include "arbiter/host/elf_symbols.hpp"
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/sharded_instance.hpp"
 
 namespace arbiter::host {
 
@@ -20,10 +21,14 @@ std::string ReloadReport::describe() const {
         return fmt::format("plugin '{}': {} refused, the running generation stays: {}", plugin,
                            change, error);
     if (change == "reload")
-        return fmt::format("plugin '{}': reloaded {} -> {}; state {}; stream paused {:.0f} us{}",
-                           plugin, from_version.empty() ? "(none)" : from_version, to_version,
-                           state, pause_us,
-                           old_library_left ? "" : "; WARNING: the old library is still in memory");
+        return fmt::format(
+            "plugin '{}': reloaded {} -> {}; state {}; stream paused {:.0f} us{}{}", plugin,
+            from_version.empty() ? "(none)" : from_version, to_version, state, pause_us,
+            shard_pause_us.empty()
+                ? ""
+                : fmt::format(" (largest shard {:.0f} us)",
+                              *std::max_element(shard_pause_us.begin(), shard_pause_us.end())),
+            old_library_left ? "" : "; WARNING: the old library is still in memory");
     if (change == "added") return fmt::format("plugin '{}': added, version {}", plugin, to_version);
     if (change == "removed")
         return fmt::format("plugin '{}': removed (was version {})", plugin, from_version);
@@ -63,6 +68,24 @@ ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* ret
         report.state = "started fresh (the old version keeps no state: no ARB_CAP_STATE)";
     } else if (!fresh.library->has(ARB_CAP_STATE)) {
         report.state = "started fresh (the new version keeps no state: no ARB_CAP_STATE)";
+    } else if (auto* sharded_from = dynamic_cast<ShardedInstance*>(slot.instance.get()),
+               *sharded_to = dynamic_cast<ShardedInstance*>(fresh.instance.get());
+               sharded_from && sharded_to &&
+               sharded_from->shard_count() == sharded_to->shard_count()) {
+        // Shard by shard, as many at once as there are threads: the pause is the largest
+        // shard's, not the sum.
+        const ShardCarry carry = sharded_to->carry_state_from(*sharded_from, shards_);
+        report.shard_pause_us = carry.shard_us;
+        if (!carry.saved)
+            report.state = "started fresh (the old instance could not save its state: " +
+                           carry.save_error + ")";
+        else if (!carry.restored.ok())
+            report.state = fmt::format(
+                "started fresh (the new version refused the old state with {}: {})",
+                status_name(carry.restored.status), carry.restored.error);
+        else
+            report.state = fmt::format("carried ({} bytes in {} shards)", carry.bytes,
+                                       sharded_to->shard_count());
     } else {
         std::string error;
         if (auto blob = slot.instance->save_state(error)) {
@@ -143,6 +166,7 @@ ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
             fresh.settings.model_class.value_or(fresh.library->identity().declared_class);
     ReloadReport report = swap_in(*slot, std::move(fresh), retired);
     report.pause_us += waited_us;
+    report.waited_us = waited_us;
     if (report.ok) metrics_.set("host.reload_pause_us." + report.plugin, report.pause_us);
     report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
     return report;
@@ -163,6 +187,7 @@ ReloadReport Host::reload_plugin(const std::string& name) {
     const double waited_us = catch_up_timed();
     ReloadReport report = swap_in(*slot, std::move(fresh));
     report.pause_us += waited_us;
+    report.waited_us = waited_us;
     if (report.ok) metrics_.set("host.reload_pause_us." + report.plugin, report.pause_us);
     report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
     return report;

@@ -1,7 +1,12 @@
 #include "arbiter/host/sharded_instance.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -110,18 +115,105 @@ CallResult ShardedInstance::restore_state(std::span<const uint8_t> blob) {
         result.error = fmt::format("shard {} of {}: {}", k, shards_.size(), result.error);
         // The shards before k took their state: make them fresh again, so that the host's
         // "started fresh" holds for every shard.
-        for (size_t back = 0; back < k; ++back) {
-            try {
-                if (!remake_) throw std::runtime_error("no way to make it again");
-                shards_[back] = remake_(static_cast<uint32_t>(back));
-            } catch (const std::exception& error) {
-                result.error +=
-                    fmt::format("; shard {} keeps the state it took ({})", back, error.what());
-            }
-        }
+        result.error += remake_shards(std::vector<char>(k, 1));
         return result;
     }
     return {};
+}
+
+std::string ShardedInstance::remake_shards(const std::vector<char>& took) {
+    std::string problems;
+    for (size_t k = 0; k < took.size(); ++k) {
+        if (!took[k]) continue;
+        try {
+            if (!remake_) throw std::runtime_error("no way to make it again");
+            shards_[k] = remake_(static_cast<uint32_t>(k));
+        } catch (const std::exception& error) {
+            problems += fmt::format("; shard {} keeps the state it took ({})", k, error.what());
+        }
+    }
+    return problems;
+}
+
+ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t parallel) {
+    const size_t count = shards_.size();
+    if (from.shards_.size() != count)
+        throw std::logic_error("carry_state_from between instances of different shard counts");
+    struct Outcome {
+        bool saved = false;
+        std::string save_error;
+        CallResult restored;
+        size_t bytes = 0;
+        double us = 0;
+    };
+    std::vector<Outcome> outcomes(count);
+    auto failed = [](Outcome& out, std::string why) {
+        if (!out.saved) {
+            out.save_error = std::move(why);
+            return;
+        }
+        out.restored.status = ARB_ERR_INTERNAL;
+        out.restored.error = std::move(why);
+    };
+    auto carry_one = [&](size_t k) {
+        Outcome& out = outcomes[k];
+        const auto start = std::chrono::steady_clock::now();
+        try {
+            std::string error;
+            if (auto blob = from.shards_[k]->save_state(error)) {
+                out.saved = true;
+                out.bytes = blob->size();
+                out.restored = shards_[k]->restore_state(*blob);
+            } else {
+                out.save_error = std::move(error);
+            }
+        } catch (const std::exception& error) {  // an allocation, most likely
+            failed(out, error.what());
+        } catch (...) {  // nothing may leave a helper thread
+            failed(out, "an exception that is no std::exception");
+        }
+        out.us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                     .count();
+    };
+    // Shards are handed out one at a time to the helpers and to this thread.
+    std::atomic<size_t> next{0};
+    auto drain = [&] {
+        for (size_t k = next++; k < count; k = next++)
+            carry_one(k);
+    };
+    std::vector<std::thread> helpers;
+    const size_t helpers_wanted = std::min<size_t>(count, std::max<uint32_t>(parallel, 1)) - 1;
+    for (size_t i = 0; i < helpers_wanted; ++i) {
+        try {
+            helpers.emplace_back(drain);
+        } catch (const std::system_error&) {
+            break;  // no thread to be had: the shards left are carried here
+        }
+    }
+    drain();
+    for (auto& helper : helpers)
+        helper.join();
+
+    ShardCarry carry;
+    std::vector<char> took(count, 0);
+    for (size_t k = 0; k < count; ++k) {
+        const Outcome& out = outcomes[k];
+        carry.bytes += out.bytes;
+        carry.shard_us.push_back(out.us);
+        took[k] = out.saved && out.restored.ok();
+        if (!out.saved && carry.saved) {
+            carry.saved = false;
+            carry.save_error = fmt::format("shard {} of {}: {}", k, count, out.save_error);
+        } else if (out.saved && !out.restored.ok() && carry.restored.ok()) {
+            carry.restored = out.restored;
+            carry.restored.error = fmt::format("shard {} of {}: {}", k, count, out.restored.error);
+        }
+    }
+    if (!carry.ok()) {
+        const std::string problems = remake_shards(took);
+        (carry.saved ? carry.restored.error : carry.save_error) += problems;
+    }
+    return carry;
 }
 
 CallResult ShardedInstance::configure(const PluginSettings& settings,

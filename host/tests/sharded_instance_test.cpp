@@ -1,6 +1,10 @@
 // ShardedInstance: a match's calls go to the shard that owns it, a save covers every shard
 // in one envelope that only as many shards take back, and a config reaches all or none.
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <new>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -33,6 +37,15 @@ class ShardProbe final : public AnalyzerInstance {
         return std::vector<uint8_t>(name_.begin(), name_.end());
     }
     CallResult restore_state(std::span<const uint8_t> blob) override {
+        if (throw_on_restore) throw std::bad_alloc();
+        if (meet_at_restore) {
+            // Waits (up to 10 s) until every shard meeting here has arrived: only shards
+            // restored at the same time all get past it.
+            ++*meet_at_restore;
+            for (int i = 0; i < 10'000 && *meet_at_restore < meet_count; ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            met = *meet_at_restore >= meet_count;
+        }
         if (refuse_restore) {
             CallResult result;
             result.status = ARB_ERR_STATE;
@@ -59,6 +72,10 @@ class ShardProbe final : public AnalyzerInstance {
     bool refuse_save = false;
     bool refuse_restore = false;
     bool refuse_heavy = false;
+    bool throw_on_restore = false;
+    std::atomic<int>* meet_at_restore = nullptr;
+    int meet_count = 0;
+    bool met = false;
 
   private:
     std::string name_;
@@ -181,6 +198,83 @@ TEST(ShardedInstance, ASaveFailsWhenAnyShardCannotSave) {
     std::string error;
     EXPECT_FALSE(shards.instance->save_state(error));
     EXPECT_EQ(error, "shard 1 of 2: cannot save");
+}
+
+// A reload between two sharded generations: each shard's state straight across, no envelope.
+TEST(ShardedInstance, CarriesEachShardsStateStraightAcross) {
+    for (uint32_t parallel : {1u, 2u, 3u, 9u}) {
+        Shards old_shards(4);
+        Shards fresh(4);
+        const ShardCarry carry = fresh.instance->carry_state_from(*old_shards.instance, parallel);
+        ASSERT_TRUE(carry.ok()) << carry.save_error << carry.restored.error;
+        EXPECT_EQ(carry.bytes, 4u * std::string("shard-0").size());
+        EXPECT_EQ(carry.shard_us.size(), 4u);
+        for (size_t k = 0; k < 4; ++k)
+            EXPECT_EQ(fresh.probes[k]->restored, "shard-" + std::to_string(k)) << parallel;
+    }
+}
+
+TEST(ShardedInstance, ACarryRunsShardsAtOnce) {
+    Shards old_shards(2);
+    Shards fresh(2);
+    std::atomic<int> arrived{0};
+    for (auto* probe : fresh.probes) {
+        probe->meet_at_restore = &arrived;
+        probe->meet_count = 2;
+    }
+    ASSERT_TRUE(fresh.instance->carry_state_from(*old_shards.instance, 2).ok());
+    EXPECT_TRUE(fresh.probes[0]->met && fresh.probes[1]->met)
+        << "the two shards were not restored at the same time";
+}
+
+TEST(ShardedInstance, ACarryOneShardRefusesLeavesEveryShardFresh) {
+    Shards old_shards(4);
+    Shards fresh(4);
+    fresh.probes[1]->refuse_restore = true;
+    std::vector<uint32_t> remade;
+    fresh.instance->set_remake([&](uint32_t shard) {
+        remade.push_back(shard);
+        return std::make_unique<ShardProbe>("remade");
+    });
+    const ShardCarry carry = fresh.instance->carry_state_from(*old_shards.instance, 2);
+    EXPECT_TRUE(carry.saved);
+    EXPECT_EQ(carry.restored.status, ARB_ERR_STATE);
+    EXPECT_EQ(carry.restored.error, "shard 1 of 4: not mine");
+    EXPECT_EQ(remade, (std::vector<uint32_t>{0, 2, 3}));  // those that had taken theirs
+    for (uint32_t k : {0u, 2u, 3u})
+        EXPECT_TRUE(static_cast<ShardProbe&>(fresh.instance->shard(k)).restored.empty());
+}
+
+TEST(ShardedInstance, ACarryWhoseOldShardCannotSaveLeavesEveryShardFresh) {
+    Shards old_shards(3);
+    old_shards.probes[2]->refuse_save = true;
+    Shards fresh(3);
+    std::vector<uint32_t> remade;
+    fresh.instance->set_remake([&](uint32_t shard) {
+        remade.push_back(shard);
+        return std::make_unique<ShardProbe>("remade");
+    });
+    const ShardCarry carry = fresh.instance->carry_state_from(*old_shards.instance, 3);
+    EXPECT_FALSE(carry.saved);
+    EXPECT_EQ(carry.save_error, "shard 2 of 3: cannot save");
+    EXPECT_EQ(remade, (std::vector<uint32_t>{0, 1}));
+}
+
+// A shard that throws on a helper thread is an error for that shard, never a terminate;
+// with no way to make shards again, the report says which keep the state they took.
+TEST(ShardedInstance, ACarryThatThrowsIsAnErrorAndSaysWhatItCouldNotUndo) {
+    Shards old_shards(2);
+    Shards fresh(2);
+    fresh.probes[1]->throw_on_restore = true;
+    const ShardCarry carry = fresh.instance->carry_state_from(*old_shards.instance, 2);
+    EXPECT_TRUE(carry.saved);
+    EXPECT_FALSE(carry.restored.ok());
+    EXPECT_NE(carry.restored.error.find("shard 1 of 2: std::bad_alloc"), std::string::npos)
+        << carry.restored.error;
+    EXPECT_NE(carry.restored.error.find("shard 0 keeps the state it took"), std::string::npos)
+        << carry.restored.error;
+    Shards three(3);
+    EXPECT_THROW(three.instance->carry_state_from(*old_shards.instance, 2), std::logic_error);
 }
 
 TEST(ShardedInstance, AConfigOneShardRefusesLeavesEveryShardAsItWas) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace arbiter::host {
 
@@ -15,6 +16,13 @@ struct ReloadReport {
     std::string to_version;
     std::string state;           // what happened to the plugin's state
     double pause_us = 0.0;       // how long the stream was held for the swap
+    // Of pause_us, the wait for the batches pushed before the reload to finish on the
+    // worker threads (0 with one thread): they run meanwhile, the pushing thread waits.
+    double waited_us = 0.0;
+    // A plugin run in shards ([host] threads): each shard's save and restore (wall), run
+    // as many at once as there are threads, so pause_us follows the largest. Empty for
+    // an unsharded plugin.
+    std::vector<double> shard_pause_us;
     bool old_library_left = true;  // the old copy left memory after release
     // install_plugin refused a prepared version made from settings the config has since
     // changed: prepare it again from the current settings.

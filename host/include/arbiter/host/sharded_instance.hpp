@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,16 @@ namespace arbiter::host {
 // The shard of a match among `count`: stable across runs and machines, so that a replay
 // gives every plugin instance the same matches whatever the order of arrival.
 uint32_t shard_of(std::string_view relay_id, uint64_t match_id, uint32_t count);
+
+// What carrying a sharded plugin's state shard by shard did (carry_state_from).
+struct ShardCarry {
+    bool saved = true;       // false: a shard of the old generation could not save
+    std::string save_error;  // then why, naming the shard
+    CallResult restored;     // else the first refusal of a new shard, naming it
+    size_t bytes = 0;        // of every shard's blob
+    std::vector<double> shard_us;  // each shard's save and restore, wall time
+    bool ok() const { return saved && restored.ok(); }
+};
 
 class ShardedInstance final : public AnalyzerInstance {
   public:
@@ -37,6 +48,14 @@ class ShardedInstance final : public AnalyzerInstance {
     CallResult configure(const PluginSettings& settings,
                          std::span<const uint8_t> baseline) override;
 
+    // A reload between two sharded generations of as many shards: shard k's state goes
+    // straight from `from`'s shard k to this instance's shard k, with no envelope, and up
+    // to `parallel` shards at once (a shard's instances are independent of the others', as
+    // ARB_CAP_SHARD_BY_MATCH promises), so the stream waits for the largest shard, not for
+    // them all. Every shard carries its state, or (when one cannot) every shard of this
+    // instance starts fresh. Call it only with no batch in flight on either instance.
+    ShardCarry carry_state_from(ShardedInstance& from, uint32_t parallel);
+
     uint32_t shard_count() const override { return static_cast<uint32_t>(shards_.size()); }
     AnalyzerInstance& shard(uint32_t index) override { return *shards_.at(index); }
 
@@ -48,6 +67,9 @@ class ShardedInstance final : public AnalyzerInstance {
     void set_remake(MakeShard make) { remake_ = std::move(make); }
 
   private:
+    // Makes shards [0, count) for which `took` holds fresh again; says which could not be.
+    std::string remake_shards(const std::vector<char>& took);
+
     std::vector<std::unique_ptr<AnalyzerInstance>> shards_;
     MakeShard remake_;
     PluginSettings settings_;
