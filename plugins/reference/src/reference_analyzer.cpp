@@ -201,6 +201,9 @@ void restore_arrivals(StateReader& in, Arrivals& arrivals) {
 // versions added them, which is why the movement area has two.
 std::vector<uint8_t> ReferenceAnalyzer::save_state() {
     StateWriter out(kStateTag, kStateVersion);
+    // Room for about the last blob's size at once: growing a state of hundreds of
+    // megabytes by doubling copies and zeroes it over again while the stream waits.
+    out.reserve(last_blob_bytes_ + last_blob_bytes_ / 8);
     out.put<uint64_t>(matches_.size());
     for (const auto& [key, match] : matches_) {
         out.put_string(key.relay_id);
@@ -230,7 +233,9 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
         areas_.sessions.save_match(out, match.sessions);
     }
     LiveSessions().save(out);
-    return out.finish();
+    std::vector<uint8_t> blob = out.finish();
+    last_blob_bytes_ = blob.size();
+    return blob;
 }
 
 void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
@@ -270,6 +275,7 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
     in.finish();
     // Only a blob read whole replaces the state.
     matches_ = std::move(matches);
+    last_blob_bytes_ = blob.size();
 }
 
 }  // namespace arbiter::reference

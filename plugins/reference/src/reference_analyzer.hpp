@@ -99,6 +99,7 @@ class ReferenceAnalyzer final : public Analyzer {
 
     Areas areas_;
     std::map<MatchKey, Match> matches_;
+    size_t last_blob_bytes_ = 0;  // of the state last saved or restored: save_state's guess
 };
 
 }  // namespace arbiter::reference
