@@ -139,6 +139,7 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
     const size_t count = shards_.size();
     if (from.shards_.size() != count)
         throw std::logic_error("carry_state_from between instances of different shard counts");
+    if (count == 0) return {};
     struct Outcome {
         bool saved = false;
         std::string save_error;
