@@ -163,12 +163,15 @@ double longest_wait_s(const Track& track, int64_t t0_us, const MovementLimits& l
         t0_us - static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) - 1'000'000;
     int64_t longest_us = 0;
     const auto& samples = track.samples;
-    if (samples.size() > 1) {
+    if (samples.size() > 1 && track.in_order) {
+        // In order, the gaps that end in [from_us, t0_us] are one run of indexes: found by
+        // two searches, then walked without a comparison of times per sample.
+        const auto first =
+            std::lower_bound(samples.times_begin() + 1, samples.times_end(), from_us);
+        const auto last = std::upper_bound(first, samples.times_end(), t0_us);
+        longest_us = samples.longest_step(first.index(), last.index());
+    } else if (samples.size() > 1) {
         size_t first = 1;
-        // In order, the gaps that end before from_us are skipped in one search.
-        if (track.in_order)
-            first =
-                std::lower_bound(samples.times_begin() + 1, samples.times_end(), from_us).index();
         int64_t previous_us = samples.time(first - 1);
         for (size_t i = first; i < samples.size(); ++i) {
             const int64_t t_us = samples.time(i);
@@ -329,10 +332,18 @@ std::optional<AccelerationMeasure> measure_acceleration(const Track& track,
     // window shows an old position and makes that window look slow.
     int64_t longest_us = 0;
     const auto& samples = track.samples;
-    for (size_t i = samples.size() - 1; i > 0; --i) {
-        const int64_t t_us = samples.time(i);
-        if (t_us <= before->start.t_us) break;
-        longest_us = std::max(longest_us, t_us - samples.time(i - 1));
+    if (track.in_order) {
+        // The samples received after the earlier window's start are the run from the first
+        // one after it to the end.
+        const auto later =
+            std::upper_bound(samples.times_begin(), samples.times_end(), before->start.t_us);
+        longest_us = samples.longest_step(later.index(), samples.size());
+    } else {
+        for (size_t i = samples.size() - 1; i > 0; --i) {
+            const int64_t t_us = samples.time(i);
+            if (t_us <= before->start.t_us) break;
+            longest_us = std::max(longest_us, t_us - samples.time(i - 1));
+        }
     }
     const double inside_s =
         static_cast<double>(std::max<int64_t>(0, longest_us - typical_us)) / 1e6;

@@ -65,6 +65,31 @@ void SampleRing::swap(SampleRing& other) noexcept {
     std::swap(doubles_, other.doubles_);
 }
 
+int64_t SampleRing::longest_step(size_t first, size_t last) const {
+    first = std::max<size_t>(first, 1);
+    last = std::min<size_t>(last, size_);
+    int64_t longest = 0;
+    if (first >= last) return longest;
+    if (wide_) {
+        for (size_t i = first; i < last; ++i)
+            longest = std::max(longest, wide_[slot(i)] - wide_[slot(i - 1)]);
+        return longest;
+    }
+    // Two times from the same origin differ by exactly their offsets' difference.
+    int64_t previous = narrow_[slot(first - 1)];
+    for (size_t i = first; i < last;) {
+        const size_t s = slot(i);
+        const size_t run = std::min<size_t>(last - i, capacity_ - s);
+        const int32_t* times = narrow_.get() + s;
+        for (size_t k = 0; k < run; ++k) {
+            longest = std::max(longest, int64_t{times[k]} - previous);
+            previous = times[k];
+        }
+        i += run;
+    }
+    return longest;
+}
+
 Vec3 SampleRing::position(size_t i) const {
     if (positions_ == 0) return {};
     const size_t forgotten = positions_forgotten();

@@ -40,6 +40,11 @@ class SampleRing {
         const size_t s = slot(i);
         return wide_ ? wide_[s] : origin_us_ + narrow_[s];
     }
+    // The longest step between consecutive receive times over samples [first, last): the
+    // largest time(i) - time(i - 1) for i in that range (first taken as at least 1), and 0
+    // when none is larger or the range is empty. The lag look-backs ask it for every window
+    // of every update, so it walks the stored times directly, a contiguous run at a time.
+    int64_t longest_step(size_t first, size_t last) const;
     // The oldest position still kept for a sample whose position was let go (no check reads
     // one; see forget_positions_before).
     Vec3 position(size_t i) const;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -55,6 +56,38 @@ TEST(SampleRing, ReadsBackWhatADequeHoldsThroughEveryChange) {
         for (size_t i = 0; i < deque.size(); i += 1 + deque.size() / 5)
             if (!same(ring[i], deque[i]) || ring.time(i) != deque[i].t_us) ++differences;
     }
+    EXPECT_EQ(differences, 0);
+}
+
+// longest_step walks the stored times a contiguous run at a time (narrow or wide, across the
+// ring's wrap): it must give what a walk over time(i) gives, for every range.
+TEST(SampleRing, LongestStepIsTheWalkOverTheTimes) {
+    uint64_t seed = 11;
+    SampleRing ring;
+    int64_t t_us = 1'000'000;
+    int64_t checked = 0, differences = 0;
+    for (int step = 0; step < 20'000; ++step) {
+        const uint64_t roll = next(seed, 1000);
+        if ((roll < 300 || ring.size() > 400) && !ring.empty()) {
+            ring.pop_front();  // moves the head, so ranges wrap
+        } else {
+            int64_t gap = static_cast<int64_t>(next(seed, 200'000));
+            if (roll == 999) gap = static_cast<int64_t>(next(seed, 5'000'000'000));  // wide
+            if (roll >= 990 && roll < 995) gap = -gap;  // out of order
+            t_us += gap;
+            ring.push_back({t_us, {1.0f, 2.0f, 0.0f}});
+        }
+        const size_t n = ring.size();
+        for (int probe = 0; probe < 4 && n > 0; ++probe) {
+            const size_t first = next(seed, n + 1), last = next(seed, n + 2);
+            int64_t walked = 0;
+            for (size_t i = std::max<size_t>(first, 1); i < std::min(last, n); ++i)
+                walked = std::max(walked, ring.time(i) - ring.time(i - 1));
+            ++checked;
+            if (ring.longest_step(first, last) != walked) ++differences;
+        }
+    }
+    EXPECT_GT(checked, 50'000);
     EXPECT_EQ(differences, 0);
 }
 
