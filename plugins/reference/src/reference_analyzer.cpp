@@ -248,6 +248,9 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
         key.match_id = in.get<uint64_t>();
         Match& match = matches[key];
         uint64_t player_count = in.get_count(4);
+        // Buckets for them all at once, not rehashed a dozen times on the way to 100,000; a
+        // damaged count asks for at most a million (get_count already bounds it by the blob).
+        match.players.reserve(std::min<uint64_t>(player_count, uint64_t{1} << 20));
         for (uint64_t p = 0; p < player_count; ++p) {
             Player& player = match.players[in.get<uint32_t>()];
             areas_.movement.restore_track(in, player.movement);
