@@ -201,9 +201,14 @@ void restore_arrivals(StateReader& in, Arrivals& arrivals) {
 // versions added them, which is why the movement area has two.
 std::vector<uint8_t> ReferenceAnalyzer::save_state() {
     StateWriter out(kStateTag, kStateVersion);
-    // Room for about the last blob's size at once: growing a state of hundreds of
-    // megabytes by doubling copies and zeroes it over again while the stream waits.
-    out.reserve(last_blob_bytes_ + last_blob_bytes_ / 8);
+    // Room for about the last blob's size at once (or, before the first, for 2.5 KiB a
+    // player, a little over what a player in steady state takes): growing a state of
+    // hundreds of megabytes by doubling copies and zeroes it over again while the stream
+    // waits.
+    size_t players = 0;
+    for (const auto& [key, match] : matches_)
+        players += match.players.size();
+    out.reserve(last_blob_bytes_ ? last_blob_bytes_ + last_blob_bytes_ / 8 : players * 2560);
     out.put<uint64_t>(matches_.size());
     for (const auto& [key, match] : matches_) {
         out.put_string(key.relay_id);
