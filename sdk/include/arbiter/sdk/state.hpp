@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <flatbuffers/flatbuffers.h>
@@ -41,6 +42,11 @@
 #define ARBITER_SDK_DEFINED_XXH_INLINE_ALL
 #endif
 #include <xxhash.h>
+// XXH3's output is fixed from xxHash 0.8.0 on (earlier releases called it experimental
+// and changed it): a blob sealed by one build must check out in another.
+#if XXH_VERSION_NUMBER < 800
+#error "the Arbiter SDK's state seal needs xxHash 0.8.0 or later (Debian 12: libxxhash-dev)"
+#endif
 #ifdef ARBITER_SDK_DEFINED_XXH_INLINE_ALL
 #undef XXH_INLINE_ALL
 #undef ARBITER_SDK_DEFINED_XXH_INLINE_ALL
@@ -102,6 +108,21 @@ class StateWriter {
         // what may be hundreds of megabytes while the stream waits.
         blob_.resize(kFirstSize);
     }
+    StateWriter(const StateWriter&) = default;
+    StateWriter& operator=(const StateWriter&) = default;
+    // A writer moved from is spent, like one finished.
+    StateWriter(StateWriter&& other) noexcept
+        : tag_(std::move(other.tag_)),
+          version_(other.version_),
+          blob_(std::move(other.blob_)),
+          used_(std::exchange(other.used_, 0)) {}
+    StateWriter& operator=(StateWriter&& other) noexcept {
+        tag_ = std::move(other.tag_);
+        version_ = other.version_;
+        blob_ = std::move(other.blob_);
+        used_ = std::exchange(other.used_, 0);
+        return *this;
+    }
 
     template <class T>
     requires std::is_arithmetic_v<T>
@@ -119,14 +140,16 @@ class StateWriter {
 
     // Room for about this many more payload bytes, when the plugin knows its size ahead.
     void reserve(size_t payload_bytes) {
-        if (blob_.size() - used_ < payload_bytes) blob_.resize(used_ + payload_bytes);
+        check_live();
+        if (payload_bytes > blob_.max_size() - used_)
+            throw std::length_error("StateWriter::reserve: more bytes than a blob can hold");
+        if (used_ + payload_bytes > blob_.size()) blob_.resize(used_ + payload_bytes);
     }
 
-    // The sealed blob. The writer hands its bytes over: it is empty afterwards, and a
-    // second finish() throws.
+    // The sealed blob. The writer hands its bytes over and is spent: a put, a reserve or
+    // a finish after it throws std::logic_error.
     std::vector<uint8_t> finish() {
-        if (used_ < detail::kStateHeaderSize)
-            throw std::logic_error("StateWriter::finish called twice");
+        check_live();
         blob_.resize(used_);  // shrinks: no copy
         used_ = 0;
         const std::span<const uint8_t> payload(blob_.data() + detail::kStateHeaderSize,
@@ -145,11 +168,22 @@ class StateWriter {
     }
 
   private:
+    // used_ is 0 once the writer is spent (finished or moved from), else at least the
+    // header's room, and never past blob_.size().
+    void check_live() const {
+        if (used_ < detail::kStateHeaderSize)
+            throw std::logic_error("StateWriter used after finish() or after a move");
+    }
     // A state is written a few bytes at a time, hundreds of times per player, while the
     // stream waits: a put is a bounds check and a copy, and the buffer grows by doubling.
     void append_raw(const void* data, size_t size) {
         if (size == 0) return;
-        if (blob_.size() - used_ < size) blob_.resize(std::max(blob_.size() * 2, used_ + size));
+        if (size > blob_.size() - used_) {
+            check_live();
+            if (size > blob_.max_size() - used_)
+                throw std::length_error("StateWriter: more bytes than a blob can hold");
+            blob_.resize(std::max(blob_.size() * 2, used_ + size));
+        }
         std::memcpy(blob_.data() + used_, data, size);
         used_ += size;
     }
