@@ -4,8 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
-#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -129,7 +129,9 @@ std::string ShardedInstance::remake_shards(const std::vector<char>& took) {
             if (!remake_) throw std::runtime_error("no way to make it again");
             shards_[k] = remake_(static_cast<uint32_t>(k));
         } catch (const std::exception& error) {
-            problems += fmt::format("; shard {} keeps the state it took ({})", k, error.what());
+            problems += fmt::format(
+                "; but shard {} could not be made fresh again and keeps what it restored ({})", k,
+                error.what());
         }
     }
     return problems;
@@ -146,17 +148,12 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
         CallResult restored;
         size_t bytes = 0;
         double us = 0;
+        // What was thrown, kept as the exception: making its text could itself throw (an
+        // allocation failing is the likely cause), and nothing may leave a helper thread.
+        std::exception_ptr thrown;
     };
     std::vector<Outcome> outcomes(count);
-    auto failed = [](Outcome& out, std::string why) {
-        if (!out.saved) {
-            out.save_error = std::move(why);
-            return;
-        }
-        out.restored.status = ARB_ERR_INTERNAL;
-        out.restored.error = std::move(why);
-    };
-    auto carry_one = [&](size_t k) {
+    auto carry_one = [&](size_t k) noexcept {
         Outcome& out = outcomes[k];
         const auto start = std::chrono::steady_clock::now();
         try {
@@ -168,32 +165,49 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
             } else {
                 out.save_error = std::move(error);
             }
-        } catch (const std::exception& error) {  // an allocation, most likely
-            failed(out, error.what());
-        } catch (...) {  // nothing may leave a helper thread
-            failed(out, "an exception that is no std::exception");
+        } catch (...) {
+            out.thrown = std::current_exception();
         }
         out.us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
                      .count();
     };
     // Shards are handed out one at a time to the helpers and to this thread.
     std::atomic<size_t> next{0};
-    auto drain = [&] {
+    auto drain = [&]() noexcept {
         for (size_t k = next++; k < count; k = next++)
             carry_one(k);
     };
-    std::vector<std::thread> helpers;
-    const size_t helpers_wanted = std::min<size_t>(count, std::max<uint32_t>(parallel, 1)) - 1;
-    for (size_t i = 0; i < helpers_wanted; ++i) {
+    {
+        std::vector<std::thread> helpers;
+        const size_t helpers_wanted = std::min<size_t>(count, std::max<uint32_t>(parallel, 1)) - 1;
         try {
-            helpers.emplace_back(drain);
-        } catch (const std::system_error&) {
-            break;  // no thread to be had: the shards left are carried here
+            helpers.reserve(helpers_wanted);
+            for (size_t i = 0; i < helpers_wanted; ++i)
+                helpers.emplace_back(drain);
+        } catch (...) {
+            // No thread (or no memory for one) to be had: the shards left are carried here.
+        }
+        drain();
+        for (auto& helper : helpers)
+            helper.join();
+    }
+    // A throw becomes that shard's failure, on the side it happened.
+    for (Outcome& out : outcomes) {
+        if (!out.thrown) continue;
+        std::string why = "an exception that is no std::exception";
+        try {
+            std::rethrow_exception(out.thrown);
+        } catch (const std::exception& error) {
+            why = error.what();
+        } catch (...) {
+        }
+        if (!out.saved) {
+            out.save_error = std::move(why);
+        } else {
+            out.restored.status = ARB_ERR_INTERNAL;
+            out.restored.error = std::move(why);
         }
     }
-    drain();
-    for (auto& helper : helpers)
-        helper.join();
 
     ShardCarry carry;
     std::vector<char> took(count, 0);
@@ -201,7 +215,9 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
         const Outcome& out = outcomes[k];
         carry.bytes += out.bytes;
         carry.shard_us.push_back(out.us);
-        took[k] = out.saved && out.restored.ok();
+        // A shard that took its state, or may have taken part of it: only a refusal with
+        // ARB_ERR_STATE promises the instance is as it was made (arbiter_plugin.h).
+        took[k] = out.saved && out.restored.status != ARB_ERR_STATE;
         if (!out.saved && carry.saved) {
             carry.saved = false;
             carry.save_error = fmt::format("shard {} of {}: {}", k, count, out.save_error);

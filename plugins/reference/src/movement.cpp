@@ -10,9 +10,11 @@
 namespace arbiter::reference {
 
 double horizontal_distance(const Vec3& a, const Vec3& b) {
-    // Not std::hypot: its care against overflow is for magnitudes beyond 1e154, and the
+    // Not std::hypot: its care against overflow is for distances beyond 1e154, and the
     // positions are float32 on the wire (events.fbs), so a square stays far inside a
-    // double. glibc's hypot cost about 8% of the whole path with every bundled plugin.
+    // double. (A restored blob may hold any finite double; two positions 1e154 apart then
+    // give an infinite distance instead of a huge one, as distance() below always did.)
+    // glibc's hypot cost about 8% of the whole path with every bundled plugin.
     const double dx = a.x - b.x, dy = a.y - b.y;
     return std::sqrt(dx * dx + dy * dy);
 }
