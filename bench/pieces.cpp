@@ -3,11 +3,10 @@
 #include <benchmark/benchmark.h>
 
 #include <arbiter/host/ingest.hpp>
-// GCC 12 at -O3 warns of a memset "out of the bounds [0, 56]" in the vector resize of
-// StateWriter's put_bytes once BM_StateSeal inlines it (the writer's first 28 bytes are
-// the header's room, which it takes for the vector's whole size): a known false positive
-// of that compiler. The warning is placed in the header, so the header is what it is
-// silenced for.
+// GCC 12 at -O3 warns of a memset out of bounds in the vector resize of StateWriter's
+// put_bytes once BM_StateSeal inlines it (the sizes it assumes are not the writer's): a
+// known false positive of that compiler. The warning is placed in the header, so the
+// header is what it is silenced for.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #pragma GCC diagnostic ignored "-Warray-bounds"

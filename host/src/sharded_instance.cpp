@@ -47,6 +47,12 @@ bool get_u64(std::span<const uint8_t>& in, uint64_t& value) {
     return true;
 }
 
+// Whether a shard that was asked to restore may hold (part of) the state now: only a
+// refusal with ARB_ERR_STATE promises the instance is as it was made (arbiter_plugin.h).
+bool may_hold_state(const CallResult& restored) {
+    return restored.status != ARB_ERR_STATE;
+}
+
 CallResult refused(std::string why) {
     CallResult result;
     result.status = ARB_ERR_STATE;
@@ -113,9 +119,11 @@ CallResult ShardedInstance::restore_state(std::span<const uint8_t> blob) {
         CallResult result = shards_[k]->restore_state(parts[k]);
         if (result.ok()) continue;
         result.error = fmt::format("shard {} of {}: {}", k, shards_.size(), result.error);
-        // The shards before k took their state: make them fresh again, so that the host's
-        // "started fresh" holds for every shard.
-        result.error += remake_shards(std::vector<char>(k, 1));
+        // The shards before k took their state, and k may hold part of it: make them fresh
+        // again, so that the host's "started fresh" holds for every shard.
+        std::vector<char> took(k + 1, 1);
+        took[k] = may_hold_state(result);
+        result.error += remake_shards(took);
         return result;
     }
     return {};
@@ -215,9 +223,7 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
         const Outcome& out = outcomes[k];
         carry.bytes += out.bytes;
         carry.shard_us.push_back(out.us);
-        // A shard that took its state, or may have taken part of it: only a refusal with
-        // ARB_ERR_STATE promises the instance is as it was made (arbiter_plugin.h).
-        took[k] = out.saved && out.restored.status != ARB_ERR_STATE;
+        took[k] = out.saved && may_hold_state(out.restored);
         if (!out.saved && carry.saved) {
             carry.saved = false;
             carry.save_error = fmt::format("shard {} of {}: {}", k, count, out.save_error);

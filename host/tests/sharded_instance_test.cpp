@@ -46,9 +46,9 @@ class ShardProbe final : public AnalyzerInstance {
                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
             met = *meet_at_restore >= meet_count;
         }
-        if (refuse_restore) {
+        if (refuse_restore || fail_restore) {
             CallResult result;
-            result.status = ARB_ERR_STATE;
+            result.status = refuse_restore ? ARB_ERR_STATE : ARB_ERR_INTERNAL;
             result.error = "not mine";
             return result;
         }
@@ -73,6 +73,7 @@ class ShardProbe final : public AnalyzerInstance {
     bool refuse_restore = false;
     bool refuse_heavy = false;
     bool throw_on_restore = false;
+    bool fail_restore = false;  // with ARB_ERR_INTERNAL: the shard may hold part of the state
     std::atomic<int>* meet_at_restore = nullptr;
     int meet_count = 0;
     bool met = false;
@@ -189,6 +190,30 @@ TEST(ShardedInstance, AShardThatRefusesItsStateLeavesEveryShardFresh) {
     for (uint32_t k = 0; k < 2; ++k) {
         EXPECT_EQ(&fresh.instance->shard(k), remade[k]);
         EXPECT_TRUE(remade[k]->restored.empty());
+    }
+}
+
+// Only ARB_ERR_STATE promises a shard is as it was made: one that failed otherwise is
+// remade with the shards that took their state, by the envelope and by the carry alike.
+TEST(ShardedInstance, AShardThatFailsItsRestoreOtherwiseIsRemadeToo) {
+    Shards old_shards(3);
+    std::string error;
+    const auto blob = *old_shards.instance->save_state(error);
+    for (bool carry : {false, true}) {
+        Shards fresh(3);
+        fresh.probes[1]->fail_restore = true;
+        std::vector<uint32_t> remade;
+        fresh.instance->set_remake([&](uint32_t shard) {
+            remade.push_back(shard);
+            return std::make_unique<ShardProbe>("remade");
+        });
+        if (carry)
+            EXPECT_FALSE(fresh.instance->carry_state_from(*old_shards.instance, 2).ok());
+        else
+            EXPECT_EQ(fresh.instance->restore_state(blob).status, ARB_ERR_INTERNAL);
+        // The envelope stops at shard 1; the carry has restored shard 2 as well.
+        EXPECT_EQ(remade, carry ? (std::vector<uint32_t>{0, 1, 2}) : (std::vector<uint32_t>{0, 1}))
+            << (carry ? "carry" : "envelope");
     }
 }
 

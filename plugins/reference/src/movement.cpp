@@ -173,9 +173,8 @@ double longest_wait_s(const Track& track, int64_t t0_us, const MovementLimits& l
         const auto last = std::upper_bound(first, samples.times_end(), t0_us);
         longest_us = samples.longest_step(first.index(), last.index());
     } else if (samples.size() > 1) {
-        size_t first = 1;
-        int64_t previous_us = samples.time(first - 1);
-        for (size_t i = first; i < samples.size(); ++i) {
+        int64_t previous_us = samples.time(0);
+        for (size_t i = 1; i < samples.size(); ++i) {
             const int64_t t_us = samples.time(i);
             if (t_us > t0_us) break;
             if (t_us >= from_us) longest_us = std::max(longest_us, t_us - previous_us);

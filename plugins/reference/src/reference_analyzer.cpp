@@ -205,10 +205,11 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
     // player, a little over what a player in steady state takes): growing a state of
     // hundreds of megabytes by doubling copies and zeroes it over again while the stream
     // waits.
-    size_t players = 0;
-    for (const auto& [key, match] : matches_)
-        players += match.players.size();
-    out.reserve(last_blob_bytes_ ? last_blob_bytes_ + last_blob_bytes_ / 8 : players * 2560);
+    size_t room = last_blob_bytes_ + last_blob_bytes_ / 8;
+    if (room == 0)
+        for (const auto& [key, match] : matches_)
+            room += match.players.size() * 2560;
+    out.reserve(room);
     out.put<uint64_t>(matches_.size());
     for (const auto& [key, match] : matches_) {
         out.put_string(key.relay_id);
