@@ -205,10 +205,13 @@ TEST_F(Threads, OneTwoAndSevenThreadsGiveByteIdenticalAssessmentsSinksAndLogs) {
 TEST_F(Threads, ShardedPluginsRunOneInstancePerShard) {
     TempDir dir;
     host::Host host(parse(config_text(dir.path(), "threads = 3\n"), dir.path()));
-    ASSERT_EQ(host.shards(), 3u);
+    ASSERT_EQ(host.threads(), 3u);
+    // 32 shards a thread: each a small part of the players (shards_for_threads).
+    ASSERT_EQ(host.shards(), 96u);
     for (const auto& slot : host.plugins()) {
         ASSERT_TRUE(slot.active()) << slot.error;
-        EXPECT_EQ(slot.instance->shard_count(), slot.library->has(ARB_CAP_SHARD_BY_MATCH) ? 3u : 1u)
+        EXPECT_EQ(slot.instance->shard_count(),
+                  slot.library->has(ARB_CAP_SHARD_BY_MATCH) ? 96u : 1u)
             << slot.settings.name;
     }
 }
@@ -240,9 +243,9 @@ TEST_F(Threads, AReloadMidStreamCarriesEveryShardsStateAndChangesNothing) {
                 EXPECT_NE(report.state.find("carried"), std::string::npos) << report.describe();
                 // The sharded plugins go shard to shard, the others as one blob.
                 const bool sharded = std::string(name) != "accounts";
-                EXPECT_EQ(report.shard_pause_us.size(), sharded ? 2u : 0u) << name;
+                EXPECT_EQ(report.shard_pause_us.size(), sharded ? 64u : 0u) << name;
                 if (sharded) {
-                    EXPECT_NE(report.state.find("in 2 shards"), std::string::npos)
+                    EXPECT_NE(report.state.find("in 64 shards"), std::string::npos)
                         << report.describe();
                 }
             }
@@ -253,6 +256,101 @@ TEST_F(Threads, AReloadMidStreamCarriesEveryShardsStateAndChangesNothing) {
     for (const auto& assessment : host.assessments())
         assessments += host::assessment_json(assessment) + "\n";
     EXPECT_EQ(first_difference(straight.assessments, assessments), "");
+}
+
+// What `arbiter serve` does on a reload (Host::begin_install): the sharded plugins go over
+// shard by shard while batches keep being pushed, one plugin after another; the unsharded
+// one is installed whole at once. Every shard's state is carried, and nothing the relay
+// hears changes.
+TEST_F(Threads, StagedReloadsWhileBatchesFlowCarryEveryShardAndChangeNothing) {
+    const Outcome straight = run("threads = 2\n");
+    TempDir dir;
+    host::Host host(parse(config_text(dir.path(), "threads = 2\n"), dir.path()));
+    const std::vector<std::string> order = {"reference", "accounts", "lagpool", "kaladin"};
+    std::vector<host::ReloadReport> reports;
+    size_t next = 0;
+    auto begin_next = [&] {
+        host::PluginSettings settings;
+        for (const auto& slot : host.plugins())
+            if (slot.settings.name == order[next]) settings = slot.settings;
+        ++next;
+        host::PluginSlot retired;
+        if (auto report = host.begin_install(host.prepare_plugin(settings), &retired))
+            reports.push_back(*report);  // installed whole, at once
+        EXPECT_TRUE(host::Host::release_retired(std::move(retired)));
+    };
+    const size_t start = batches_->size() / 3;
+    for (size_t i = 0; i < batches_->size(); ++i) {
+        if (i >= start && next < order.size() && !host.installing()) begin_next();
+        ASSERT_FALSE(host.push((*batches_)[i]));
+        host::PluginSlot retired;
+        if (auto report = host.finished_install(&retired)) {
+            reports.push_back(*report);
+            EXPECT_TRUE(host::Host::release_retired(std::move(retired)));
+        }
+    }
+    ASSERT_EQ(next, order.size()) << "the match ended before every plugin was reloaded";
+    host.close();
+    // close() lets the last staged install finish; its report waits to be taken.
+    while (auto report = host.finished_install())
+        reports.push_back(*report);
+    ASSERT_EQ(reports.size(), order.size());
+    for (const auto& report : reports) {
+        SCOPED_TRACE(report.describe());
+        EXPECT_TRUE(report.ok);
+        const bool sharded = report.plugin != "accounts";
+        EXPECT_EQ(report.staged, sharded);
+        EXPECT_EQ(report.shard_pause_us.size(), sharded ? 64u : 0u);
+        EXPECT_NE(report.state.find(sharded ? "carried (" : "carried"), std::string::npos);
+        if (sharded) {
+            EXPECT_NE(report.state.find("in 64 shards)"), std::string::npos);
+        }
+        // The new generation is the one running.
+        for (const auto& slot : host.plugins()) {
+            if (slot.settings.name == report.plugin) {
+                EXPECT_EQ(slot.library->identity().version, report.to_version);
+            }
+        }
+    }
+    std::string assessments;
+    for (const auto& assessment : host.assessments())
+        assessments += host::assessment_json(assessment) + "\n";
+    EXPECT_EQ(first_difference(straight.assessments, assessments), "");
+}
+
+// Whatever changes the plugins while a staged install is under way waits for it: a
+// config change, a plain reload, ending a match by hand.
+TEST_F(Threads, WhatChangesThePluginsWaitsForAStagedInstall) {
+    TempDir dir;
+    host::Host host(parse(config_text(dir.path(), "threads = 2\n"), dir.path()));
+    for (size_t i = 0; i < batches_->size() / 2; ++i)
+        ASSERT_FALSE(host.push((*batches_)[i]));
+    auto settings_of = [&](const std::string& name) {
+        for (const auto& slot : host.plugins())
+            if (slot.settings.name == name) return slot.settings;
+        return host::PluginSettings{};
+    };
+    for (int change = 0; change < 3; ++change) {
+        SCOPED_TRACE(change);
+        ASSERT_FALSE(host.begin_install(host.prepare_plugin(settings_of("reference"))));
+        ASSERT_TRUE(host.installing());
+        if (change == 0) {
+            const auto reports = host.apply_config(host.config());
+            EXPECT_TRUE(reports.empty());
+        } else if (change == 1) {
+            EXPECT_TRUE(host.reload_plugin("lagpool").ok);
+        } else {
+            const auto open = host.open_matches();
+            ASSERT_FALSE(open.empty());
+            host.end_match(open.front().first, open.front().second);
+        }
+        // The staged install ended first; its report waits, and nothing is under way.
+        const auto report = host.finished_install();
+        ASSERT_TRUE(report);
+        EXPECT_TRUE(report->ok) << report->describe();
+        EXPECT_TRUE(report->staged);
+        EXPECT_FALSE(host.installing());
+    }
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ Host::Host(ServerConfig config)
     : config_(std::move(config)),
       store_(config_.host.work_dir),
       dispatcher_(metrics_),
-      shards_(std::max(1u, config_.host.threads.value_or(HostSettings::default_threads()))),
+      threads_(std::max(1u, config_.host.threads.value_or(HostSettings::default_threads()))),
+      shards_(shards_for_threads(threads_)),
       aggregator_(config_.aggregation) {
     for (const auto& settings : config_.plugins) {
         if (!settings.enabled) {
@@ -28,7 +29,8 @@ Host::Host(ServerConfig config)
         dispatcher_.add(
             load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner, shards_));
     }
-    if (shards_ > 1) parallel_ = std::make_unique<ParallelDispatch>(dispatcher_, shards_);
+    if (threads_ > 1)
+        parallel_ = std::make_unique<ParallelDispatch>(dispatcher_, shards_, threads_);
     open_sinks();
     if (config_.correlation.enabled)
         correlator_ = std::make_unique<Correlator>(config_.store, config_.correlation,
@@ -382,6 +384,7 @@ Assessment Host::with_lost_input(Assessment assessment) const {
 
 void Host::end_match(const std::string& relay_id, uint64_t match_id) {
     refuse_inside_take_in("end a match");
+    settle_install();  // the plugins' on_match_end is called from here, not on a lane
     catch_up();
     finish_match(relay_id, match_id, false);
     pass_on_sink_failure();
@@ -435,6 +438,7 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
 
 bool Host::close() {
     refuse_inside_take_in("close the host");
+    settle_install();
     if (closed_) return true;
     closed_ = true;
     // Set before the last batches are taken in: a match they end waits for the store's

@@ -1,7 +1,9 @@
 #include "arbiter/host/parallel_dispatch.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
+#include <stdexcept>
 
 #include "arbiter/host/input_lost.hpp"
 #include "arbiter/host/sharded_instance.hpp"
@@ -35,13 +37,21 @@ PluginCall timed_call(Call&& call) {
     return made;
 }
 
+// Whether a lane calls `instance` with a batch of schema minor `min_schema_minor`. Asked of
+// the instance, never of its slot: the host thread may change a slot's library while the
+// lanes run (the end of a staged reload), and the shards of one plugin may then be of two
+// versions.
+bool takes(const AnalyzerInstance& instance, uint32_t min_schema_minor = 0) {
+    return instance.takes_calls() && instance.schema_minor() >= min_schema_minor;
+}
+
 }  // namespace
 
-ParallelDispatch::ParallelDispatch(Dispatcher& dispatcher, uint32_t threads)
-    : dispatcher_(dispatcher), shards_(threads < 1 ? 1 : threads) {
+ParallelDispatch::ParallelDispatch(Dispatcher& dispatcher, uint32_t shards, uint32_t workers)
+    : dispatcher_(dispatcher), shards_(shards < 1 ? 1 : shards) {
     for (uint32_t k = 0; k < shards_; ++k)
         lanes_.push_back(std::make_unique<Lane>());
-    for (uint32_t t = 0; t < shards_; ++t)
+    for (uint32_t t = 0; t < std::max(workers, 1u); ++t)
         workers_.emplace_back([this] { work(); });
 }
 
@@ -49,7 +59,7 @@ ParallelDispatch::~ParallelDispatch() {
     {
         std::unique_lock lock(mutex_);
         // Batches nobody will take still finish: their plugins are being called.
-        batch_done_.wait(lock, [&] { return unfinished_ == 0; });
+        batch_done_.wait(lock, [&] { return unfinished_ == 0 && !step_posted_; });
         stopping_ = true;
     }
     work_ready_.notify_all();
@@ -66,21 +76,52 @@ void ParallelDispatch::post(size_t lane_index, Task task) {
     work_ready_.notify_one();
 }
 
+void ParallelDispatch::run_in_turn(std::vector<Step> steps) {
+    for (const Step& step : steps)
+        if (step.shard >= shards_) throw std::out_of_range("a step for a shard that is not there");
+    std::lock_guard lock(mutex_);
+    for (Step& step : steps)
+        steps_.push_back(std::move(step));
+    if (!step_posted_) post_next_step();
+}
+
+void ParallelDispatch::post_next_step() {
+    if (steps_.empty()) {
+        step_posted_ = false;
+        batch_done_.notify_all();
+        return;
+    }
+    Step step = std::move(steps_.front());
+    steps_.pop_front();
+    step_posted_ = true;
+    post(step.shard, Task{nullptr, std::move(step.run)});
+}
+
+bool ParallelDispatch::steps_pending() const {
+    std::lock_guard lock(mutex_);
+    return step_posted_ || !steps_.empty();
+}
+
+void ParallelDispatch::wait_for_steps() {
+    std::unique_lock lock(mutex_);
+    batch_done_.wait(lock, [&] { return !step_posted_ && steps_.empty(); });
+}
+
 void ParallelDispatch::run_slot(size_t index, AnalyzerInstance& instance, FinishedBatch& work) {
     // On a lane there is nothing to overlap an isolated plugin's start with: it is the
     // other lanes that run meanwhile.
-    if (work.lost && dispatcher_.takes(index, kInputLostSchemaMinor))
+    if (work.lost && takes(instance, kInputLostSchemaMinor))
         work.lost_calls[index] = timed_call([&] {
             instance.start_batch(*work.lost);
             return instance.on_batch(*work.lost);
         });
-    if (!dispatcher_.takes(index)) return;
+    if (!takes(instance)) return;
     work.batch_calls[index] = timed_call([&] {
         instance.start_batch(work.batch);
         return instance.on_batch(work.batch);
     });
     // The end of the match right behind its last batch, as the host would call it.
-    if (work.batch.ends_match && dispatcher_.takes(index))
+    if (work.batch.ends_match && takes(instance))
         work.end_calls[index] = timed_call(
             [&] { return instance.on_match_end(work.batch.relay_id, work.batch.match_id); });
 }
@@ -166,9 +207,11 @@ void ParallelDispatch::work() {
         Task task = std::move(lane->tasks.front());
         lane->tasks.pop_front();
         lock.unlock();
-        task.run();  // never throws: run_slot's calls catch
+        task.run();  // never throws: run_slot's calls catch, and steps must not throw
         lock.lock();
-        if (--task.batch->lanes_left == 0) {
+        if (!task.batch) {
+            post_next_step();
+        } else if (--task.batch->lanes_left == 0) {
             --unfinished_;
             batch_done_.notify_all();
         }

@@ -20,6 +20,13 @@ std::string ReloadReport::describe() const {
     if (!ok)
         return fmt::format("plugin '{}': {} refused, the running generation stays: {}", plugin,
                            change, error);
+    if (change == "reload" && staged)
+        return fmt::format(
+            "plugin '{}': reloaded {} -> {}; state {}; the stream went on: {} shards went over "
+            "one at a time in {:.0f} ms, each holding its own matches at most {:.0f} us{}",
+            plugin, from_version.empty() ? "(none)" : from_version, to_version, state,
+            shard_pause_us.size(), elapsed_us / 1000.0, pause_us,
+            old_library_left ? "" : "; WARNING: the old library is still in memory");
     if (change == "reload")
         return fmt::format(
             "plugin '{}': reloaded {} -> {}; state {}; stream paused {:.0f} us{}{}", plugin,
@@ -74,7 +81,7 @@ ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* ret
                sharded_from->shard_count() == sharded_to->shard_count()) {
         // Shard by shard, as many at once as there are threads: the pause is the largest
         // shard's, not the sum.
-        const ShardCarry carry = sharded_to->carry_state_from(*sharded_from, shards_);
+        const ShardCarry carry = sharded_to->carry_state_from(*sharded_from, threads_);
         report.shard_pause_us = carry.shard_us;
         if (!carry.saved)
             report.state = "started fresh (the old instance could not save its state: " +
@@ -118,6 +125,128 @@ ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* ret
     return report;
 }
 
+std::optional<ReloadReport> Host::begin_install(PluginSlot fresh, PluginSlot* retired) {
+    refuse_inside_take_in("install a plugin");
+    settle_install();
+    PluginSlot* slot = dispatcher_.find(fresh.settings.name);
+    auto* live =
+        slot && slot->active() ? dynamic_cast<ShardedInstance*>(slot->instance.get()) : nullptr;
+    auto* next = fresh.active() ? dynamic_cast<ShardedInstance*>(fresh.instance.get()) : nullptr;
+    const bool stageable =
+        parallel_ && live && next && live->shard_count() == parallel_->shards() &&
+        next->shard_count() == parallel_->shards() && slot->library->has(ARB_CAP_STATE) &&
+        fresh.library->has(ARB_CAP_STATE) && slot->settings.makes_what(fresh.settings);
+    // Anything else (one thread, an unsharded or isolated plugin, a stale or failed load,
+    // no state to carry) is installed whole, as before.
+    if (!stageable) return install_plugin(std::move(fresh), retired);
+
+    auto staged = std::make_unique<StagedInstall>();
+    staged->plugin = slot->settings.name;
+    staged->report.plugin = slot->settings.name;
+    staged->report.change = "reload";
+    staged->report.from_version = slot->library->identity().version;
+    staged->report.to_version = fresh.library->identity().version;
+    staged->report.staged = true;
+    fresh.settings = slot->settings;
+    fresh.model_class =
+        fresh.settings.model_class.value_or(fresh.library->identity().declared_class);
+    staged->fresh = std::move(fresh);
+    const uint32_t count = live->shard_count();
+    staged->steps.resize(count);
+    std::vector<ParallelDispatch::Step> steps;
+    steps.reserve(count);
+    ShardStep* outcomes = staged->steps.data();
+    for (uint32_t k = 0; k < count; ++k)
+        steps.push_back({k, [next, live, outcomes, k]() noexcept {
+                             outcomes[k] = next->carry_shard_into(k, *live);
+                         }});
+    staged->started = std::chrono::steady_clock::now();
+    staged_ = std::move(staged);
+    try {
+        parallel_->run_in_turn(std::move(steps));
+    } catch (...) {
+        // Nothing was queued: the host is as it was.
+        staged_.reset();
+        throw;
+    }
+    spdlog::info("plugin '{}': reloading shard by shard ({} shards) while the stream goes on",
+                 staged_->plugin, count);
+    return std::nullopt;
+}
+
+std::optional<ReloadReport> Host::finished_install(PluginSlot* retired) {
+    if (installs_done_.empty()) {
+        if (!staged_ || parallel_->steps_pending()) return std::nullopt;
+        end_staged_install();
+    }
+    auto [report, replaced] = std::move(installs_done_.front());
+    installs_done_.erase(installs_done_.begin());
+    if (retired) {
+        *retired = std::move(replaced);
+    } else {
+        report.old_library_left = release_retired(std::move(replaced));
+    }
+    return report;
+}
+
+void Host::settle_install() {
+    if (!staged_) return;
+    parallel_->wait_for_steps();
+    end_staged_install();
+}
+
+void Host::end_staged_install() {
+    StagedInstall& staged = *staged_;
+    PluginSlot* slot = dispatcher_.find(staged.plugin);
+    // Nothing changes the slots while shards go over (settle_install comes first).
+    auto& live = dynamic_cast<ShardedInstance&>(*slot->instance);
+    auto& old = dynamic_cast<ShardedInstance&>(*staged.fresh.instance);
+    old.exchange_making(live);
+    std::swap(slot->library, staged.fresh.library);
+    std::swap(slot->model_class, staged.fresh.model_class);
+
+    ReloadReport& report = staged.report;
+    report.ok = true;
+    report.elapsed_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - staged.started)
+            .count();
+    size_t carried = 0;
+    size_t bytes = 0;
+    std::string first_failure;
+    for (size_t k = 0; k < staged.steps.size(); ++k) {
+        const ShardStep& step = staged.steps[k];
+        report.shard_pause_us.push_back(step.us);
+        report.pause_us = std::max(report.pause_us, step.us);
+        bytes += step.bytes;
+        if (step.ok()) {
+            ++carried;
+        } else if (first_failure.empty()) {
+            first_failure =
+                !step.saved
+                    ? fmt::format("shard {}: the old instance could not save its state: {}", k,
+                                  step.save_error)
+                    : fmt::format("shard {}: the new version refused the old state with {}: {}{}",
+                                  k, status_name(step.restored.status), step.restored.error,
+                                  step.remake_problem);
+        }
+    }
+    const size_t count = staged.steps.size();
+    if (carried == count)
+        report.state = fmt::format("carried ({} bytes in {} shards)", bytes, count);
+    else if (carried == 0)
+        report.state = fmt::format("started fresh in every shard ({})", first_failure);
+    else
+        report.state = fmt::format(
+            "carried in {} of {} shards ({} bytes); the others started "
+            "fresh ({})",
+            carried, count, bytes, first_failure);
+    metrics_.add("host.reloads", 1);
+    metrics_.set("host.reload_pause_us." + report.plugin, report.pause_us);
+    spdlog::info("{}", report.describe());
+    installs_done_.emplace_back(std::move(report), std::move(staged.fresh));
+    staged_.reset();
+}
+
 bool Host::release_retired(PluginSlot retired) {
     if (!retired.library) return true;
     const std::filesystem::path copy = retired.library->private_copy();
@@ -139,6 +268,7 @@ PluginSlot Host::prepare_plugin(const PluginSettings& settings) {
 
 ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
     refuse_inside_take_in("install a plugin");
+    settle_install();
     const double waited_us = catch_up_timed();
     PluginSlot* slot = dispatcher_.find(fresh.settings.name);
     // The config may have changed while the new version loaded. What the new instance was
@@ -174,6 +304,7 @@ ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
 
 ReloadReport Host::reload_plugin(const std::string& name) {
     refuse_inside_take_in("reload a plugin");
+    settle_install();
     PluginSlot* slot = dispatcher_.find(name);
     if (!slot) {
         ReloadReport report;
@@ -245,6 +376,7 @@ std::vector<PluginSettings> Host::plugins_to_load(const std::vector<RunningPlugi
 std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<PluginSlot>* prepared,
                                              std::vector<PluginSlot>* retired) {
     refuse_inside_take_in("apply a config");
+    settle_install();
     catch_up();  // the batches pushed before the change run as things were
     std::vector<ReloadReport> reports;
     // A fresh generation of a plugin: the one prepared off the event path, else loaded now.

@@ -26,6 +26,13 @@ uint32_t shard_of(std::string_view relay_id, uint64_t match_id, uint32_t count) 
     return static_cast<uint32_t>(x % count);
 }
 
+uint32_t shards_for_threads(uint32_t threads) {
+    if (threads <= 1) return 1;
+    constexpr uint32_t kShardsPerThread = 32;
+    constexpr uint32_t kMostShards = 256;
+    return std::max(threads, std::min(threads * kShardsPerThread, kMostShards));
+}
+
 namespace {
 
 // The envelope of a sharded plugin's state: the magic, the number of shards, then each
@@ -237,6 +244,50 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
         (carry.saved ? carry.restored.error : carry.save_error) += problems;
     }
     return carry;
+}
+
+ShardStep ShardedInstance::carry_shard_into(uint32_t k, ShardedInstance& live) noexcept {
+    ShardStep step;
+    const auto start = std::chrono::steady_clock::now();
+    // Texts are made inside the try: out of memory there is one more failure to report, and
+    // a step that cannot even say why still goes over with the shard made as it was.
+    try {
+        std::string error;
+        if (auto blob = live.shards_.at(k)->save_state(error)) {
+            step.saved = true;
+            step.bytes = blob->size();
+            step.restored = shards_.at(k)->restore_state(*blob);
+        } else {
+            step.save_error = std::move(error);
+        }
+    } catch (const std::exception& error) {
+        try {
+            (step.saved ? step.restored.error : step.save_error) = error.what();
+        } catch (...) {
+        }
+        step.restored.status = step.saved ? ARB_ERR_INTERNAL : step.restored.status;
+    } catch (...) {
+        step.restored.status = step.saved ? ARB_ERR_INTERNAL : step.restored.status;
+    }
+    if (step.saved && !step.restored.ok() && may_hold_state(step.restored)) {
+        try {
+            std::vector<char> took(k + 1, 0);
+            took[k] = 1;
+            step.remake_problem = remake_shards(took);
+        } catch (...) {
+            step.remake_problem = "; and it could not be made fresh again";
+        }
+    }
+    std::swap(shards_[k], live.shards_[k]);
+    step.us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    return step;
+}
+
+void ShardedInstance::exchange_making(ShardedInstance& other) noexcept {
+    std::swap(remake_, other.remake_);
+    std::swap(settings_, other.settings_);
+    std::swap(baseline_, other.baseline_);
 }
 
 CallResult ShardedInstance::configure(const PluginSettings& settings,

@@ -2,6 +2,7 @@
 // in one envelope that only as many shards take back, and a config reaches all or none.
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <new>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "arbiter/host/parallel_dispatch.hpp"
 #include "arbiter/host/sharded_instance.hpp"
 
 namespace arbiter::host {
@@ -21,8 +23,10 @@ namespace {
 class ShardProbe final : public AnalyzerInstance {
   public:
     explicit ShardProbe(std::string name) : name_(std::move(name)) {}
+    uint32_t schema_minor() const override { return 1; }
     CallResult on_batch(const VerifiedBatch& batch) override {
         matches.push_back(batch.match_id);
+        if (batches_seen) ++*batches_seen;
         return {};
     }
     CallResult on_match_end(const std::string&, uint64_t match_id) override {
@@ -77,16 +81,17 @@ class ShardProbe final : public AnalyzerInstance {
     std::atomic<int>* meet_at_restore = nullptr;
     int meet_count = 0;
     bool met = false;
+    std::atomic<int>* batches_seen = nullptr;  // counted as well, for another thread to read
 
   private:
     std::string name_;
 };
 
 struct Shards {
-    explicit Shards(size_t count) {
+    explicit Shards(size_t count, const std::string& name = "shard-") {
         std::vector<std::unique_ptr<AnalyzerInstance>> made;
         for (size_t k = 0; k < count; ++k) {
-            auto probe = std::make_unique<ShardProbe>("shard-" + std::to_string(k));
+            auto probe = std::make_unique<ShardProbe>(name + std::to_string(k));
             probes.push_back(probe.get());
             made.push_back(std::move(probe));
         }
@@ -325,6 +330,109 @@ TEST(ShardedInstance, AConfigOneShardRefusesLeavesEveryShardAsItWas) {
     EXPECT_TRUE(shards.instance->configure(light, {}).ok());
     for (auto* probe : shards.probes)
         EXPECT_EQ(probe->weight, 3.0);
+}
+
+// A staged reload's step: shard k's state goes from the live instance to the new one's
+// shard k, and the two shards change places; a shard that cannot carry its state goes over
+// fresh (remade when the refusal may have left part of it), and the others are not touched.
+TEST(ShardedInstance, AStagedStepCarriesOneShardAndSwapsItIn) {
+    Shards live(4, "old-");
+    Shards next(4, "new-");
+    next.probes[1]->fail_restore = true;    // may hold part of it: remade
+    next.probes[2]->refuse_restore = true;  // ARB_ERR_STATE: left as it was made
+    live.probes[3]->refuse_save = true;
+    std::vector<uint32_t> remade;
+    next.instance->set_remake([&](uint32_t shard) {
+        remade.push_back(shard);
+        return std::make_unique<ShardProbe>("remade");
+    });
+    std::vector<ShardStep> steps;
+    for (uint32_t k = 0; k < 4; ++k) {
+        steps.push_back(next.instance->carry_shard_into(k, *live.instance));
+        // From its next batch on, the live instance runs the new shard k; the others wait.
+        for (uint32_t j = k + 1; j < 4; ++j)
+            EXPECT_EQ(&live.instance->shard(j), live.probes[j]);
+        EXPECT_EQ(&next.instance->shard(k), live.probes[k]) << "the old shard, to destroy";
+    }
+    EXPECT_TRUE(steps[0].ok());
+    EXPECT_EQ(steps[0].bytes, std::string("old-0").size());
+    EXPECT_EQ(&live.instance->shard(0), next.probes[0]);
+    EXPECT_EQ(next.probes[0]->restored, "old-0");
+
+    EXPECT_TRUE(steps[1].saved);
+    EXPECT_EQ(steps[1].restored.status, ARB_ERR_INTERNAL);
+    EXPECT_EQ(remade, std::vector<uint32_t>{1});
+    EXPECT_NE(&live.instance->shard(1), next.probes[1]) << "the remade shard went over";
+
+    EXPECT_EQ(steps[2].restored.status, ARB_ERR_STATE);
+    EXPECT_EQ(&live.instance->shard(2), next.probes[2]);
+
+    EXPECT_FALSE(steps[3].saved);
+    EXPECT_EQ(steps[3].save_error, "cannot save");
+    EXPECT_EQ(&live.instance->shard(3), next.probes[3]);
+    for (const ShardStep& step : steps)
+        EXPECT_GE(step.us, 0.0);
+}
+
+// The lanes' steps (run_in_turn): one at a time, each behind the batches its lane was given
+// before it, while the other lanes go on.
+TEST(ParallelDispatchSteps, RunOneAtATimeBehindTheirLanesBatchesWhileTheOthersGoOn) {
+    Metrics metrics;
+    Dispatcher dispatcher(metrics);
+    Shards shards(4);
+    std::atomic<int> seen_by[4] = {0, 0, 0, 0};
+    for (uint32_t k = 0; k < 4; ++k)
+        shards.probes[k]->batches_seen = &seen_by[k];
+    PluginSlot slot;
+    slot.settings.name = "probe";
+    slot.instance = std::move(shards.instance);
+    dispatcher.add(std::move(slot));
+    ParallelDispatch lanes(dispatcher, 4, 2);
+
+    auto match_in = [](uint32_t shard) {
+        for (uint64_t match = 1;; ++match)
+            if (shard_of("relay", match, 4) == shard) return match;
+    };
+    const uint64_t in_0 = match_in(0);
+    const uint64_t in_1 = match_in(1);
+
+    lanes.submit(batch_of(in_0));
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    std::atomic<int> order{0};
+    int step_0_began = -1, step_0_ended = -1, step_1_began = -1;
+    int batches_before_step_0 = -1;
+    std::vector<ParallelDispatch::Step> steps;
+    steps.push_back({0, [&] {
+                         batches_before_step_0 = seen_by[0];
+                         step_0_began = order++;
+                         released.wait_for(std::chrono::seconds(20));
+                         step_0_ended = order++;
+                     }});
+    steps.push_back({1, [&] { step_1_began = order++; }});
+    lanes.run_in_turn(std::move(steps));
+    lanes.submit(batch_of(in_0));  // behind step 0 on its lane
+    for (int i = 0; i < 3; ++i)
+        lanes.submit(batch_of(in_1));
+
+    // Step 0 holds lane 0 only: lane 1 takes its three batches meanwhile (its step is not
+    // queued until step 0 ends).
+    for (int i = 0; i < 20'000 && seen_by[1] < 3; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(seen_by[1], 3);
+    EXPECT_EQ(seen_by[0], 1) << "the batch behind the step waits for it";
+    EXPECT_TRUE(lanes.steps_pending());
+    release.set_value();
+    lanes.wait_for_steps();
+    EXPECT_FALSE(lanes.steps_pending());
+    EXPECT_EQ(batches_before_step_0, 1) << "the batch given before the step ran before it";
+    EXPECT_EQ(step_0_began, 0);
+    EXPECT_EQ(step_0_ended, 1);
+    EXPECT_EQ(step_1_began, 2) << "one step at a time";
+    const auto finished = lanes.take_finished(ParallelDispatch::Wait::all);
+    ASSERT_EQ(finished.size(), 5u);
+    EXPECT_EQ(seen_by[0], 2);
+    EXPECT_THROW(lanes.run_in_turn({{4, [] {}}}), std::out_of_range);
 }
 
 }  // namespace

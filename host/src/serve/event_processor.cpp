@@ -37,6 +37,10 @@ json report_json(const ReloadReport& report) {
             {"to_version", report.to_version},
             {"state", report.state},
             {"pause_us", report.pause_us},
+            // Staged (shard by shard while the stream went on): pause_us is the longest a
+            // shard's matches were held, elapsed_us the time until the last was across.
+            {"staged", report.staged},
+            {"elapsed_us", report.elapsed_us},
             {"message", report.describe()}};
 }
 
@@ -63,8 +67,11 @@ void EventProcessor::run() {
         // With worker threads, the batches in flight are taken in (and their actions go to
         // the relays) as soon as the input runs dry, not at the next batch.
         const bool in_flight = host_.batches_in_flight() > 0;
-        auto work = queue_.pop(in_flight ? std::chrono::milliseconds(0)
-                                         : std::chrono::milliseconds(200));
+        // A reload going shard by shard is answered soon after its last shard is across,
+        // even when no batch comes.
+        auto work = queue_.pop(in_flight            ? std::chrono::milliseconds(0)
+                               : host_.installing() ? std::chrono::milliseconds(2)
+                                                    : std::chrono::milliseconds(200));
         if (!work && in_flight) {
             try {
                 host_.flush();
@@ -93,6 +100,11 @@ void EventProcessor::run() {
                     reply(work->connection, wire::FrameKind::error,
                           error_json(error.what(), work->offset));
             }
+        }
+        try {
+            collect_installs();
+        } catch (const std::exception& error) {
+            spdlog::error("serve: ending a reload: {}", error.what());
         }
         if (Clock::now() - last_housekeeping_ >= std::chrono::seconds(1)) {
             last_housekeeping_ = Clock::now();
@@ -295,14 +307,31 @@ void EventProcessor::start_reload(const std::string& plugin) {
 }
 
 void EventProcessor::on_installed(Work& work) {
-    const std::string plugin = work.text;
     PluginSlot retired;
-    ReloadReport report = host_.install_plugin(std::move(*work.prepared), &retired);
+    // A sharded plugin goes over shard by shard while batches keep coming; its report
+    // comes through collect_installs.
+    std::optional<ReloadReport> report = host_.begin_install(std::move(*work.prepared), &retired);
     // The old generation (or a new one not installed) is destroyed and its library
     // released off the event path.
     std::vector<PluginSlot> old;
     old.push_back(std::move(retired));
     release_off_the_event_path(std::move(old));
+    if (report) finish_reload(*report);
+}
+
+void EventProcessor::collect_installs() {
+    if (!host_.installing()) return;
+    PluginSlot retired;
+    while (auto report = host_.finished_install(&retired)) {
+        std::vector<PluginSlot> old;
+        old.push_back(std::move(retired));
+        release_off_the_event_path(std::move(old));
+        finish_reload(*report);
+    }
+}
+
+void EventProcessor::finish_reload(const ReloadReport& report) {
+    const std::string plugin = report.plugin;
     if (report.stale) {
         // Made from settings the config has since changed: load it again as they are now.
         // (Each retry is a config change that landed mid-load; edits are not endless.)

@@ -69,6 +69,10 @@ class EventProcessor {
     void request_reload(const std::string& plugin, uint64_t connection);
     void start_reload(const std::string& plugin);
     void on_installed(Work& work);
+    // A reload's install is over (at once, or its last shard across): tell who asked.
+    void finish_reload(const ReloadReport& report);
+    // The staged installs (Host::begin_install) that ended since the last call.
+    void collect_installs();
     void request_config(uint64_t connection);
     void start_config_load();
     void on_config_loaded(Work& work);

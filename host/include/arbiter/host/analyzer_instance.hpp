@@ -64,6 +64,11 @@ class AnalyzerInstance {
                                  std::span<const uint8_t> baseline) = 0;
     // False once a plugin is quarantined (isolated plugins only): dispatch passes it by.
     virtual bool takes_calls() const { return true; }
+    // The event schema minor the instance's library was built against: a batch of a newer
+    // kind (input_lost) goes only to instances that know it. Asked of the instance, not its
+    // slot, so that the shards of one plugin may be of two versions while a reload carries
+    // them one at a time (Host::begin_install).
+    virtual uint32_t schema_minor() const = 0;
     virtual IsolationStatus isolation() const { return {}; }
     // The instances a sharded plugin runs as (ShardedInstance); one, itself, otherwise.
     // The parallel dispatch calls shard k of a match's shard on that shard's lane.

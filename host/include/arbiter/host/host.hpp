@@ -41,6 +41,7 @@
 #include "arbiter/host/plugin_library.hpp"
 #include "arbiter/host/reload.hpp"
 #include "arbiter/host/sequence_ledger.hpp"
+#include "arbiter/host/sharded_instance.hpp"
 #include "arbiter/host/sinks.hpp"
 
 namespace arbiter::host {
@@ -94,7 +95,9 @@ class Host {
     void flush();
     // Batches pushed and not yet aggregated (always 0 with one thread).
     size_t batches_in_flight() const { return parallel_ ? parallel_->in_flight() : 0; }
-    // The shards matches are spread over: `[host] threads`, or 1.
+    // The worker threads (`[host] threads`, or 1), and the shards they spread matches over
+    // (shards_for_threads: 1 with one thread, else many more than the threads).
+    uint32_t threads() const { return threads_; }
     uint32_t shards() const { return shards_; }
     // A match ended without a MatchEnd event (its stream closed): plugins report their
     // final signals and free its state. Unknown or already ended matches are ignored.
@@ -123,6 +126,22 @@ class Host {
     // the event path with release_retired), or is released at once when that is null.
     PluginSlot prepare_plugin(const PluginSettings& settings);
     ReloadReport install_plugin(PluginSlot fresh, PluginSlot* retired = nullptr);
+    // The install without holding the stream (a server's reload). A plugin run in shards
+    // (`[host] threads` > 1, ARB_CAP_SHARD_BY_MATCH, and ARB_CAP_STATE on both generations)
+    // goes over one shard at a time, each on its own lane between two of its own batches,
+    // while the other shards and the pushing thread go on: a match's batches are held at
+    // most for its shard's save and restore. Returns nullopt then, and the report comes
+    // from finished_install() once every shard is across. Any other install is made whole
+    // at once, as install_plugin does, and its report is returned here. Meanwhile the host
+    // is read and pushed to as usual; what changes its plugins (an install, a reload, a
+    // config change, end_match, close) first waits for the shards left.
+    std::optional<ReloadReport> begin_install(PluginSlot fresh, PluginSlot* retired = nullptr);
+    // A staged install's report once its last shard is across, else nullopt; the replaced
+    // generation goes to `retired` (to destroy off the event path), or is released here.
+    // Cheap when nothing is under way: a server asks after each batch.
+    std::optional<ReloadReport> finished_install(PluginSlot* retired = nullptr);
+    // A staged install is under way, or has ended and its report waits to be taken.
+    bool installing() const { return staged_ != nullptr || !installs_done_.empty(); }
     // Destroys an old generation and reports whether its library left memory (it warns
     // in the log when not).
     static bool release_retired(PluginSlot retired);
@@ -259,6 +278,21 @@ class Host {
                       std::optional<std::vector<SignalRecord>> end_signals = std::nullopt);
     // Puts a freshly loaded slot in place of the old one, carrying state across.
     ReloadReport swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* retired = nullptr);
+    // A staged install under way (begin_install): the new generation, whose sharded
+    // instance ends up holding the old shards, and what each shard's step did.
+    struct StagedInstall {
+        std::string plugin;
+        PluginSlot fresh;
+        std::vector<ShardStep> steps;  // written on the lanes; read once none is pending
+        ReloadReport report;
+        std::chrono::steady_clock::time_point started;
+    };
+    // Waits for a staged install's shards left and ends it (its report is kept for
+    // finished_install): before anything that changes the plugins or calls them here.
+    void settle_install();
+    // Ends a staged install whose steps have all run: the slot takes the new library and
+    // its report is made.
+    void end_staged_install();
     void open_sinks();
     void aggregate(std::vector<SignalRecord> signals);
     // Tier 6's signals ([correlation]) into the aggregation. Not to the sinks' on_signal:
@@ -274,6 +308,12 @@ class Host {
     Metrics metrics_;
     PluginStore store_;
     Dispatcher dispatcher_;
+    // Before parallel_, whose workers run its steps: they stop (after the last) first.
+    std::unique_ptr<StagedInstall> staged_;
+    // Staged installs ended and not yet collected by finished_install, with what they
+    // replaced.
+    std::vector<std::pair<ReloadReport, PluginSlot>> installs_done_;
+    uint32_t threads_ = 1;
     uint32_t shards_ = 1;
     // With threads > 1; after dispatcher_, whose slots its workers call, so it stops first.
     std::unique_ptr<ParallelDispatch> parallel_;

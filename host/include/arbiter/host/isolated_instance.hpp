@@ -63,6 +63,7 @@ class IsolatedInstance final : public AnalyzerInstance {
     CallResult restore_state(std::span<const uint8_t> blob) override;
     CallResult configure(const PluginSettings& settings, std::span<const uint8_t> baseline) override;
     bool takes_calls() const override { return quarantined_.empty(); }
+    uint32_t schema_minor() const override { return library_->identity().schema_minor; }
     IsolationStatus isolation() const override;
 
   private:

@@ -3,7 +3,9 @@
 //
 // Work runs on lanes, each a queue that one worker at a time drains in order:
 //   - one lane per shard, where every plugin that declared ARB_CAP_SHARD_BY_MATCH runs
-//     its instance for that shard (ShardedInstance) on the matches the shard owns;
+//     its instance for that shard (ShardedInstance) on the matches the shard owns; there
+//     are more shards than workers (shards_for_threads), so that a shard is a small part
+//     of the players, and a reload can carry one while the others run (run_in_turn);
 //   - one lane per other plugin (no capability, or isolated in a child process), where
 //     its single instance gets every batch in the order pushed.
 // A batch is done when each lane it went to has run it. The host takes finished batches
@@ -48,14 +50,16 @@ struct FinishedBatch {
 
 class ParallelDispatch {
   public:
-    // Starts `threads` workers; `dispatcher`'s slots are read on them while batches are in
-    // flight, so the host changes its slots only when idle() (after take_finished(all)).
-    ParallelDispatch(Dispatcher& dispatcher, uint32_t threads);
+    // Starts `workers` threads over `shards` shard lanes; `dispatcher`'s slots are read on
+    // them while batches are in flight, so the host changes its slots only when idle()
+    // (after take_finished(all)).
+    ParallelDispatch(Dispatcher& dispatcher, uint32_t shards, uint32_t workers);
     ~ParallelDispatch();  // waits for the batches in flight, then stops the workers
     ParallelDispatch(const ParallelDispatch&) = delete;
     ParallelDispatch& operator=(const ParallelDispatch&) = delete;
 
     uint32_t shards() const { return shards_; }
+    uint32_t workers() const { return static_cast<uint32_t>(workers_.size()); }
     // Hands a batch (and the gap batch before it, if any) to the lanes; returns at once.
     void submit(VerifiedBatch batch, std::optional<VerifiedBatch> lost = std::nullopt,
                 std::optional<std::vector<LostStretch>> lost_after = std::nullopt);
@@ -63,6 +67,19 @@ class ParallelDispatch {
     bool full() const;
     bool idle() const { return in_flight_.empty(); }
     size_t in_flight() const { return in_flight_.size(); }
+
+    // Steps that must each run on one shard's lane, between two of its batches, one step at
+    // a time while the other lanes go on (a staged reload carries shard k's state in step
+    // k). Each is queued behind the batches already submitted to its lane; the next is
+    // queued when one ends. A step must not throw. Appends to steps still running.
+    struct Step {
+        uint32_t shard = 0;
+        std::function<void()> run;
+    };
+    void run_in_turn(std::vector<Step> steps);
+    // Whether steps are left to run; wait_for_steps() returns once none is.
+    bool steps_pending() const;
+    void wait_for_steps();
 
     enum class Wait { none, oldest, all };
     // The finished batches at the front, in push order: those already done (none), at
@@ -79,7 +96,7 @@ class ParallelDispatch {
         uint32_t lanes_left = 0;  // guarded by mutex_
     };
     struct Task {
-        InFlight* batch;
+        InFlight* batch;  // null for a step (run_in_turn)
         std::function<void()> run;
     };
     struct Lane {
@@ -88,6 +105,7 @@ class ParallelDispatch {
     };
 
     void post(size_t lane, Task task);  // with mutex_ held
+    void post_next_step();              // with mutex_ held
     void work();
     // The calls of slot `index` on `instance` for one batch in flight (on a lane).
     void run_slot(size_t index, AnalyzerInstance& instance, FinishedBatch& work);
@@ -103,6 +121,8 @@ class ParallelDispatch {
     std::vector<std::unique_ptr<Lane>> lanes_;  // shards, then one per slot
     std::deque<Lane*> ready_;
     size_t unfinished_ = 0;  // batches with a lane still to run them
+    std::deque<Step> steps_;    // run_in_turn's, not yet posted
+    bool step_posted_ = false;  // one step is on its lane
     bool stopping_ = false;
     std::vector<std::thread> workers_;
 };

@@ -56,6 +56,7 @@ class PluginInstance final : public AnalyzerInstance {
     CallResult baseline_begin();
     std::optional<std::vector<uint8_t>> baseline_end(std::string& error);
 
+    uint32_t schema_minor() const override { return library_->identity().schema_minor; }
     const PluginLibrary& library() const { return *library_; }
     const std::string& label() const { return library_->label(); }
 

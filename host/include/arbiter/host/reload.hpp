@@ -23,6 +23,12 @@ struct ReloadReport {
     // as many at once as there are threads, so pause_us follows the largest. Empty for
     // an unsharded plugin.
     std::vector<double> shard_pause_us;
+    // Host::begin_install carried the shards one at a time, each on its own lane between
+    // two of its batches, while the other shards and the pushing thread went on. Then
+    // pause_us is the longest any shard's matches were held (its step in shard_pause_us),
+    // waited_us is 0, and elapsed_us is the time from the start to the last shard across.
+    bool staged = false;
+    double elapsed_us = 0.0;
     bool old_library_left = true;  // the old copy left memory after release
     // install_plugin refused a prepared version made from settings the config has since
     // changed: prepare it again from the current settings.

@@ -22,6 +22,13 @@ namespace arbiter::host {
 // gives every plugin instance the same matches whatever the order of arrival.
 uint32_t shard_of(std::string_view relay_id, uint64_t match_id, uint32_t count);
 
+// How many shards `threads` workers spread matches over: 1 with one thread, else 32 a
+// thread (at most 256, never fewer than the threads). More shards than threads keeps each
+// shard a small part of the players, so that a reload that carries one shard at a time
+// holds up only the matches of that part, for a short time (Host::begin_install); and
+// many lanes balance the workers better than one each.
+uint32_t shards_for_threads(uint32_t threads);
+
 // What carrying a sharded plugin's state shard by shard did (carry_state_from).
 struct ShardCarry {
     bool saved = true;       // false: a shard of the old generation could not save
@@ -29,6 +36,18 @@ struct ShardCarry {
     CallResult restored;     // else the first refusal of a new shard, naming it
     size_t bytes = 0;        // of every shard's blob
     std::vector<double> shard_us;  // each shard's save and restore, wall time
+    bool ok() const { return saved && restored.ok(); }
+};
+
+// What carrying one shard across in a staged reload did (carry_shard_into).
+struct ShardStep {
+    bool saved = false;  // false: the old shard could not save (save_error says why)
+    std::string save_error;
+    CallResult restored;  // when saved: what the new shard said to the state
+    size_t bytes = 0;
+    double us = 0;               // save, restore and exchange, wall time: what the shard's
+                                 // matches waited
+    std::string remake_problem;  // a new shard left holding part of a refused state
     bool ok() const { return saved && restored.ok(); }
 };
 
@@ -56,7 +75,23 @@ class ShardedInstance final : public AnalyzerInstance {
     // instance starts fresh. Call it only with no batch in flight on either instance.
     ShardCarry carry_state_from(ShardedInstance& from, uint32_t parallel);
 
+    // One shard of a staged reload (Host::begin_install), run on that shard's lane between
+    // two of its batches while the other shards run: shard k of `live` (the generation the
+    // host calls) saves its state, this instance's shard k (the new generation's) restores
+    // it, and the two change places, so that `live` runs the new shard from its next batch
+    // and this instance keeps the old one to be destroyed. A shard that cannot carry its
+    // state starts fresh (made again when the refusal may have left part of it) and goes
+    // over all the same, as a whole reload would. Never throws.
+    ShardStep carry_shard_into(uint32_t k, ShardedInstance& live) noexcept;
+    // Once every shard has gone over: what shards are made from (settings, baseline, how to
+    // remake one) changes places too, so that `live` is the new generation whole and this
+    // instance the old one. On the thread that owns the host's slots.
+    void exchange_making(ShardedInstance& other) noexcept;
+
     uint32_t shard_count() const override { return static_cast<uint32_t>(shards_.size()); }
+    uint32_t schema_minor() const override {
+        return shards_.empty() ? 0 : shards_.front()->schema_minor();
+    }
     AnalyzerInstance& shard(uint32_t index) override { return *shards_.at(index); }
 
     // Sets what configure falls back to: the settings and baseline the shards were made with.
