@@ -13,6 +13,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -503,6 +504,102 @@ void run_memory(const Settings& s) {
     std::printf("\n");
 }
 
+// The reload a server makes (Host::begin_install): the new generation is prepared first (off
+// the event path, as serve's loader thread does; not timed), then its shards go over one at
+// a time on their lanes while batches keep being pushed. What a match waits is its shard's
+// step; what the pushing thread sees is the longest push while the shards went over,
+// beside the longest of as many pushes before the reload began (backpressure alone).
+void run_staged_reload(const std::vector<uint32_t>& counts) {
+    const uint32_t threads = std::max(1u, std::thread::hardware_concurrency());
+    if (threads == 1) {
+        std::printf("  staged reload: needs 2 cores or more (one thread runs no shards)\n");
+        return;
+    }
+    constexpr uint32_t kMatchPlayers = 500;
+    std::printf(
+        "staged reload of reference (Host::begin_install, as arbiter serve reloads): shards go "
+        "over one at a time while batches are pushed; per shard = each shard's save, restore "
+        "and exchange (what its matches wait); push = the longest push while they went over, "
+        "against the longest of as many pushes just before:\n");
+    for (bool one_match : {true, false}) {
+        for (uint32_t players : counts) {
+            const int reloads = players >= 100'000 ? 5 : 20;
+            auto h = make_host({reference_plugin(), lagpool_plugin()}, threads);
+            std::vector<MovementStream> streams;
+            const uint32_t matches = one_match ? 1 : std::max(1u, players / kMatchPlayers);
+            for (uint32_t m = 0; m < matches; ++m)
+                streams.emplace_back(StreamOptions{
+                    .players = players / matches, .batch_events = kBatch, .match_id = m + 1});
+            size_t turn = 0;
+            auto push_next = [&] { h->push(streams[turn++ % streams.size()].next()); };
+            auto timed_push = [&] {
+                const auto start = std::chrono::steady_clock::now();
+                push_next();
+                return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
+                                                                 start)
+                    .count();
+            };
+            for (uint64_t b = 0; b < kWarmTicks * players / kBatch; ++b)
+                push_next();
+            host::PluginSettings settings;
+            for (const auto& slot : h->plugins())
+                if (slot.settings.name == "reference") settings = slot.settings;
+            std::vector<double> steps, largest_step, longest_push, longest_before, elapsed;
+            uint64_t pushes_during = 0;
+            int failed = 0;
+            for (int i = 0; i < reloads; ++i) {
+                host::PluginSlot fresh = h->prepare_plugin(settings);
+                double before = 0;
+                for (int b = 0; b < 20; ++b)
+                    before = std::max(before, timed_push());
+                auto report = h->begin_install(std::move(fresh));
+                double longest = 0;
+                int pushes = 0;
+                while (!report) {
+                    longest = std::max(longest, timed_push());
+                    ++pushes;
+                    report = h->finished_install();
+                }
+                // As many pushes before as during, so the two longest compare like for like.
+                for (int b = 20; b < pushes; ++b)
+                    before = std::max(before, timed_push());
+                pushes_during += static_cast<uint64_t>(pushes);
+                if (!report->ok || !report->staged) {
+                    ++failed;
+                    std::fprintf(stderr, "staged reload failed: %s\n", report->describe().c_str());
+                    continue;
+                }
+                steps.insert(steps.end(), report->shard_pause_us.begin(),
+                             report->shard_pause_us.end());
+                largest_step.push_back(report->pause_us);
+                longest_push.push_back(longest);
+                longest_before.push_back(before);
+                elapsed.push_back(report->elapsed_us);
+            }
+            for (int b = 0; b < 20; ++b)
+                push_next();
+            h->flush();
+            uint64_t sent = 0;
+            for (const auto& stream : streams)
+                sent += stream.events();
+            const auto lost =
+                static_cast<long long>(sent) - static_cast<long long>(h->counters().events);
+            std::printf(
+                "  %2u threads %7u players in %3u match%s (%u shards): %2d reloads; per shard "
+                "median %7.0f us, p99 %7.0f us, max %7.0f us; largest shard per reload p99 "
+                "%7.0f us; longest push p99 %7.0f us (before: %7.0f us); all shards across "
+                "in median %6.0f ms (%llu pushes meanwhile); events lost %lld, failed reloads "
+                "%d\n",
+                threads, players, matches, matches == 1 ? "  " : "es", h->shards(), reloads,
+                median(steps), percentile(steps, 0.99), percentile(steps, 1.0),
+                percentile(largest_step, 0.99), percentile(longest_push, 0.99),
+                percentile(longest_before, 0.99), median(elapsed) / 1000.0,
+                static_cast<unsigned long long>(pushes_during), lost, failed);
+            std::fflush(stdout);
+        }
+    }
+}
+
 // Hot reload under load: batches flow, the reference plugin is reloaded between them.
 // Two layouts of the same players: one match (the worst case: with threads, every player
 // is in one shard), and matches of 500 players as a community plays them (spread over the
@@ -574,6 +671,7 @@ void run_reload(const Settings& s) {
             }
         }
     }
+    run_staged_reload(counts);
     std::printf("\n");
 }
 

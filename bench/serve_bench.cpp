@@ -138,6 +138,8 @@ void swaps_under_load(uint32_t players, int reloads) {
         }
         pauses.push_back(report["reports"][0].value("pause_us", 0.0));
         state = report["reports"][0].value("state", "");
+        // Staged: shard by shard while the stream went on (the pause is the largest shard's).
+        if (report["reports"][0].value("staged", false)) state += "; staged, shard by shard";
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     sending = false;
