@@ -173,6 +173,52 @@ TEST_F(Serve, StreamsALongMatchOverTheUnixSocketAndAssessesItAsReplayDoes) {
     EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
 }
 
+// With worker threads, `ctl reload` of a sharded plugin goes shard by shard while the relay
+// streams (Host::begin_install): the answer comes once the last shard is across, every
+// shard carried its state, and the relay hears what a replay without any reload gives.
+TEST_F(Serve, AReloadWithThreadsGoesShardByShardAndChangesNothingTheRelayHears) {
+    write_config(config_text(bundled("reference") + bundled("lagpool") + bundled("accounts"),
+                             "", "threads = 2\n"));
+    const fs::path match = simulate("honest=12,speed_hack=2,teleport=1", 300, 3);
+    const auto records = records_of(match);
+    ServerProcess server(config_path(), dir_.path());
+
+    RelayClient relay = RelayClient::connect_unix(relay_socket());
+    const size_t half = records.size() / 2;
+    for (size_t i = 0; i < half; ++i)
+        relay.send_batch(records[i]);
+    int exit_status = -1;
+    const json answer = json::parse(
+        arbiter::test::ctl(control_socket(), {"reload", "reference", "--json"}, dir_.path(),
+                           &exit_status),
+        nullptr, false);
+    EXPECT_EQ(exit_status, 0) << answer.dump(2);
+    ASSERT_TRUE(answer.is_object()) << server.log();
+    ASSERT_EQ(answer.value("reports", json::array()).size(), 1u) << answer.dump(2);
+    const json& report = answer["reports"][0];
+    EXPECT_TRUE(report.value("ok", false)) << report.dump(2);
+    EXPECT_TRUE(report.value("staged", false)) << report.dump(2);
+    EXPECT_NE(report.value("state", "").find("in 64 shards)"), std::string::npos)
+        << report.dump(2);
+    EXPECT_NE(report.value("message", "").find("the stream went on"), std::string::npos)
+        << report.dump(2);
+    // The unsharded plugin is swapped whole, between two batches.
+    const json whole = json::parse(
+        arbiter::test::ctl(control_socket(), {"reload", "accounts", "--json"}, dir_.path()),
+        nullptr, false);
+    ASSERT_TRUE(whole.is_object());
+    EXPECT_FALSE(whole["reports"][0].value("staged", true)) << whole.dump(2);
+
+    for (size_t i = half; i < records.size(); ++i)
+        relay.send_batch(records[i]);
+    json synced = json::parse(relay.sync(1));
+    EXPECT_EQ(synced.value("events", 0u), events_in(records));
+    EXPECT_EQ(synced.value("refused", 1u), 0u);
+    expect_same_actions_as_replay(last_assessments(relay.take_received()), config_path(), match,
+                                  dir_.path());
+    EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
+}
+
 TEST_F(Serve, StreamsALongMatchOverTcpAfterAHelloWithTheToken) {
     write_config(config_text(bundled("reference") + bundled("lagpool")));
     const fs::path match = simulate("honest=8,speed_hack=2", 300, 2);
