@@ -67,21 +67,31 @@ ParallelDispatch::~ParallelDispatch() {
         worker.join();
 }
 
-void ParallelDispatch::post(size_t lane_index, Task task) {
+void ParallelDispatch::post(size_t lane_index, Task&& task) {
     Lane& lane = *lanes_[lane_index];
     lane.tasks.push_back(std::move(task));
     if (lane.scheduled) return;
+    try {
+        ready_.push_back(&lane);
+    } catch (...) {
+        // Nothing posted after all: the task goes back to the caller.
+        task = std::move(lane.tasks.back());
+        lane.tasks.pop_back();
+        throw;
+    }
     lane.scheduled = true;
-    ready_.push_back(&lane);
     work_ready_.notify_one();
 }
 
 void ParallelDispatch::run_in_turn(std::vector<Step> steps) {
     for (const Step& step : steps)
         if (step.shard >= shards_) throw std::out_of_range("a step for a shard that is not there");
+    // All or nothing: the steps are made into a list here, and spliced in (which cannot
+    // fail) under the lock, so a failure leaves no step of them queued.
+    std::list<Step> added(std::make_move_iterator(steps.begin()),
+                          std::make_move_iterator(steps.end()));
     std::lock_guard lock(mutex_);
-    for (Step& step : steps)
-        steps_.push_back(std::move(step));
+    steps_.splice(steps_.end(), added);
     if (!step_posted_) post_next_step();
 }
 
@@ -91,10 +101,17 @@ void ParallelDispatch::post_next_step() {
         batch_done_.notify_all();
         return;
     }
-    Step step = std::move(steps_.front());
+    // Popped only once posted: a post that fails (out of memory) leaves the step queued.
+    Step& step = steps_.front();
+    Task task{nullptr, std::move(step.run)};
+    try {
+        post(step.shard, std::move(task));  // on a throw, `task` is as it was
+    } catch (...) {
+        step.run = std::move(task.run);
+        throw;
+    }
     steps_.pop_front();
     step_posted_ = true;
-    post(step.shard, Task{nullptr, std::move(step.run)});
 }
 
 bool ParallelDispatch::steps_pending() const {

@@ -197,15 +197,14 @@ void Host::settle_install() {
 
 void Host::end_staged_install() {
     StagedInstall& staged = *staged_;
-    PluginSlot* slot = dispatcher_.find(staged.plugin);
     // Nothing changes the slots while shards go over (settle_install comes first).
+    PluginSlot* slot = dispatcher_.find(staged.plugin);
     auto& live = dynamic_cast<ShardedInstance&>(*slot->instance);
     auto& old = dynamic_cast<ShardedInstance&>(*staged.fresh.instance);
-    old.exchange_making(live);
-    std::swap(slot->library, staged.fresh.library);
-    std::swap(slot->model_class, staged.fresh.model_class);
 
-    ReloadReport& report = staged.report;
+    // The report first, and room for it: what can fail comes before the swap, so that a
+    // failure (out of memory) leaves the install to be ended again, not half ended.
+    ReloadReport report = staged.report;
     report.ok = true;
     report.elapsed_us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - staged.started)
@@ -240,11 +239,18 @@ void Host::end_staged_install() {
             "carried in {} of {} shards ({} bytes); the others started "
             "fresh ({})",
             carried, count, bytes, first_failure);
-    metrics_.add("host.reloads", 1);
-    metrics_.set("host.reload_pause_us." + report.plugin, report.pause_us);
-    spdlog::info("{}", report.describe());
+    installs_done_.reserve(installs_done_.size() + 1);
+
+    old.exchange_making(live);
+    std::swap(slot->library, staged.fresh.library);
+    std::swap(slot->model_class, staged.fresh.model_class);
     installs_done_.emplace_back(std::move(report), std::move(staged.fresh));
     staged_.reset();
+
+    const ReloadReport& done = installs_done_.back().first;
+    metrics_.add("host.reloads", 1);
+    metrics_.set("host.reload_pause_us." + done.plugin, done.pause_us);
+    spdlog::info("{}", done.describe());
 }
 
 bool Host::release_retired(PluginSlot retired) {

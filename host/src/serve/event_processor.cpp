@@ -525,6 +525,9 @@ void EventProcessor::forget(const MatchKey& match) {
 void EventProcessor::end_idle_matches() {
     const uint64_t idle_s = host_.config().serve.idle_match_end_s;
     if (idle_s == 0) return;
+    // Ending a match waits for a reload going shard by shard (Host::end_match); an idle
+    // match can wait a second or two for it instead, and the event thread does not.
+    if (host_.installing()) return;
     const auto now = Clock::now();
     for (auto it = last_batch_at_.begin(); it != last_batch_at_.end();) {
         if (now - it->second < std::chrono::seconds(idle_s)) {

@@ -129,8 +129,10 @@ class Host {
     // The install without holding the stream (a server's reload). A plugin run in shards
     // (`[host] threads` > 1, ARB_CAP_SHARD_BY_MATCH, and ARB_CAP_STATE on both generations)
     // goes over one shard at a time, each on its own lane between two of its own batches,
-    // while the other shards and the pushing thread go on: a match's batches are held at
-    // most for its shard's save and restore. Returns nullopt then, and the report comes
+    // while the other shards and the pushing thread go on: a shard's batches are held for
+    // its save and restore (and, batches being taken in in push order, the aggregation of
+    // those behind them waits as long; a push waits only when the backpressure bound is
+    // reached). Returns nullopt then, and the report comes
     // from finished_install() once every shard is across. Any other install is made whole
     // at once, as install_plugin does, and its report is returned here. Meanwhile the host
     // is read and pushed to as usual; what changes its plugins (an install, a reload, a

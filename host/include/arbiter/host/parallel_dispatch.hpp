@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -52,7 +53,7 @@ class ParallelDispatch {
   public:
     // Starts `workers` threads over `shards` shard lanes; `dispatcher`'s slots are read on
     // them while batches are in flight, so the host changes its slots only when idle()
-    // (after take_finished(all)).
+    // (after take_finished(all)) and no step is pending (wait_for_steps).
     ParallelDispatch(Dispatcher& dispatcher, uint32_t shards, uint32_t workers);
     ~ParallelDispatch();  // waits for the batches in flight, then stops the workers
     ParallelDispatch(const ParallelDispatch&) = delete;
@@ -104,7 +105,8 @@ class ParallelDispatch {
         bool scheduled = false;  // in ready_ or being run: one worker at a time
     };
 
-    void post(size_t lane, Task task);  // with mutex_ held
+    // With mutex_ held. Posts the task, or throws and leaves it as it was.
+    void post(size_t lane, Task&& task);
     void post_next_step();              // with mutex_ held
     void work();
     // The calls of slot `index` on `instance` for one batch in flight (on a lane).
@@ -121,7 +123,7 @@ class ParallelDispatch {
     std::vector<std::unique_ptr<Lane>> lanes_;  // shards, then one per slot
     std::deque<Lane*> ready_;
     size_t unfinished_ = 0;  // batches with a lane still to run them
-    std::deque<Step> steps_;    // run_in_turn's, not yet posted
+    std::list<Step> steps_;  // run_in_turn's, not yet posted
     bool step_posted_ = false;  // one step is on its lane
     bool stopping_ = false;
     std::vector<std::thread> workers_;
