@@ -31,6 +31,7 @@ void LagpoolAnalyzer::configure(const Context& context) {
     // kinds the new config drops are forgotten, and kinds it adds start empty, at the
     // next event of each player (see player_state()).
     settings_ = LagpoolSettings::parse(context.config);
+    ++kinds_generation_;
 }
 
 void LagpoolAnalyzer::on_batch(const Batch& batch, Signals& signals) {
@@ -92,6 +93,7 @@ void LagpoolAnalyzer::start_session(MatchState& match, uint32_t player_id, int64
     player = PlayerState{};
     for (const KindSettings& kind : settings_.kinds)
         player.kinds.emplace(kind.name, fresh_kind(match, t_us));
+    player.kinds_of = kinds_generation_;
 }
 
 double LagpoolAnalyzer::bring_forward(const MatchState& match, KindState& kind,
@@ -127,7 +129,9 @@ LagpoolAnalyzer::PlayerState& LagpoolAnalyzer::player_state(MatchState& match, u
         return match.players.at(player_id);
     }
     PlayerState& player = it->second;
-    // Keep the budgets in step with the config after a reconfigure.
+    // Keep the budgets in step with the config after a reconfigure (or a restore).
+    if (player.kinds_of == kinds_generation_) return player;
+    player.kinds_of = kinds_generation_;
     if (player.kinds.size() != settings_.kinds.size() ||
         !std::all_of(settings_.kinds.begin(), settings_.kinds.end(), [&](const KindSettings& kind) {
             return player.kinds.count(kind.name) != 0;

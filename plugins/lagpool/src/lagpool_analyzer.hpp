@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <arbiter/sdk.hpp>
@@ -61,10 +62,16 @@ class LagpoolAnalyzer final : public Analyzer {
     struct PlayerState {
         std::map<std::string, KindState> kinds;
         std::optional<Vec3> position;  // the last position, where movement is measured from
+        // The kinds_generation_ the kinds were last brought in line with the config at (0:
+        // never, as after a restore): player_state compares kinds by name only when it
+        // differs, not at every event.
+        uint64_t kinds_of = 0;
     };
     struct MatchState {
         ServerLag lag;
-        std::map<uint32_t, PlayerState> players;
+        // Hashed: every position looks its player up, and a tree of 100,000 players is a
+        // dozen cache misses deep. Saved in id order (lagpool_state.cpp).
+        std::unordered_map<uint32_t, PlayerState> players;
     };
     // What a charge was for, for the evidence.
     struct Charge {
@@ -93,6 +100,7 @@ class LagpoolAnalyzer final : public Analyzer {
                 Signals& signals);
 
     LagpoolSettings settings_;
+    uint64_t kinds_generation_ = 1;  // one more at each configure
     std::map<MatchKey, MatchState> matches_;
 };
 

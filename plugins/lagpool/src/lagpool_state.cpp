@@ -1,10 +1,12 @@
 // Saving and restoring the analyzer's state for a hot reload: every budget, the lag
 // estimate and the overdraw windows, so that a reload in the middle of a match changes
 // nothing.
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "lagpool_analyzer.hpp"
 
@@ -25,7 +27,14 @@ std::vector<uint8_t> LagpoolAnalyzer::save_state() {
         out.put<double>(match.lag.value_s());
         out.put<int64_t>(match.lag.at_us());
         out.put<uint64_t>(match.players.size());
-        for (const auto& [id, player] : match.players) {
+        // In id order, whatever the hash map's: the same state is the same bytes.
+        std::vector<uint32_t> ids;
+        ids.reserve(match.players.size());
+        for (const auto& entry : match.players)
+            ids.push_back(entry.first);
+        std::sort(ids.begin(), ids.end());
+        for (const uint32_t id : ids) {
+            const PlayerState& player = match.players.at(id);
             out.put<uint32_t>(id);
             out.put<uint8_t>(player.position ? 1 : 0);
             const Vec3 position = player.position.value_or(Vec3{});
