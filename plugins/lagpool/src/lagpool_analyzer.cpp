@@ -136,8 +136,8 @@ LagpoolAnalyzer::PlayerState& LagpoolAnalyzer::player_state(MatchState& match, u
         !std::all_of(settings_.kinds.begin(), settings_.kinds.end(), [&](const KindSettings& kind) {
             return player.kinds.count(kind.name) != 0;
         })) {
-        std::erase_if(player.kinds,
-                      [&](const auto& entry) { return settings_.find(entry.first) == nullptr; });
+        player.kinds.erase_if(
+            [&](const auto& entry) { return settings_.find(entry.first) == nullptr; });
         for (const KindSettings& kind : settings_.kinds)
             if (!player.kinds.count(kind.name))
                 player.kinds.emplace(kind.name, fresh_kind(match, t_us));

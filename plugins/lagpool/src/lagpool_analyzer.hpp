@@ -21,6 +21,7 @@
 
 #include "budget.hpp"
 #include "cost.hpp"
+#include "kind_table.hpp"
 #include "overdraw.hpp"
 #include "server_lag.hpp"
 #include "settings.hpp"
@@ -60,7 +61,7 @@ class LagpoolAnalyzer final : public Analyzer {
         std::optional<double> reported;
     };
     struct PlayerState {
-        std::map<std::string, KindState> kinds;
+        KindTable<KindState> kinds;
         std::optional<Vec3> position;  // the last position, where movement is measured from
         // The kinds_generation_ the kinds were last brought in line with the config at (0:
         // never, as after a restore): player_state compares kinds by name only when it

@@ -86,9 +86,15 @@ void LagpoolAnalyzer::restore_state(std::span<const uint8_t> blob) {
             position.z = in.get_finite("position");
             if (has_position) player.position = position;
             const uint64_t kind_count = in.get_count(8 + 8 + 8 + 8 + 8 + 1 + 8 + 8);
+            std::string previous;
             for (uint64_t k = 0; k < kind_count; ++k) {
                 std::string name = in.get_string();
+                // Written in name order, each once: anything else is no state of ours (and
+                // kept out, it could make each insert a shift of every entry).
+                if (k > 0 && name <= previous)
+                    throw StateError("state blob lists a player's budget kinds out of order");
                 KindState& kind = player.kinds[name];
+                previous = std::move(name);
                 const double capacity = in.get_finite("budget capacity");
                 const double spent = in.get_finite("budget spent");
                 try {

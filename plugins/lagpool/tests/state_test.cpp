@@ -121,4 +121,43 @@ TEST(Reload, ADamagedBlobIsRefusedAndChangesNothing) {
     expect_same_signals(target.signals(), source.signals());
 }
 
+// A blob lists each player's budget kinds once, in name order, as the plugin writes them.
+// One that does not is no state of the plugin's: refused, and nothing changes. (A blob
+// in the wrong order could otherwise make each of its kinds a shift of all the others.)
+TEST(Reload, BudgetKindsOutOfOrderOrTwiceAreRefused) {
+    auto blob_with_kinds = [](const std::vector<std::string>& names) {
+        arbiter::StateWriter out("LGP1", 1);
+        out.put<uint64_t>(1);  // matches
+        out.put_string("relay");
+        out.put<uint64_t>(1);
+        out.put<double>(0.0);  // lag estimate and its time
+        out.put<int64_t>(0);
+        out.put<uint64_t>(1);  // players
+        out.put<uint32_t>(7);
+        out.put<uint8_t>(0);
+        for (int i = 0; i < 3; ++i)
+            out.put<double>(0.0);
+        out.put<uint64_t>(names.size());
+        for (const std::string& name : names) {
+            out.put_string(name);
+            out.put<double>(2.0);  // capacity, spent
+            out.put<double>(0.0);
+            out.put<int64_t>(0);  // updated, reset
+            out.put<int64_t>(0);
+            out.put<uint8_t>(0);
+            out.put<double>(0.0);
+            out.put<uint64_t>(0);  // overdraws
+        }
+        return out.finish();
+    };
+    Harness target;
+    EXPECT_EQ(target.restore_state(blob_with_kinds({"dig", "movement"})), ARB_OK) << target.error();
+    for (const auto& names :
+         std::vector<std::vector<std::string>>{{"movement", "dig"}, {"dig", "dig"}}) {
+        Harness refused;
+        EXPECT_EQ(refused.restore_state(blob_with_kinds(names)), ARB_ERR_STATE);
+        EXPECT_NE(refused.error().find("out of order"), std::string::npos) << refused.error();
+    }
+}
+
 }  // namespace
