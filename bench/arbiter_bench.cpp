@@ -326,7 +326,10 @@ void run_batch(const Settings& s) {
          {size_t{1}, size_t{4}, size_t{16}, size_t{64}, size_t{256}, size_t{1024}, size_t{4096}}) {
         for (const auto& [label, plugins] :
              std::vector<std::pair<std::string, std::vector<PluginSpec>>>{
-                 {"noop", {noop_plugin()}}, {"all", {reference_plugin(), lagpool_plugin()}}}) {
+                 {"noop", {noop_plugin()}},
+                 {"reference", {reference_plugin()}},
+                 {"lagpool", {lagpool_plugin()}},
+                 {"all", {reference_plugin(), lagpool_plugin()}}}) {
             run_serial(s, "batch", label + ", batch " + std::to_string(batch),
                        [&] { return host_under_test(plugins, kPlayers, batch, kWarmTicks); });
         }
@@ -340,7 +343,10 @@ void run_players(const Settings& s) {
     for (uint32_t players : counts) {
         for (const auto& [label, plugins] :
              std::vector<std::pair<std::string, std::vector<PluginSpec>>>{
-                 {"noop", {noop_plugin()}}, {"all", {reference_plugin(), lagpool_plugin()}}}) {
+                 {"noop", {noop_plugin()}},
+                 {"reference", {reference_plugin()}},
+                 {"lagpool", {lagpool_plugin()}},
+                 {"all", {reference_plugin(), lagpool_plugin()}}}) {
             run_serial(s, "players", label + ", " + std::to_string(players) + " players",
                        [&] { return host_under_test(plugins, players, kBatch, kWarmTicks); });
         }
