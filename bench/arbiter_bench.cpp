@@ -636,7 +636,7 @@ void run_reload(const Settings& s) {
                 auto push_next = [&] { h->push(streams[turn++ % streams.size()].next()); };
                 for (uint64_t b = 0; b < kWarmTicks * players / kBatch; ++b)
                     push_next();
-                std::vector<double> pauses, waits, largest_shard;
+                std::vector<double> pauses, waits, largest_shard, saves, restores;
                 int failed = 0;
                 for (int i = 0; i < reloads; ++i) {
                     for (int b = 0; b < 20; ++b)
@@ -648,6 +648,8 @@ void run_reload(const Settings& s) {
                     }
                     pauses.push_back(report.pause_us);
                     waits.push_back(report.waited_us);
+                    saves.push_back(report.save_us);
+                    restores.push_back(report.restore_us);
                     largest_shard.push_back(
                         report.shard_pause_us.empty()
                             ? report.pause_us - report.waited_us
@@ -667,11 +669,13 @@ void run_reload(const Settings& s) {
                 std::printf(
                     "  %2u thread%s %7u players in %3u match%s: %2d reloads, pause median %8.0f "
                     "us, p99 %8.0f us; of it waiting for batches in flight median %6.0f us; "
-                    "largest shard median %8.0f us, p99 %8.0f us; events lost %lld, refused "
-                    "batches %llu, failed reloads %d\n",
-                    threads, threads == 1 ? " " : "s", players, matches,
-                    matches == 1 ? "  " : "es", reloads, median(pauses), percentile(pauses, 0.99),
-                    median(waits), median(largest_shard), percentile(largest_shard, 0.99), lost,
+                    "largest shard median %8.0f us, p99 %8.0f us; save %8.0f us, restore %8.0f us "
+                    "(medians, summed over shards); events lost %lld, refused batches %llu, "
+                    "failed reloads %d\n",
+                    threads, threads == 1 ? " " : "s", players, matches, matches == 1 ? "  " : "es",
+                    reloads, median(pauses), percentile(pauses, 0.99), median(waits),
+                    median(largest_shard), percentile(largest_shard, 0.99), median(saves),
+                    median(restores), lost,
                     static_cast<unsigned long long>(h->counters().refused_batches), failed);
                 std::fflush(stdout);
             }

@@ -304,6 +304,13 @@ TEST_F(Threads, StagedReloadsWhileBatchesFlowCarryEveryShardAndChangeNothing) {
         EXPECT_NE(report.state.find(sharded ? "carried (" : "carried"), std::string::npos);
         if (sharded) {
             EXPECT_NE(report.state.find("in 64 shards)"), std::string::npos);
+            // Every shard saved and restored within its own step.
+            double steps_us = 0;
+            for (double us : report.shard_pause_us)
+                steps_us += us;
+            EXPECT_GT(report.save_us, 0.0);
+            EXPECT_GT(report.restore_us, 0.0);
+            EXPECT_LE(report.save_us + report.restore_us, steps_us);
         }
         // The new generation is the one running.
         for (const auto& slot : host.plugins()) {

@@ -23,14 +23,19 @@ std::string ReloadReport::describe() const {
     if (change == "reload" && staged)
         return fmt::format(
             "plugin '{}': reloaded {} -> {}; state {}; the stream went on: {} shards went over "
-            "one at a time in {:.0f} ms, each holding its own matches at most {:.0f} us{}",
+            "one at a time in {:.0f} ms, each holding its own matches at most {:.0f} us (saves "
+            "{:.0f} us, restores {:.0f} us in all){}",
             plugin, from_version.empty() ? "(none)" : from_version, to_version, state,
-            shard_pause_us.size(), elapsed_us / 1000.0, pause_us,
+            shard_pause_us.size(), elapsed_us / 1000.0, pause_us, save_us, restore_us,
             old_library_left ? "" : "; WARNING: the old library is still in memory");
     if (change == "reload")
         return fmt::format(
-            "plugin '{}': reloaded {} -> {}; state {}; stream paused {:.0f} us{}{}", plugin,
+            "plugin '{}': reloaded {} -> {}; state {}; stream paused {:.0f} us{}{}{}", plugin,
             from_version.empty() ? "(none)" : from_version, to_version, state, pause_us,
+            save_us + restore_us > 0
+                ? fmt::format(" (save {:.0f} us, restore {:.0f} us{})", save_us, restore_us,
+                              shard_pause_us.size() > 1 ? ", over the shards" : "")
+                : "",
             shard_pause_us.empty()
                 ? ""
                 : fmt::format(" (largest shard {:.0f} us)",
@@ -83,6 +88,8 @@ ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* ret
         // shard's, not the sum.
         const ShardCarry carry = sharded_to->carry_state_from(*sharded_from, threads_);
         report.shard_pause_us = carry.shard_us;
+        report.save_us = carry.save_us;
+        report.restore_us = carry.restore_us;
         if (!carry.saved)
             report.state = "started fresh (the old instance could not save its state: " +
                            carry.save_error + ")";
@@ -95,8 +102,15 @@ ReloadReport Host::swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* ret
                                        sharded_to->shard_count());
     } else {
         std::string error;
-        if (auto blob = slot.instance->save_state(error)) {
+        const auto save_start = std::chrono::steady_clock::now();
+        auto blob = slot.instance->save_state(error);
+        const auto saved_at = std::chrono::steady_clock::now();
+        report.save_us = std::chrono::duration<double, std::micro>(saved_at - save_start).count();
+        if (blob) {
             auto restored = fresh.instance->restore_state(*blob);
+            report.restore_us = std::chrono::duration<double, std::micro>(
+                                    std::chrono::steady_clock::now() - saved_at)
+                                    .count();
             report.state = restored.ok() ? fmt::format("carried ({} bytes)", blob->size())
                                          : fmt::format(
                                                "started fresh (the new version refused the old "
@@ -215,6 +229,8 @@ void Host::end_staged_install() {
     for (size_t k = 0; k < staged.steps.size(); ++k) {
         const ShardStep& step = staged.steps[k];
         report.shard_pause_us.push_back(step.us);
+        report.save_us += step.save_us;
+        report.restore_us += step.restore_us;
         report.pause_us = std::max(report.pause_us, step.us);
         bytes += step.bytes;
         if (step.ok()) {

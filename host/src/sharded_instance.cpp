@@ -163,6 +163,8 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
         CallResult restored;
         size_t bytes = 0;
         double us = 0;
+        double save_us = 0;
+        double restore_us = 0;
         // What was thrown, kept as the exception: making its text could itself throw (an
         // allocation failing is the likely cause), and nothing may leave a helper thread.
         std::exception_ptr thrown;
@@ -173,10 +175,16 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
         const auto start = std::chrono::steady_clock::now();
         try {
             std::string error;
-            if (auto blob = from.shards_[k]->save_state(error)) {
+            auto blob = from.shards_[k]->save_state(error);
+            const auto saved_at = std::chrono::steady_clock::now();
+            out.save_us = std::chrono::duration<double, std::micro>(saved_at - start).count();
+            if (blob) {
                 out.saved = true;
                 out.bytes = blob->size();
                 out.restored = shards_[k]->restore_state(*blob);
+                out.restore_us = std::chrono::duration<double, std::micro>(
+                                     std::chrono::steady_clock::now() - saved_at)
+                                     .count();
             } else {
                 out.save_error = std::move(error);
             }
@@ -230,6 +238,8 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
         const Outcome& out = outcomes[k];
         carry.bytes += out.bytes;
         carry.shard_us.push_back(out.us);
+        carry.save_us += out.save_us;
+        carry.restore_us += out.restore_us;
         took[k] = out.saved && may_hold_state(out.restored);
         if (!out.saved && carry.saved) {
             carry.saved = false;
@@ -253,10 +263,16 @@ ShardStep ShardedInstance::carry_shard_into(uint32_t k, ShardedInstance& live) n
     // a step that cannot even say why still goes over with the shard made as it was.
     try {
         std::string error;
-        if (auto blob = live.shards_.at(k)->save_state(error)) {
+        auto blob = live.shards_.at(k)->save_state(error);
+        const auto saved_at = std::chrono::steady_clock::now();
+        step.save_us = std::chrono::duration<double, std::micro>(saved_at - start).count();
+        if (blob) {
             step.saved = true;
             step.bytes = blob->size();
             step.restored = shards_.at(k)->restore_state(*blob);
+            step.restore_us = std::chrono::duration<double, std::micro>(
+                                  std::chrono::steady_clock::now() - saved_at)
+                                  .count();
         } else {
             step.save_error = std::move(error);
         }

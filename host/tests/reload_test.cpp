@@ -96,6 +96,11 @@ TEST_F(Reload, HistoryCarriesAcrossAReloadAndNoEventIsLostOrSeenTwice) {
     EXPECT_EQ(report.state.rfind("carried", 0), 0u) << report.state;
     EXPECT_TRUE(report.old_library_left);
     EXPECT_GE(report.pause_us, 0.0);
+    // The pause's parts: a save and a restore were made, and they are part of it.
+    EXPECT_GT(report.save_us, 0.0);
+    EXPECT_GT(report.restore_us, 0.0);
+    EXPECT_LE(report.save_us + report.restore_us, report.pause_us);
+    EXPECT_NE(report.describe().find(" (save "), std::string::npos) << report.describe();
 
     for (int i = 0; i < 39; ++i)
         host.push(update(1));

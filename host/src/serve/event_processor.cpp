@@ -41,6 +41,9 @@ json report_json(const ReloadReport& report) {
             // shard's matches were held, elapsed_us the time until the last was across.
             {"staged", report.staged},
             {"elapsed_us", report.elapsed_us},
+            // Of the carry, summed over shards: the old version's save, the new one's restore.
+            {"save_us", report.save_us},
+            {"restore_us", report.restore_us},
             {"message", report.describe()}};
 }
 

@@ -29,6 +29,10 @@ struct ReloadReport {
     // waited_us is 0, and elapsed_us is the time from the start to the last shard across.
     bool staged = false;
     double elapsed_us = 0.0;
+    // Of the carry: the old generation's save_state and the new one's restore_state, wall
+    // time, summed over the shards (0 when nothing was carried).
+    double save_us = 0.0;
+    double restore_us = 0.0;
     bool old_library_left = true;  // the old copy left memory after release
     // install_plugin refused a prepared version made from settings the config has since
     // changed: prepare it again from the current settings.

@@ -36,6 +36,8 @@ struct ShardCarry {
     CallResult restored;     // else the first refusal of a new shard, naming it
     size_t bytes = 0;        // of every shard's blob
     std::vector<double> shard_us;  // each shard's save and restore, wall time
+    double save_us = 0;            // of them, the saves and the restores, summed
+    double restore_us = 0;
     bool ok() const { return saved && restored.ok(); }
 };
 
@@ -47,6 +49,8 @@ struct ShardStep {
     size_t bytes = 0;
     double us = 0;               // save, restore and exchange, wall time: what the shard's
                                  // matches waited
+    double save_us = 0;          // of it, the save and the restore
+    double restore_us = 0;
     std::string remake_problem;  // a new shard left holding part of a refused state
     bool ok() const { return saved && restored.ok(); }
 };
