@@ -510,6 +510,45 @@ void run_memory(const Settings& s) {
     std::printf("\n");
 }
 
+// The reload sections' load: a host with reference and lagpool (`threads` workers), and
+// `players` in one match (the worst case: with threads, all of them in one shard) or in
+// matches of 500 as a community plays them, pushed round robin and warmed up past every
+// plugin's horizon.
+struct ReloadLoad {
+    static constexpr uint32_t kMatchPlayers = 500;
+
+    ReloadLoad(uint32_t players, bool one_match, uint32_t threads)
+        : host(make_host({reference_plugin(), lagpool_plugin()}, threads)),
+          matches(one_match ? 1 : std::max(1u, players / kMatchPlayers)) {
+        for (uint32_t m = 0; m < matches; ++m)
+            streams.emplace_back(StreamOptions{
+                .players = players / matches, .batch_events = kBatch, .match_id = m + 1});
+        for (uint64_t b = 0; b < kWarmTicks * players / kBatch; ++b)
+            push();
+    }
+    void push() { host->push(streams[turn++ % streams.size()].next()); }
+    // One push, timed (us, wall).
+    double timed_push() {
+        const auto start = std::chrono::steady_clock::now();
+        push();
+        return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+            .count();
+    }
+    // Events the relay built that the host did not take in, once everything is flushed.
+    long long lost() {
+        host->flush();
+        uint64_t sent = 0;
+        for (const auto& stream : streams)
+            sent += stream.events();
+        return static_cast<long long>(sent) - static_cast<long long>(host->counters().events);
+    }
+
+    std::unique_ptr<host::Host> host;
+    const uint32_t matches;
+    std::vector<MovementStream> streams;
+    size_t turn = 0;
+};
+
 // The reload a server makes (Host::begin_install): the new generation is prepared first (off
 // the event path, as serve's loader thread does; not timed), then its shards go over one at
 // a time on their lanes while batches keep being pushed. What a match waits is its shard's
@@ -521,7 +560,6 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
         std::printf("  staged reload: needs 2 cores or more (one thread runs no shards)\n");
         return;
     }
-    constexpr uint32_t kMatchPlayers = 500;
     std::printf(
         "staged reload of reference (Host::begin_install, as arbiter serve reloads): shards go "
         "over one at a time while batches are pushed; per shard = each shard's save, restore "
@@ -530,23 +568,9 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
     for (bool one_match : {true, false}) {
         for (uint32_t players : counts) {
             const int reloads = players >= 100'000 ? 5 : 20;
-            auto h = make_host({reference_plugin(), lagpool_plugin()}, threads);
-            std::vector<MovementStream> streams;
-            const uint32_t matches = one_match ? 1 : std::max(1u, players / kMatchPlayers);
-            for (uint32_t m = 0; m < matches; ++m)
-                streams.emplace_back(StreamOptions{
-                    .players = players / matches, .batch_events = kBatch, .match_id = m + 1});
-            size_t turn = 0;
-            auto push_next = [&] { h->push(streams[turn++ % streams.size()].next()); };
-            auto timed_push = [&] {
-                const auto start = std::chrono::steady_clock::now();
-                push_next();
-                return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
-                                                                 start)
-                    .count();
-            };
-            for (uint64_t b = 0; b < kWarmTicks * players / kBatch; ++b)
-                push_next();
+            ReloadLoad load(players, one_match, threads);
+            auto& h = load.host;
+            auto timed_push = [&] { return load.timed_push(); };
             host::PluginSettings settings;
             for (const auto& slot : h->plugins())
                 if (slot.settings.name == "reference") settings = slot.settings;
@@ -583,21 +607,16 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
                 elapsed.push_back(report->elapsed_us);
             }
             for (int b = 0; b < 20; ++b)
-                push_next();
-            h->flush();
-            uint64_t sent = 0;
-            for (const auto& stream : streams)
-                sent += stream.events();
-            const auto lost =
-                static_cast<long long>(sent) - static_cast<long long>(h->counters().events);
+                load.push();
+            const long long lost = load.lost();
             std::printf(
                 "  %2u threads %7u players in %3u match%s (%u shards): %2d reloads; per shard "
                 "median %7.0f us, p99 %7.0f us, max %7.0f us; largest shard per reload p99 "
                 "%7.0f us; longest push p99 %7.0f us (before: %7.0f us); all shards across "
                 "in median %6.0f ms (%llu pushes meanwhile); events lost %lld, failed reloads "
                 "%d\n",
-                threads, players, matches, matches == 1 ? "  " : "es", h->shards(), reloads,
-                median(steps), percentile(steps, 0.99), percentile(steps, 1.0),
+                threads, players, load.matches, load.matches == 1 ? "  " : "es", h->shards(),
+                reloads, median(steps), percentile(steps, 0.99), percentile(steps, 1.0),
                 percentile(largest_step, 0.99), percentile(longest_push, 0.99),
                 percentile(longest_before, 0.99), median(elapsed) / 1000.0,
                 static_cast<unsigned long long>(pushes_during), lost, failed);
@@ -613,7 +632,6 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
 void run_reload(const Settings& s) {
     std::vector<uint32_t> counts = {1000, 10'000, 100'000};
     if (s.quick) counts.pop_back();
-    constexpr uint32_t kMatchPlayers = 500;
     std::printf(
         "hot reload of reference under load (pause = ReloadReport::pause_us, wall: with "
         "threads, the wait for the batches pushed before, then every shard carried, as many "
@@ -625,17 +643,10 @@ void run_reload(const Settings& s) {
             if (!one_match && threads == 1) continue;  // one shard: the same as one match
             for (uint32_t players : counts) {
                 const int reloads = players >= 100'000 ? 5 : 20;
-                auto h = make_host({reference_plugin(), lagpool_plugin()}, threads);
-                std::vector<MovementStream> streams;
-                const uint32_t matches = one_match ? 1 : std::max(1u, players / kMatchPlayers);
-                for (uint32_t m = 0; m < matches; ++m)
-                    streams.emplace_back(StreamOptions{.players = players / matches,
-                                                       .batch_events = kBatch,
-                                                       .match_id = m + 1});
-                size_t turn = 0;
-                auto push_next = [&] { h->push(streams[turn++ % streams.size()].next()); };
-                for (uint64_t b = 0; b < kWarmTicks * players / kBatch; ++b)
-                    push_next();
+                ReloadLoad load(players, one_match, threads);
+                auto& h = load.host;
+                const uint32_t matches = load.matches;
+                auto push_next = [&] { load.push(); };
                 std::vector<double> pauses, waits, largest_shard, saves, restores;
                 int failed = 0;
                 for (int i = 0; i < reloads; ++i) {
@@ -658,12 +669,7 @@ void run_reload(const Settings& s) {
                 }
                 for (int b = 0; b < 20; ++b)
                     push_next();
-                h->flush();
-                uint64_t sent = 0;
-                for (const auto& stream : streams)
-                    sent += stream.events();
-                const auto lost = static_cast<long long>(sent) -
-                                  static_cast<long long>(h->counters().events);
+                const long long lost = load.lost();
                 // The first reload after start is the slowest (the new generation's memory
                 // is fresh pages); p99 of 20 is that one, the median is the steady state.
                 std::printf(
