@@ -570,7 +570,6 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
             const int reloads = players >= 100'000 ? 5 : 20;
             ReloadLoad load(players, one_match, threads);
             auto& h = load.host;
-            auto timed_push = [&] { return load.timed_push(); };
             host::PluginSettings settings;
             for (const auto& slot : h->plugins())
                 if (slot.settings.name == "reference") settings = slot.settings;
@@ -581,18 +580,18 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
                 host::PluginSlot fresh = h->prepare_plugin(settings);
                 double before = 0;
                 for (int b = 0; b < 20; ++b)
-                    before = std::max(before, timed_push());
+                    before = std::max(before, load.timed_push());
                 auto report = h->begin_install(std::move(fresh));
                 double longest = 0;
                 int pushes = 0;
                 while (!report) {
-                    longest = std::max(longest, timed_push());
+                    longest = std::max(longest, load.timed_push());
                     ++pushes;
                     report = h->finished_install();
                 }
                 // As many pushes before as during, so the two longest compare like for like.
                 for (int b = 20; b < pushes; ++b)
-                    before = std::max(before, timed_push());
+                    before = std::max(before, load.timed_push());
                 pushes_during += static_cast<uint64_t>(pushes);
                 if (!report->ok || !report->staged) {
                     ++failed;
@@ -646,12 +645,11 @@ void run_reload(const Settings& s) {
                 ReloadLoad load(players, one_match, threads);
                 auto& h = load.host;
                 const uint32_t matches = load.matches;
-                auto push_next = [&] { load.push(); };
                 std::vector<double> pauses, waits, largest_shard, saves, restores;
                 int failed = 0;
                 for (int i = 0; i < reloads; ++i) {
                     for (int b = 0; b < 20; ++b)
-                        push_next();
+                        load.push();
                     auto report = h->reload_plugin("reference");
                     if (!report.ok) {
                         ++failed;
@@ -668,7 +666,7 @@ void run_reload(const Settings& s) {
                                                 report.shard_pause_us.end()));
                 }
                 for (int b = 0; b < 20; ++b)
-                    push_next();
+                    load.push();
                 const long long lost = load.lost();
                 // The first reload after start is the slowest (the new generation's memory
                 // is fresh pages); p99 of 20 is that one, the median is the steady state.

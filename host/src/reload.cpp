@@ -155,7 +155,6 @@ std::optional<ReloadReport> Host::begin_install(PluginSlot fresh, PluginSlot* re
     if (!stageable) return install_plugin(std::move(fresh), retired);
 
     auto staged = std::make_unique<StagedInstall>();
-    staged->plugin = slot->settings.name;
     staged->report.plugin = slot->settings.name;
     staged->report.change = "reload";
     staged->report.from_version = slot->library->identity().version;
@@ -184,7 +183,7 @@ std::optional<ReloadReport> Host::begin_install(PluginSlot fresh, PluginSlot* re
         throw;
     }
     spdlog::info("plugin '{}': reloading shard by shard ({} shards) while the stream goes on",
-                 staged_->plugin, count);
+                 staged_->report.plugin, count);
     return std::nullopt;
 }
 
@@ -212,7 +211,7 @@ void Host::settle_install() {
 void Host::end_staged_install() {
     StagedInstall& staged = *staged_;
     // Nothing changes the slots while shards go over (settle_install comes first).
-    PluginSlot* slot = dispatcher_.find(staged.plugin);
+    PluginSlot* slot = dispatcher_.find(staged.report.plugin);
     auto& live = dynamic_cast<ShardedInstance&>(*slot->instance);
     auto& old = dynamic_cast<ShardedInstance&>(*staged.fresh.instance);
 

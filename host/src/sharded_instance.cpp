@@ -60,6 +60,47 @@ bool may_hold_state(const CallResult& restored) {
     return restored.status != ARB_ERR_STATE;
 }
 
+double elapsed_us(std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - since)
+        .count();
+}
+
+// One shard's state from `from` to `to`, timed, for a whole carry and a staged step alike.
+// What either side throws becomes the failure of the side it came from: nothing may leave
+// a helper thread or a lane. Making the text is tried too (out of memory is the likely
+// throw), and a failure to make it leaves the status alone to say it.
+ShardStep carry_one(AnalyzerInstance& from, AnalyzerInstance& to) noexcept {
+    ShardStep step;
+    const auto start = std::chrono::steady_clock::now();
+    auto failed = [&step](const char* why) noexcept {
+        if (step.saved) step.restored.status = ARB_ERR_INTERNAL;
+        try {
+            (step.saved ? step.restored.error : step.save_error) = why;
+        } catch (...) {
+        }
+    };
+    try {
+        std::string error;
+        auto blob = from.save_state(error);
+        const auto saved_at = std::chrono::steady_clock::now();
+        step.save_us = elapsed_us(start);
+        if (blob) {
+            step.saved = true;
+            step.bytes = blob->size();
+            step.restored = to.restore_state(*blob);
+            step.restore_us = elapsed_us(saved_at);
+        } else {
+            step.save_error = std::move(error);
+        }
+    } catch (const std::exception& error) {
+        failed(error.what());
+    } catch (...) {
+        failed("an exception that is no std::exception");
+    }
+    step.us = elapsed_us(start);
+    return step;
+}
+
 CallResult refused(std::string why) {
     CallResult result;
     result.status = ARB_ERR_STATE;
@@ -157,48 +198,12 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
     if (from.shards_.size() != count)
         throw std::logic_error("carry_state_from between instances of different shard counts");
     if (count == 0) return {};
-    struct Outcome {
-        bool saved = false;
-        std::string save_error;
-        CallResult restored;
-        size_t bytes = 0;
-        double us = 0;
-        double save_us = 0;
-        double restore_us = 0;
-        // What was thrown, kept as the exception: making its text could itself throw (an
-        // allocation failing is the likely cause), and nothing may leave a helper thread.
-        std::exception_ptr thrown;
-    };
-    std::vector<Outcome> outcomes(count);
-    auto carry_one = [&](size_t k) noexcept {
-        Outcome& out = outcomes[k];
-        const auto start = std::chrono::steady_clock::now();
-        try {
-            std::string error;
-            auto blob = from.shards_[k]->save_state(error);
-            const auto saved_at = std::chrono::steady_clock::now();
-            out.save_us = std::chrono::duration<double, std::micro>(saved_at - start).count();
-            if (blob) {
-                out.saved = true;
-                out.bytes = blob->size();
-                out.restored = shards_[k]->restore_state(*blob);
-                out.restore_us = std::chrono::duration<double, std::micro>(
-                                     std::chrono::steady_clock::now() - saved_at)
-                                     .count();
-            } else {
-                out.save_error = std::move(error);
-            }
-        } catch (...) {
-            out.thrown = std::current_exception();
-        }
-        out.us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-                     .count();
-    };
+    std::vector<ShardStep> outcomes(count);
     // Shards are handed out one at a time to the helpers and to this thread.
     std::atomic<size_t> next{0};
     auto drain = [&]() noexcept {
         for (size_t k = next++; k < count; k = next++)
-            carry_one(k);
+            outcomes[k] = carry_one(*from.shards_[k], *shards_[k]);
     };
     {
         std::vector<std::thread> helpers;
@@ -214,28 +219,11 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
         for (auto& helper : helpers)
             helper.join();
     }
-    // A throw becomes that shard's failure, on the side it happened.
-    for (Outcome& out : outcomes) {
-        if (!out.thrown) continue;
-        std::string why = "an exception that is no std::exception";
-        try {
-            std::rethrow_exception(out.thrown);
-        } catch (const std::exception& error) {
-            why = error.what();
-        } catch (...) {
-        }
-        if (!out.saved) {
-            out.save_error = std::move(why);
-        } else {
-            out.restored.status = ARB_ERR_INTERNAL;
-            out.restored.error = std::move(why);
-        }
-    }
 
     ShardCarry carry;
     std::vector<char> took(count, 0);
     for (size_t k = 0; k < count; ++k) {
-        const Outcome& out = outcomes[k];
+        const ShardStep& out = outcomes[k];
         carry.bytes += out.bytes;
         carry.shard_us.push_back(out.us);
         carry.save_us += out.save_us;
@@ -257,34 +245,8 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
 }
 
 ShardStep ShardedInstance::carry_shard_into(uint32_t k, ShardedInstance& live) noexcept {
-    ShardStep step;
     const auto start = std::chrono::steady_clock::now();
-    // Texts are made inside the try: out of memory there is one more failure to report, and
-    // a step that cannot even say why still goes over with the shard made as it was.
-    try {
-        std::string error;
-        auto blob = live.shards_.at(k)->save_state(error);
-        const auto saved_at = std::chrono::steady_clock::now();
-        step.save_us = std::chrono::duration<double, std::micro>(saved_at - start).count();
-        if (blob) {
-            step.saved = true;
-            step.bytes = blob->size();
-            step.restored = shards_.at(k)->restore_state(*blob);
-            step.restore_us = std::chrono::duration<double, std::micro>(
-                                  std::chrono::steady_clock::now() - saved_at)
-                                  .count();
-        } else {
-            step.save_error = std::move(error);
-        }
-    } catch (const std::exception& error) {
-        try {
-            (step.saved ? step.restored.error : step.save_error) = error.what();
-        } catch (...) {
-        }
-        step.restored.status = step.saved ? ARB_ERR_INTERNAL : step.restored.status;
-    } catch (...) {
-        step.restored.status = step.saved ? ARB_ERR_INTERNAL : step.restored.status;
-    }
+    ShardStep step = carry_one(*live.shards_[k], *shards_[k]);
     if (step.saved && !step.restored.ok() && may_hold_state(step.restored)) {
         try {
             std::vector<char> took(k + 1, 0);
@@ -295,8 +257,7 @@ ShardStep ShardedInstance::carry_shard_into(uint32_t k, ShardedInstance& live) n
         }
     }
     std::swap(shards_[k], live.shards_[k]);
-    step.us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    step.us = elapsed_us(start);
     return step;
 }
 

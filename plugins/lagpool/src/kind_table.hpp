@@ -24,11 +24,11 @@ class KindTable {
     auto begin() const { return entries_.begin(); }
     auto end() const { return entries_.end(); }
 
-    size_t count(std::string_view name) const { return find(name) != entries_.end() ? 1 : 0; }
+    size_t count(std::string_view name) const { return index_of(name) < entries_.size() ? 1 : 0; }
     Value& at(std::string_view name) {
-        auto it = find(name);
-        if (it == entries_.end()) throw std::out_of_range("no budget of that kind");
-        return it->second;
+        const size_t i = index_of(name);
+        if (i == entries_.size()) throw std::out_of_range("no budget of that kind");
+        return entries_[i].second;
     }
     // The entry of `name`, made with a default value when there is none.
     Value& operator[](std::string_view name) {
@@ -49,18 +49,20 @@ class KindTable {
     }
 
   private:
-    auto lower_bound(std::string_view name) {
+    auto lower_bound(std::string_view name) const {
         return std::lower_bound(
             entries_.begin(), entries_.end(), name,
             [](const Entry& entry, std::string_view key) { return entry.first < key; });
     }
-    auto find(std::string_view name) const {
-        return std::find_if(entries_.begin(), entries_.end(),
-                            [&](const Entry& entry) { return entry.first == name; });
+    auto lower_bound(std::string_view name) {
+        return entries_.begin() + (std::as_const(*this).lower_bound(name) - entries_.cbegin());
     }
-    auto find(std::string_view name) {
-        return std::find_if(entries_.begin(), entries_.end(),
-                            [&](const Entry& entry) { return entry.first == name; });
+    // The entry's index, or size() when there is none.
+    size_t index_of(std::string_view name) const {
+        const auto it = lower_bound(name);
+        return it != entries_.end() && it->first == name
+                   ? static_cast<size_t>(it - entries_.begin())
+                   : entries_.size();
     }
 
     std::vector<Entry> entries_;

@@ -78,7 +78,8 @@ void LagpoolAnalyzer::restore_state(std::span<const uint8_t> blob) {
         match.lag = ServerLag(lag_s, lag_at_us);
         const uint64_t player_count = in.get_count(4 + 1 + 24 + 8);
         for (uint64_t p = 0; p < player_count; ++p) {
-            PlayerState& player = match.players[in.get<uint32_t>()];
+            const uint32_t player_id = in.get<uint32_t>();
+            PlayerState& player = match.players[player_id];
             const bool has_position = in.get<uint8_t>() != 0;
             Vec3 position;
             position.x = in.get_finite("position");
@@ -92,7 +93,9 @@ void LagpoolAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 // Written in name order, each once: anything else is no state of ours (and
                 // kept out, it could make each insert a shift of every entry).
                 if (k > 0 && name <= previous)
-                    throw StateError("state blob lists a player's budget kinds out of order");
+                    throw StateError("state blob lists the budget kinds of player " +
+                                     std::to_string(player_id) + " out of order (kind " +
+                                     std::to_string(k) + " of " + std::to_string(kind_count) + ")");
                 KindState& kind = player.kinds[name];
                 previous = std::move(name);
                 const double capacity = in.get_finite("budget capacity");

@@ -281,9 +281,9 @@ class Host {
     // Puts a freshly loaded slot in place of the old one, carrying state across.
     ReloadReport swap_in(PluginSlot& slot, PluginSlot&& fresh, PluginSlot* retired = nullptr);
     // A staged install under way (begin_install): the new generation, whose sharded
-    // instance ends up holding the old shards, and what each shard's step did.
+    // instance ends up holding the old shards, what each shard's step did, and the report
+    // as far as it is known at the start (the plugin, the versions).
     struct StagedInstall {
-        std::string plugin;
         PluginSlot fresh;
         std::vector<ShardStep> steps;  // written on the lanes; read once none is pending
         ReloadReport report;

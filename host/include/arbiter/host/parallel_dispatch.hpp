@@ -60,7 +60,6 @@ class ParallelDispatch {
     ParallelDispatch& operator=(const ParallelDispatch&) = delete;
 
     uint32_t shards() const { return shards_; }
-    uint32_t workers() const { return static_cast<uint32_t>(workers_.size()); }
     // Hands a batch (and the gap batch before it, if any) to the lanes; returns at once.
     void submit(VerifiedBatch batch, std::optional<VerifiedBatch> lost = std::nullopt,
                 std::optional<std::vector<LostStretch>> lost_after = std::nullopt);
