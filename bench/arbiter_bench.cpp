@@ -8,8 +8,8 @@
 // everything runs on one thread. The reload pause is wall time, as the stream sees it.
 // Sections: core (floor, whole path, direct limit, interleaved round by round), batch,
 // players, plugins, isolated (wall clock: the plugins run in child processes), memory,
-// reload. --filter keeps the core items whose name holds TEXT
-// (for a profile of one item).
+// reload. --filter keeps the items of core, batch, players and plugins whose name holds
+// TEXT (for a profile of one item).
 #include <malloc.h>
 
 #include <algorithm>
@@ -46,7 +46,7 @@ struct Settings {
     bool quick = false;
     std::set<std::string> skip;
     std::set<std::string> only;  // when given, these sections alone
-    std::string filter;          // core items whose name contains it ("" = all)
+    std::string filter;          // items whose name contains it ("" = all)
     uint64_t soak_matches = 4000;
     std::string store_postgres;  // the store section on this PostgreSQL instead of SQLite
 };
@@ -314,6 +314,7 @@ void run_core(const Settings& s) {
 // Items measured one after another (each holds a host of its own, freed after).
 void run_serial(const Settings& s, const std::string& section, const std::string& name,
                 const std::function<HostUnderTest()>& make) {
+    if (name.find(s.filter) == std::string::npos) return;
     HostUnderTest t = make();
     Item item{section, name, whole_path(t.host, t.stream)};
     for (int r = 0; r < s.reps; ++r)
