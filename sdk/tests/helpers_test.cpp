@@ -1,7 +1,11 @@
-// The SDK's building blocks: config reader, state seal, evidence writer, batch builder.
+// The SDK's building blocks: config reader, state seal, evidence writer, batch builder,
+// look-ahead.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -285,6 +289,47 @@ TEST(BatchBuilder, VerifiedRefusesDamage) {
     EXPECT_FALSE(arbiter::Batch::verified(truncated).has_value());
     std::vector<uint8_t> noise(64, 0xff);
     EXPECT_FALSE(arbiter::Batch::verified(noise).has_value());
+}
+
+// The look-ahead changes when a player's state is asked for, never what is handled: every
+// event once, in order; a group's finds and prefetches all before its first handler, and
+// none of the next group's before its last.
+TEST(LookAhead, HandlesEveryEventOnceInOrderAfterItsGroupsLookups) {
+    constexpr size_t kGroup = 8;
+    for (uint32_t events : {0u, 1u, 7u, 8u, 9u, 17u, 256u}) {
+        arbiter::BatchBuilder builder("relay-1", 1);
+        for (uint32_t i = 0; i < events; ++i)
+            builder.add(i, i, i + 1, arbiter::build::Position{});  // player i + 1: event i
+        const auto bytes = builder.finish();
+        const auto batch = arbiter::Batch::verified(bytes);
+        ASSERT_TRUE(batch.has_value());
+
+        // Players with an odd id have a record; the trace is (step, event index).
+        std::vector<uint32_t> records(events + 1);
+        for (uint32_t id = 1; id <= events; id += 2)
+            records[id] = id - 1;
+        std::vector<std::pair<char, uint32_t>> trace;
+        arbiter::for_each_event_looking_ahead<kGroup>(
+            batch->events(),
+            [&](const arbiter::fb::Event& next) -> const uint32_t* {
+                trace.emplace_back('f', next.player() - 1);
+                return next.player() % 2 == 1 ? &records[next.player()] : nullptr;
+            },
+            [&](const uint32_t& record) { trace.emplace_back('p', record); },
+            [&](const arbiter::fb::Event& event) { trace.emplace_back('h', event.player() - 1); });
+
+        std::vector<std::pair<char, uint32_t>> expected;
+        for (uint32_t first = 0; first < events; first += kGroup) {
+            const uint32_t last = std::min<uint32_t>(events, first + kGroup);
+            for (uint32_t i = first; i < last; ++i)
+                expected.emplace_back('f', i);
+            for (uint32_t i = first; i < last; ++i)
+                if (i % 2 == 0) expected.emplace_back('p', i);  // event i is player i + 1
+            for (uint32_t i = first; i < last; ++i)
+                expected.emplace_back('h', i);
+        }
+        EXPECT_EQ(trace, expected) << events << " events";
+    }
 }
 
 }  // namespace

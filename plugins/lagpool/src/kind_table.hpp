@@ -4,11 +4,14 @@
 #pragma once
 
 #include <algorithm>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <arbiter/sdk/prefetch.hpp>
 
 namespace arbiter::lagpool {
 
@@ -23,6 +26,10 @@ class KindTable {
     auto end() { return entries_.end(); }
     auto begin() const { return entries_.begin(); }
     auto end() const { return entries_.end(); }
+
+    // Asks the memory system for the entries (a name of up to 15 characters, as the
+    // bundled kinds' names are, is held in its entry; a longer one is not asked for).
+    void prefetch() const { prefetch_span(std::span<const Entry>(entries_)); }
 
     size_t count(std::string_view name) const { return index_of(name) < entries_.size() ? 1 : 0; }
     Value& at(std::string_view name) {

@@ -36,36 +36,49 @@ void LagpoolAnalyzer::configure(const Context& context) {
 
 void LagpoolAnalyzer::on_batch(const Batch& batch, Signals& signals) {
     MatchState& match = matches_[batch.match()];
-    for (const fb::Event* event : batch.events()) {
-        const int64_t t_us = event->relay_time_us();
-        const uint32_t id = event->player();
-        switch (event->body_type()) {
-            case fb::EventBody::TickBoundary:
-                match.lag.observe(
-                    t_us, static_cast<double>(event->body_as_TickBoundary()->tick_lag_us()) / 1e6,
-                    settings_.lag_halving_s);
-                break;
-            case fb::EventBody::PlayerJoin:
-                if (id != 0) start_session(match, id, t_us);
-                break;
-            case fb::EventBody::PlayerLeave:
-                match.players.erase(id);
-                break;
-            case fb::EventBody::PositionUpdate:
-                if (id != 0)
-                    on_position(match, id, t_us, *event->body_as_PositionUpdate(), signals);
-                break;
-            case fb::EventBody::Order:
-                if (id != 0) on_order(match, id, t_us, *event->body_as_Order(), signals);
-                break;
-            case fb::EventBody::InputLost:
-                on_input_lost(match, t_us);
-                break;
-            default:
-                break;
-        }
-    }
+    // Past a few thousand players their budgets are out of the caches: each group of
+    // events asks for its players' budgets before the first of them is handled.
+    for_each_event_looking_ahead(
+        batch.events(),
+        [&match](const fb::Event& next) -> const PlayerState* {
+            const auto found = match.players.find(next.player());
+            return found == match.players.end() ? nullptr : &found->second;
+        },
+        [](const PlayerState& player) {
+            prefetch_span(std::span<const PlayerState>(&player, 1));
+            player.kinds.prefetch();
+        },
+        [&](const fb::Event& event) { on_event(match, event, signals); });
     host().gauge("tracked_matches", static_cast<double>(matches_.size()));
+}
+
+void LagpoolAnalyzer::on_event(MatchState& match, const fb::Event& event, Signals& signals) {
+    const int64_t t_us = event.relay_time_us();
+    const uint32_t id = event.player();
+    switch (event.body_type()) {
+        case fb::EventBody::TickBoundary:
+            match.lag.observe(
+                t_us, static_cast<double>(event.body_as_TickBoundary()->tick_lag_us()) / 1e6,
+                settings_.lag_halving_s);
+            break;
+        case fb::EventBody::PlayerJoin:
+            if (id != 0) start_session(match, id, t_us);
+            break;
+        case fb::EventBody::PlayerLeave:
+            match.players.erase(id);
+            break;
+        case fb::EventBody::PositionUpdate:
+            if (id != 0) on_position(match, id, t_us, *event.body_as_PositionUpdate(), signals);
+            break;
+        case fb::EventBody::Order:
+            if (id != 0) on_order(match, id, t_us, *event.body_as_Order(), signals);
+            break;
+        case fb::EventBody::InputLost:
+            on_input_lost(match, t_us);
+            break;
+        default:
+            break;
+    }
 }
 
 void LagpoolAnalyzer::on_match_end(const MatchKey& match, Signals&) {

@@ -89,6 +89,7 @@ class LagpoolAnalyzer final : public Analyzer {
     void start_session(MatchState& match, uint32_t player_id, int64_t t_us);
     // Batches of the match were lost (schema 1.1): nothing is charged across the gap.
     void on_input_lost(MatchState& match, int64_t t_us);
+    void on_event(MatchState& match, const fb::Event& event, Signals& signals);
     PlayerState& player_state(MatchState& match, uint32_t player_id, int64_t t_us);
     void on_position(MatchState& match, uint32_t player_id, int64_t t_us,
                      const fb::PositionUpdate& update, Signals& signals);

@@ -12,6 +12,8 @@
 #include <optional>
 #include <vector>
 
+#include <arbiter/sdk/prefetch.hpp>
+
 #include "fifo.hpp"
 #include "sample_ring.hpp"
 
@@ -72,6 +74,7 @@ class SpacingMedian {
     void popping_front(const Track& track);  // before samples.pop_front
     void cleared();                          // after samples.clear()
     void invalidate() { valid_ = false; }    // after any other change (a restore)
+    void prefetch() const { prefetch_span(std::span<const Entry>(sorted_)); }
     // typical_interval_us(track, since_us).
     int64_t value(const Track& track, int64_t since_us);
     // No sample of the track received before the one before it (exact once value() ran).

@@ -35,6 +35,12 @@ class MovementArea {
         // (forget_positions), as counted for the cap long_gap_cap (NaN: count again).
         uint32_t long_gaps = 0;
         double long_gap_cap = std::numeric_limits<double>::quiet_NaN();
+
+        // Asks the memory system for the blocks an update reads (ReferenceAnalyzer::look_ahead).
+        void prefetch() const {
+            track.samples.prefetch();
+            spacing.prefetch();
+        }
     };
 
     // Reads the [movement] table.

@@ -46,63 +46,77 @@ LagSeen ReferenceAnalyzer::lag_seen(const Player& player) {
 }
 
 void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
-    const MatchKey key = batch.match();
-    Match& match = matches_[key];
-    for (const fb::Event* event : batch.events()) {
-        const uint32_t id = event->player();
-        const int64_t t_us = event->relay_time_us();
-        switch (event->body_type()) {
-            case fb::EventBody::MatchStart:
-                areas_.clock.on_match_start(*event->body_as_MatchStart(), match.clock);
-                continue;
-            case fb::EventBody::MatchEnd:
-                on_match_end_event(match, *event, signals);
-                continue;
-            case fb::EventBody::InputLost:
-                on_input_lost(match);
-                continue;
-            default:
-                break;
-        }
-        if (id == 0) continue;
-        Player& player = match.players[id];
-        if (heard_from_client(*event)) player.arrivals.heard(t_us);
-        forget_old(player, t_us);
-        Reporter out(host(), signals, player.reports);
-        switch (event->body_type()) {
-            case fb::EventBody::PositionUpdate:
-                areas_.movement.on_position(*event, player.arrivals, player.movement, out);
-                break;
-            case fb::EventBody::LatencySample:
-                areas_.movement.on_latency(*event, player.movement);
-                break;
-            case fb::EventBody::HitClaim:
-                on_hit(match, player, *event, signals);
-                break;
-            case fb::EventBody::KillClaim:
-                areas_.hits.on_kill(*event, lag_seen(player), player.hits.get(), out);
-                break;
-            case fb::EventBody::InventoryChange:
-                areas_.items.on_inventory(*event, lag_seen(player), player.items.get(), out);
-                break;
-            case fb::EventBody::StatChange:
-                areas_.stats.on_stat(*event, match.stats, player.stats.get(), out);
-                break;
-            case fb::EventBody::PlayerJoin:
-                areas_.sessions.on_join(*event, match.sessions, out);
-                break;
-            case fb::EventBody::Order:
-                areas_.clock.on_order(*event, player.clock, out);
-                break;
-            case fb::EventBody::PlayerLeave:
-                out.report_held(id);
-                match.players.erase(id);
-                break;
-            default:
-                break;
-        }
-    }
+    Match& match = matches_[batch.match()];
+    // Past a few thousand players their tracks are out of the caches: each group of events
+    // asks for its players' tracks before the first of them is handled.
+    for_each_event_looking_ahead(
+        batch.events(),
+        [&match](const fb::Event& next) -> const Player* {
+            const auto found = match.players.find(next.player());
+            return found == match.players.end() ? nullptr : &found->second;
+        },
+        [](const Player& player) {
+            // The record spans several lines, and the find brought in only its key's.
+            prefetch_span(std::span<const Player>(&player, 1));
+            player.movement.prefetch();
+        },
+        [&](const fb::Event& event) { on_event(match, event, signals); });
     host().gauge("tracked_matches", static_cast<double>(matches_.size()));
+}
+
+void ReferenceAnalyzer::on_event(Match& match, const fb::Event& event, Signals& signals) {
+    const uint32_t id = event.player();
+    const int64_t t_us = event.relay_time_us();
+    switch (event.body_type()) {
+        case fb::EventBody::MatchStart:
+            areas_.clock.on_match_start(*event.body_as_MatchStart(), match.clock);
+            return;
+        case fb::EventBody::MatchEnd:
+            on_match_end_event(match, event, signals);
+            return;
+        case fb::EventBody::InputLost:
+            on_input_lost(match);
+            return;
+        default:
+            break;
+    }
+    if (id == 0) return;
+    Player& player = match.players[id];
+    if (heard_from_client(event)) player.arrivals.heard(t_us);
+    forget_old(player, t_us);
+    Reporter out(host(), signals, player.reports);
+    switch (event.body_type()) {
+        case fb::EventBody::PositionUpdate:
+            areas_.movement.on_position(event, player.arrivals, player.movement, out);
+            break;
+        case fb::EventBody::LatencySample:
+            areas_.movement.on_latency(event, player.movement);
+            break;
+        case fb::EventBody::HitClaim:
+            on_hit(match, player, event, signals);
+            break;
+        case fb::EventBody::KillClaim:
+            areas_.hits.on_kill(event, lag_seen(player), player.hits.get(), out);
+            break;
+        case fb::EventBody::InventoryChange:
+            areas_.items.on_inventory(event, lag_seen(player), player.items.get(), out);
+            break;
+        case fb::EventBody::StatChange:
+            areas_.stats.on_stat(event, match.stats, player.stats.get(), out);
+            break;
+        case fb::EventBody::PlayerJoin:
+            areas_.sessions.on_join(event, match.sessions, out);
+            break;
+        case fb::EventBody::Order:
+            areas_.clock.on_order(event, player.clock, out);
+            break;
+        case fb::EventBody::PlayerLeave:
+            out.report_held(id);
+            match.players.erase(id);
+            break;
+        default:
+            break;
+    }
 }
 
 void ReferenceAnalyzer::on_hit(Match& match, Player& attacker, const fb::Event& event,

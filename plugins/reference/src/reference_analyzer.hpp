@@ -90,6 +90,7 @@ class ReferenceAnalyzer final : public Analyzer {
         SessionsArea::Match sessions;
     };
 
+    void on_event(Match& match, const fb::Event& event, Signals& signals);
     void on_hit(Match& match, Player& attacker, const fb::Event& event, Signals& signals);
     void on_match_end_event(Match& match, const fb::Event& event, Signals& signals);
     // Batches of the match were lost (schema 1.1): nothing measures across the gap.

@@ -4,6 +4,8 @@
 #include <climits>
 #include <utility>
 
+#include <arbiter/sdk/prefetch.hpp>
+
 namespace arbiter::reference {
 
 namespace {
@@ -96,6 +98,17 @@ Vec3 SampleRing::position(size_t i) const {
     const size_t s = position_slot(i < forgotten ? 0 : i - forgotten);
     if (doubles_) return {doubles_[3 * s], doubles_[3 * s + 1], doubles_[3 * s + 2]};
     return {floats_[3 * s], floats_[3 * s + 1], floats_[3 * s + 2]};
+}
+
+void SampleRing::prefetch() const {
+    // The whole blocks, not only the live part: a ring's live part wraps, and a block is a
+    // few hundred bytes.
+    if (narrow_) prefetch_span(std::span<const int32_t>(narrow_.get(), capacity_));
+    if (wide_) prefetch_span(std::span<const int64_t>(wide_.get(), capacity_));
+    if (floats_)
+        prefetch_span(std::span<const float>(floats_.get(), 3 * size_t{position_capacity_}));
+    if (doubles_)
+        prefetch_span(std::span<const double>(doubles_.get(), 3 * size_t{position_capacity_}));
 }
 
 void SampleRing::push_time(int64_t t_us) {

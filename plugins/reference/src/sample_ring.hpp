@@ -86,6 +86,10 @@ class SampleRing {
     size_t positions_forgotten() const { return size_ - positions_; }
     bool compact() const { return !wide_ && !doubles_; }
 
+    // Asks the memory system for every stored time and position, ahead of a use that would
+    // otherwise wait for each line in turn (see ReferenceAnalyzer::on_batch).
+    void prefetch() const;
+
     // Samples ever removed from the front: sample i is the (first_seq() + i)th the track
     // ever held, a name that stays while the ring moves (SpacingMedian keeps gaps by it).
     uint64_t first_seq() const { return first_seq_; }
