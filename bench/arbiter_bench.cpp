@@ -338,6 +338,13 @@ void run_batch(const Settings& s) {
     std::printf("\n");
 }
 
+// Every bundled plugin, as the threads section runs them.
+std::vector<PluginSpec> every_bundled_plugin() {
+    std::vector<PluginSpec> plugins = {reference_plugin(), lagpool_plugin(), kaladin_plugin()};
+    if (has_accounts_plugin()) plugins.push_back(accounts_plugin());
+    return plugins;
+}
+
 void run_players(const Settings& s) {
     std::vector<uint32_t> counts = {100, 1000, 10'000, 100'000};
     if (s.quick) counts.pop_back();
@@ -347,7 +354,9 @@ void run_players(const Settings& s) {
                  {"noop", {noop_plugin()}},
                  {"reference", {reference_plugin()}},
                  {"lagpool", {lagpool_plugin()}},
-                 {"all", {reference_plugin(), lagpool_plugin()}}}) {
+                 {"kaladin", {kaladin_plugin()}},
+                 {"all", {reference_plugin(), lagpool_plugin()}},
+                 {"every", every_bundled_plugin()}}) {
             run_serial(s, "players", label + ", " + std::to_string(players) + " players",
                        [&] { return host_under_test(plugins, players, kBatch, kWarmTicks); });
         }
@@ -700,8 +709,7 @@ void run_threads(const Settings& s) {
     const uint32_t players = s.quick ? 100 : 500;  // per match
     const uint64_t warm_ticks = kWarmTicks;
     const uint64_t measured_ticks = s.quick ? 20 : 60;
-    std::vector<PluginSpec> plugins = {reference_plugin(), lagpool_plugin(), kaladin_plugin()};
-    if (has_accounts_plugin()) plugins.push_back(accounts_plugin());
+    const std::vector<PluginSpec> plugins = every_bundled_plugin();
     std::string names;
     for (const auto& plugin : plugins)
         names += (names.empty() ? "" : " + ") + plugin.name;

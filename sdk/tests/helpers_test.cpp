@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -330,6 +331,22 @@ TEST(LookAhead, HandlesEveryEventOnceInOrderAfterItsGroupsLookups) {
         }
         EXPECT_EQ(trace, expected) << events << " events";
     }
+}
+
+// A hash map walked in key order: every entry once, ascending, the entries themselves.
+TEST(KeyOrder, WalksAHashMapInKeyOrder) {
+    std::unordered_map<uint32_t, int> players;
+    for (uint32_t id : {907u, 3u, 65536u, 12u, 4'000'000'000u, 0u, 511u})
+        players[id] = static_cast<int>(id % 1000);
+    const auto entries = arbiter::in_key_order(players);
+    std::vector<uint32_t> keys;
+    for (const auto* entry : entries)
+        keys.push_back(entry->first);
+    EXPECT_EQ(keys, (std::vector<uint32_t>{0, 3, 12, 511, 907, 65536, 4'000'000'000u}));
+    entries[2]->second = -1;  // player 12, in the map itself
+    EXPECT_EQ(players.at(12), -1);
+    std::unordered_map<uint32_t, int> none;
+    EXPECT_TRUE(arbiter::in_key_order(none).empty());
 }
 
 }  // namespace

@@ -149,66 +149,76 @@ KaladinAnalyzer::PlayerState& KaladinAnalyzer::player(MatchState& match, uint32_
 
 void KaladinAnalyzer::on_batch(const Batch& batch, Signals& signals) {
     MatchState& match = matches_[batch.match()];
-    for (const fb::Event* event : batch.events()) {
-        const uint32_t id = event->player();
-        const int64_t t_us = event->relay_time_us();
-        switch (event->body_type()) {
-            case fb::EventBody::MatchStart: {
-                const auto* start = event->body_as_MatchStart();
-                if (start->tick_rate_hz() > 0) match.tick_rate_hz = start->tick_rate_hz();
-                match.started_unix_us = start->started_unix_us();
-                break;
-            }
-            case fb::EventBody::PlayerJoin:
-                if (id != 0)
-                    player(match, id).tier =
-                        std::string(str(event->body_as_PlayerJoin()->rating_tier()));
-                break;
-            case fb::EventBody::LatencySample:
-                if (id != 0) {
-                    PlayerState& p = player(match, id);
-                    const uint32_t rtt = event->body_as_LatencySample()->rtt_us();
-                    p.reactions.rtt(rtt);
-                    p.rtt.add(rtt);
-                }
-                break;
-            case fb::EventBody::PositionUpdate:
-                if (id != 0) {
-                    const fb::Vec3* at = event->body_as_PositionUpdate()->position();
-                    if (at) player(match, id).positions.add(t_us, {at->x(), at->y(), at->z()});
-                }
-                break;
-            case fb::EventBody::Stimulus:
-                // A stimulus to one player; one to the whole match (player 0) carries no
-                // round trip of a single player and is not timed.
-                if (id != 0)
-                    player(match, id).reactions.stimulus(event->body_as_Stimulus()->stimulus_id(),
-                                                         t_us);
-                break;
-            case fb::EventBody::Order: {
-                if (id == 0) break;
-                const auto* order = event->body_as_Order();
-                PlayerState& p = player(match, id);
-                if (order->response_to() != 0 &&
-                    p.reactions.response(order->response_to(), t_us, settings_.reaction_keep_pairs))
-                    check_reactions(id, p, signals);
-                if (order->has_target() && order->target() && order->target_player() != 0 &&
-                    order->target_player() != id)
-                    on_aim(match, id, p, *order, t_us, signals);
-                if (p.inputs.add(t_us, event->tick(), order->repeat())) {
-                    if (!p.first_input_us) p.first_input_us = t_us;
-                    on_input(match, id, p, signals);
-                }
-                break;
-            }
-            case fb::EventBody::InputLost:
-                on_input_lost(match);
-                break;
-            default:
-                break;
-        }
-    }
+    // Past a few thousand players their tracks are out of the caches: each group of events
+    // asks for its players' positions before the first of them is handled.
+    for_each_event_looking_ahead(
+        batch.events(),
+        [&match](const fb::Event& next) { return find_or_null(match.players, next.player()); },
+        [](const PlayerState& p) {
+            prefetch_span(std::span<const PlayerState>(&p, 1));
+            p.positions.prefetch();
+        },
+        [&](const fb::Event& event) { on_event(match, event, signals); });
     host().gauge("tracked_matches", static_cast<double>(matches_.size()));
+}
+
+void KaladinAnalyzer::on_event(MatchState& match, const fb::Event& event, Signals& signals) {
+    const uint32_t id = event.player();
+    const int64_t t_us = event.relay_time_us();
+    switch (event.body_type()) {
+        case fb::EventBody::MatchStart: {
+            const auto* start = event.body_as_MatchStart();
+            if (start->tick_rate_hz() > 0) match.tick_rate_hz = start->tick_rate_hz();
+            match.started_unix_us = start->started_unix_us();
+            break;
+        }
+        case fb::EventBody::PlayerJoin:
+            if (id != 0)
+                player(match, id).tier =
+                    std::string(str(event.body_as_PlayerJoin()->rating_tier()));
+            break;
+        case fb::EventBody::LatencySample:
+            if (id != 0) {
+                PlayerState& p = player(match, id);
+                const uint32_t rtt = event.body_as_LatencySample()->rtt_us();
+                p.reactions.rtt(rtt);
+                p.rtt.add(rtt);
+            }
+            break;
+        case fb::EventBody::PositionUpdate:
+            if (id != 0) {
+                const fb::Vec3* at = event.body_as_PositionUpdate()->position();
+                if (at) player(match, id).positions.add(t_us, {at->x(), at->y(), at->z()});
+            }
+            break;
+        case fb::EventBody::Stimulus:
+            // A stimulus to one player; one to the whole match (player 0) carries no
+            // round trip of a single player and is not timed.
+            if (id != 0)
+                player(match, id).reactions.stimulus(event.body_as_Stimulus()->stimulus_id(), t_us);
+            break;
+        case fb::EventBody::Order: {
+            if (id == 0) break;
+            const auto* order = event.body_as_Order();
+            PlayerState& p = player(match, id);
+            if (order->response_to() != 0 &&
+                p.reactions.response(order->response_to(), t_us, settings_.reaction_keep_pairs))
+                check_reactions(id, p, signals);
+            if (order->has_target() && order->target() && order->target_player() != 0 &&
+                order->target_player() != id)
+                on_aim(match, id, p, *order, t_us, signals);
+            if (p.inputs.add(t_us, event.tick(), order->repeat())) {
+                if (!p.first_input_us) p.first_input_us = t_us;
+                on_input(match, id, p, signals);
+            }
+            break;
+        }
+        case fb::EventBody::InputLost:
+            on_input_lost(match);
+            break;
+        default:
+            break;
+    }
 }
 
 void KaladinAnalyzer::on_input_lost(MatchState& match) {
@@ -433,9 +443,11 @@ void KaladinAnalyzer::on_match_end(const MatchKey& key, Signals& signals) {
     auto it = matches_.find(key);
     if (it == matches_.end()) return;
     // The last block of aims counts as it stands (if it has enough of them).
-    for (auto& [id, p] : it->second.players)
+    for (auto* entry : in_key_order(it->second.players)) {
+        auto& [id, p] = *entry;
         if (p.precision.close(to_us(settings_.precision_block_s), settings_.precision_min_aims))
             check_precision(id, p, signals);
+    }
     if (collecting_) fold_into_baseline(it->second);
     matches_.erase(it);
 }
@@ -447,7 +459,8 @@ void KaladinAnalyzer::baseline_begin() {
 
 void KaladinAnalyzer::fold_into_baseline(const MatchState& match) {
     collecting_->add_match(match.started_unix_us);
-    for (const auto& [id, p] : match.players) {
+    for (const auto* entry : in_key_order(match.players)) {
+        const auto& [id, p] = *entry;
         if (!p.first_input_us) continue;  // a spectator or an idle player tells nothing
         const std::string tier = p.tier.empty() ? "unrated" : p.tier;
         collecting_->add_player(tier);

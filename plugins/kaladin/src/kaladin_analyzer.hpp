@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <arbiter/sdk.hpp>
@@ -94,10 +95,14 @@ class KaladinAnalyzer final : public Analyzer {
     struct MatchState {
         double tick_rate_hz = 0;
         int64_t started_unix_us = 0;
-        std::map<uint32_t, PlayerState> players;
+        // Hashed: every position looks its player up, and a tree of 100,000 players is a
+        // dozen cache misses deep. Walked in id order (in_key_order) wherever the order
+        // shows: the saved state, the match-end reports, the baseline.
+        std::unordered_map<uint32_t, PlayerState> players;
     };
 
     PlayerState& player(MatchState& match, uint32_t id);
+    void on_event(MatchState& match, const fb::Event& event, Signals& signals);
     // Batches of the match were lost (schema 1.1): no interval spans the gap.
     void on_input_lost(MatchState& match);
     void on_input(MatchState& match, uint32_t id, PlayerState& p, Signals& signals);

@@ -89,7 +89,8 @@ std::vector<uint8_t> KaladinAnalyzer::save_state() {
         out.put<double>(match.tick_rate_hz);
         out.put<int64_t>(match.started_unix_us);
         out.put<uint64_t>(match.players.size());
-        for (const auto& [id, p] : match.players) {
+        for (const auto* entry : in_key_order(match.players)) {
+            const auto& [id, p] = *entry;
             out.put<uint32_t>(id);
             out.put_string(p.tier);
             out.put<uint64_t>(p.inputs.recent().size());

@@ -56,6 +56,15 @@ class PositionTrack {
     std::optional<Vec> latest(int64_t t_us) const;
 
     const std::deque<std::pair<int64_t, Vec>>& points() const { return points_; }
+    // Asks the memory system for what add() reads and writes: the newest point and the
+    // slot after it, and the oldest (which the window lets go of).
+    void prefetch() const {
+        if (points_.empty()) return;
+        const auto* newest = &points_.back();
+        __builtin_prefetch(newest);
+        __builtin_prefetch(newest + 1);
+        __builtin_prefetch(&points_.front());
+    }
     void restore(std::deque<std::pair<int64_t, Vec>> points) { points_ = std::move(points); }
     // Input was lost: nothing is interpolated across the gap.
     void clear() { points_.clear(); }

@@ -40,10 +40,7 @@ void LagpoolAnalyzer::on_batch(const Batch& batch, Signals& signals) {
     // events asks for its players' budgets before the first of them is handled.
     for_each_event_looking_ahead(
         batch.events(),
-        [&match](const fb::Event& next) -> const PlayerState* {
-            const auto found = match.players.find(next.player());
-            return found == match.players.end() ? nullptr : &found->second;
-        },
+        [&match](const fb::Event& next) { return find_or_null(match.players, next.player()); },
         [](const PlayerState& player) {
             prefetch_span(std::span<const PlayerState>(&player, 1));
             player.kinds.prefetch();

@@ -28,13 +28,8 @@ std::vector<uint8_t> LagpoolAnalyzer::save_state() {
         out.put<int64_t>(match.lag.at_us());
         out.put<uint64_t>(match.players.size());
         // In id order, whatever the hash map's: the same state is the same bytes.
-        std::vector<uint32_t> ids;
-        ids.reserve(match.players.size());
-        for (const auto& entry : match.players)
-            ids.push_back(entry.first);
-        std::sort(ids.begin(), ids.end());
-        for (const uint32_t id : ids) {
-            const PlayerState& player = match.players.at(id);
+        for (const auto* entry : in_key_order(match.players)) {
+            const auto& [id, player] = *entry;
             out.put<uint32_t>(id);
             out.put<uint8_t>(player.position ? 1 : 0);
             const Vec3 position = player.position.value_or(Vec3{});

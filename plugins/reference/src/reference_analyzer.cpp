@@ -51,10 +51,7 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
     // asks for its players' tracks before the first of them is handled.
     for_each_event_looking_ahead(
         batch.events(),
-        [&match](const fb::Event& next) -> const Player* {
-            const auto found = match.players.find(next.player());
-            return found == match.players.end() ? nullptr : &found->second;
-        },
+        [&match](const fb::Event& next) { return find_or_null(match.players, next.player()); },
         [](const Player& player) {
             // The record spans several lines, and the find brought in only its key's.
             prefetch_span(std::span<const Player>(&player, 1));
@@ -228,14 +225,10 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
     for (const auto& [key, match] : matches_) {
         out.put_string(key.relay_id);
         out.put<uint64_t>(key.match_id);
-        // Sorted by player id, so that the same state always makes the same blob.
-        std::vector<uint32_t> ids;
-        for (const auto& [id, player] : match.players)
-            ids.push_back(id);
-        std::sort(ids.begin(), ids.end());
-        out.put<uint64_t>(ids.size());
-        for (uint32_t id : ids) {
-            const Player& player = match.players.at(id);
+        // In player id order, so that the same state always makes the same blob.
+        out.put<uint64_t>(match.players.size());
+        for (const auto* entry : in_key_order(match.players)) {
+            const auto& [id, player] = *entry;
             out.put<uint32_t>(id);
             areas_.movement.save_track(out, player.movement);
             save_reports(out, player.reports.view());

@@ -6,6 +6,7 @@
 #include <arbiter/sdk/config.hpp>
 #include <arbiter/sdk/events.hpp>
 #include <arbiter/sdk/evidence.hpp>
+#include <arbiter/sdk/key_order.hpp>
 #include <arbiter/sdk/look_ahead.hpp>
 #include <arbiter/sdk/plugin.hpp>
 #include <arbiter/sdk/signals.hpp>

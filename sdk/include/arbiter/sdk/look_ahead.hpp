@@ -13,7 +13,7 @@
 //       Match& match = matches_[batch.match()];
 //       for_each_event_looking_ahead(
 //           batch.events(),
-//           [&](const fb::Event& next) { return match.find(next.player()); },  // or nullptr
+//           [&](const fb::Event& next) { return find_or_null(match.players, next.player()); },
 //           [](const Player& player) { player.prefetch(); },
 //           [&](const fb::Event& event) { handle(match, event, signals); });
 //   }
@@ -32,6 +32,14 @@
 #include <arbiter/sdk/prefetch.hpp>
 
 namespace arbiter {
+
+// The value `map` (std::unordered_map or alike) holds for `key`, or nullptr: what a
+// look-ahead's find returns.
+template <class Map, class Key>
+const typename Map::mapped_type* find_or_null(const Map& map, const Key& key) {
+    const auto found = map.find(key);
+    return found == map.end() ? nullptr : &found->second;
+}
 
 // Handles the events in order, a group of `Group` at a time, and before handling a group
 // asks for its players' state in two passes: find(event) for each of its events (a
