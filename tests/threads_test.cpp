@@ -15,6 +15,7 @@
 
 #include "arbiter/host/event_file.hpp"
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/parallel_dispatch.hpp"
 #include "arbiter/host/sinks.hpp"
 #include "arbiter/tools/human_rhythm.hpp"
 #include "arbiter/tools/simulate.hpp"
@@ -200,6 +201,41 @@ TEST_F(Threads, OneTwoAndSevenThreadsGiveByteIdenticalAssessmentsSinksAndLogs) {
         EXPECT_EQ(many.counters.events, one.counters.events);
         EXPECT_EQ(many.counters.signals, one.counters.signals);
     }
+}
+
+// Backpressure with a plugin slower than the pushing thread: never more than kMaxBatches
+// in flight, and a push that finds the dispatch full waits for room (the oldest
+// kRoomBatches taken in), not for one batch at a time; every batch is still taken in.
+TEST_F(Threads, AFullDispatchWaitsForRoomAndNeverHoldsMoreThanItsLimit) {
+    constexpr size_t kMax = host::ParallelDispatch::kMaxBatches;
+    constexpr size_t kRoom = host::ParallelDispatch::kRoomBatches;
+    TempDir dir;
+    const std::string text = host_table(dir / "work") + "threads = 2\n" +
+                             plugin_table("reference", bundled("reference")) +
+                             plugin_table("slow", test_plugin("slow")) +
+                             "[plugins.slow.config]\ndelay_us = 1000\n";
+    host::Host host(parse(text, dir.path()));
+    ASSERT_TRUE(host.plugin_errors().empty()) << joined(host.plugin_errors());
+    const size_t count = std::min(batches_->size(), kMax + 3 * kRoom);
+    ASSERT_GT(count, kMax) << "the test needs more batches than the dispatch holds";
+    size_t most = 0;
+    size_t full_pushes = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const size_t before = host.batches_in_flight();
+        const auto refused = host.push((*batches_)[i]);
+        ASSERT_FALSE(refused) << *refused;
+        const size_t after = host.batches_in_flight();
+        most = std::max(most, after);
+        if (before < kMax) continue;
+        ++full_pushes;
+        EXPECT_LE(after, kMax - kRoom + 1) << "push " << i;
+    }
+    // The slow plugin takes a millisecond a batch: the pushing thread fills the dispatch.
+    EXPECT_GT(full_pushes, 0u);
+    EXPECT_LE(most, kMax);
+    EXPECT_TRUE(host.close());
+    EXPECT_EQ(host.counters().batches, count);
+    EXPECT_EQ(host.batches_in_flight(), 0u);
 }
 
 TEST_F(Threads, ShardedPluginsRunOneInstancePerShard) {

@@ -148,7 +148,7 @@ void Host::dispatch_admitted(VerifiedBatch batch, std::optional<VerifiedBatch> l
     // ledger has admitted it. (Taking in makes room even when a sink throws.)
     std::exception_ptr failure;
     try {
-        if (parallel_->full()) take_finished(ParallelDispatch::Wait::oldest);
+        if (parallel_->full()) take_finished(ParallelDispatch::Wait::room);
     } catch (...) {
         failure = std::current_exception();
     }

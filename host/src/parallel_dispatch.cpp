@@ -202,10 +202,20 @@ std::vector<FinishedBatch> ParallelDispatch::take_finished(Wait wait) {
     if (in_flight_.empty()) return finished;
     finished.reserve(in_flight_.size());  // moving them out below must not fail halfway
     std::unique_lock lock(mutex_);
-    if (wait == Wait::oldest)
-        batch_done_.wait(lock, [&] { return in_flight_.front()->lanes_left == 0; });
-    else if (wait == Wait::all)
+    if (wait == Wait::oldest || wait == Wait::room) {
+        // The workers never look at in_flight_ (this thread adds to it without the lock):
+        // the batches waited for are marked instead, and counted down as they finish.
+        const size_t count =
+            std::min(in_flight_.size(), wait == Wait::oldest ? size_t{1} : kRoomBatches);
+        for (size_t i = 0; i < count; ++i) {
+            if (in_flight_[i]->lanes_left == 0) continue;
+            in_flight_[i]->awaited = true;
+            ++awaited_left_;
+        }
+        batch_done_.wait(lock, [&] { return awaited_left_ == 0; });
+    } else if (wait == Wait::all) {
         batch_done_.wait(lock, [&] { return unfinished_ == 0; });
+    }
     while (!in_flight_.empty() && in_flight_.front()->lanes_left == 0) {
         bytes_in_flight_ -= in_flight_.front()->bytes;
         finished.push_back(std::move(in_flight_.front()->work));
@@ -230,7 +240,10 @@ void ParallelDispatch::work() {
             post_next_step();
         } else if (--task.batch->lanes_left == 0) {
             --unfinished_;
-            batch_done_.notify_all();
+            // Only when a waiter may go on: a wake-up that finds its wait not over yet
+            // costs the pushing thread a futex call and a context switch for nothing.
+            const bool last_awaited = task.batch->awaited && --awaited_left_ == 0;
+            if (unfinished_ == 0 || last_awaited) batch_done_.notify_all();
         }
         // Other lanes get a turn before this one's next batch.
         if (lane->tasks.empty()) {

@@ -81,12 +81,18 @@ class ParallelDispatch {
     bool steps_pending() const;
     void wait_for_steps();
 
-    enum class Wait { none, oldest, all };
+    enum class Wait { none, oldest, room, all };
     // The finished batches at the front, in push order: those already done (none), at
-    // least the oldest (oldest), or every batch in flight (all).
+    // least the oldest (oldest), at least the oldest kRoomBatches or every batch when
+    // fewer are in flight (room), or every batch in flight (all).
     std::vector<FinishedBatch> take_finished(Wait wait);
 
     static constexpr size_t kMaxBatches = 256;
+    // What a full dispatch waits to be freed before the pushing thread goes on (Host::push
+    // waits for room): a quarter of the limit, so that the pushing thread, faster than the
+    // workers, sleeps and wakes once per 64 batches and not at every batch finished (each
+    // wake a futex call and a context switch, on cores the workers need).
+    static constexpr size_t kRoomBatches = kMaxBatches / 4;
     static constexpr size_t kMaxBytes = 64u * 1024u * 1024u;
 
   private:
@@ -94,6 +100,7 @@ class ParallelDispatch {
         FinishedBatch work;
         size_t bytes = 0;         // of the batch and its gap batch, counted in bytes_in_flight_
         uint32_t lanes_left = 0;  // guarded by mutex_
+        bool awaited = false;     // guarded by mutex_: take_finished waits for it
     };
     struct Task {
         InFlight* batch;  // null for a step (run_in_turn)
@@ -122,6 +129,9 @@ class ParallelDispatch {
     std::vector<std::unique_ptr<Lane>> lanes_;  // shards, then one per slot
     std::deque<Lane*> ready_;
     size_t unfinished_ = 0;  // batches with a lane still to run them
+    // The batches take_finished waits for (marked `awaited`) that are not finished yet: a
+    // worker wakes it when the last of them finishes, or when none is left unfinished.
+    size_t awaited_left_ = 0;
     std::list<Step> steps_;  // run_in_turn's, not yet posted
     bool step_posted_ = false;  // one step is on its lane
     bool stopping_ = false;
