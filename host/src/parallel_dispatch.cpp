@@ -202,11 +202,10 @@ std::vector<FinishedBatch> ParallelDispatch::take_finished(Wait wait) {
     if (in_flight_.empty()) return finished;
     finished.reserve(in_flight_.size());  // moving them out below must not fail halfway
     std::unique_lock lock(mutex_);
-    if (wait == Wait::oldest || wait == Wait::room) {
+    if (wait == Wait::room) {
         // The workers never look at in_flight_ (this thread adds to it without the lock):
         // the batches waited for are marked instead, and counted down as they finish.
-        const size_t count =
-            std::min(in_flight_.size(), wait == Wait::oldest ? size_t{1} : kRoomBatches);
+        const size_t count = std::min(in_flight_.size(), kRoomBatches);
         for (size_t i = 0; i < count; ++i) {
             if (in_flight_[i]->lanes_left == 0) continue;
             in_flight_[i]->awaited = true;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -331,6 +332,30 @@ TEST(LookAhead, HandlesEveryEventOnceInOrderAfterItsGroupsLookups) {
         }
         EXPECT_EQ(trace, expected) << events << " events";
     }
+}
+
+// The form with a map by player id: a present player's record is asked for, an absent
+// one is not, and the events are handled in order, each once.
+TEST(LookAhead, AMapOfPlayersGivesTheRecordOfEachEventsPlayer) {
+    arbiter::BatchBuilder builder("relay-1", 1);
+    const std::vector<uint32_t> players = {5, 9, 5, 0, 12, 9, 9, 40, 5, 12, 7};
+    for (size_t i = 0; i < players.size(); ++i)
+        builder.add(static_cast<int64_t>(i), i, players[i], arbiter::build::Position{});
+    const auto bytes = builder.finish();
+    const auto batch = arbiter::Batch::verified(bytes);
+    ASSERT_TRUE(batch.has_value());
+
+    const std::unordered_map<uint32_t, std::string> records = {
+        {5, "five"}, {9, "nine"}, {12, "twelve"}};
+    std::vector<std::string> asked;
+    std::vector<uint32_t> handled;
+    arbiter::for_each_event_looking_ahead<4>(
+        batch->events(), records, [&](const std::string& record) { asked.push_back(record); },
+        [&](const arbiter::fb::Event& event) { handled.push_back(event.player()); });
+    EXPECT_EQ(handled, players);
+    // Groups of 4: {5 9 5 0}, {12 9 9 40}, {5 12 7}; 0, 40 and 7 have no record.
+    EXPECT_EQ(asked, (std::vector<std::string>{"five", "nine", "five", "twelve", "nine", "nine",
+                                               "five", "twelve"}));
 }
 
 // A hash map walked in key order: every entry once, ascending, the entries themselves.

@@ -152,12 +152,7 @@ void KaladinAnalyzer::on_batch(const Batch& batch, Signals& signals) {
     // Past a few thousand players their tracks are out of the caches: each group of events
     // asks for its players' positions before the first of them is handled.
     for_each_event_looking_ahead(
-        batch.events(),
-        [&match](const fb::Event& next) { return find_or_null(match.players, next.player()); },
-        [](const PlayerState& p) {
-            prefetch_span(std::span<const PlayerState>(&p, 1));
-            p.positions.prefetch();
-        },
+        batch.events(), match.players, [](const PlayerState& p) { p.positions.prefetch(); },
         [&](const fb::Event& event) { on_event(match, event, signals); });
     host().gauge("tracked_matches", static_cast<double>(matches_.size()));
 }

@@ -39,12 +39,7 @@ void LagpoolAnalyzer::on_batch(const Batch& batch, Signals& signals) {
     // Past a few thousand players their budgets are out of the caches: each group of
     // events asks for its players' budgets before the first of them is handled.
     for_each_event_looking_ahead(
-        batch.events(),
-        [&match](const fb::Event& next) { return find_or_null(match.players, next.player()); },
-        [](const PlayerState& player) {
-            prefetch_span(std::span<const PlayerState>(&player, 1));
-            player.kinds.prefetch();
-        },
+        batch.events(), match.players, [](const PlayerState& player) { player.kinds.prefetch(); },
         [&](const fb::Event& event) { on_event(match, event, signals); });
     host().gauge("tracked_matches", static_cast<double>(matches_.size()));
 }

@@ -36,7 +36,7 @@ class MovementArea {
         uint32_t long_gaps = 0;
         double long_gap_cap = std::numeric_limits<double>::quiet_NaN();
 
-        // Asks the memory system for the blocks an update reads (ReferenceAnalyzer::look_ahead).
+        // Asks the memory system for the blocks an update reads (ReferenceAnalyzer::on_batch).
         void prefetch() const {
             track.samples.prefetch();
             spacing.prefetch();

@@ -50,13 +50,7 @@ void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
     // Past a few thousand players their tracks are out of the caches: each group of events
     // asks for its players' tracks before the first of them is handled.
     for_each_event_looking_ahead(
-        batch.events(),
-        [&match](const fb::Event& next) { return find_or_null(match.players, next.player()); },
-        [](const Player& player) {
-            // The record spans several lines, and the find brought in only its key's.
-            prefetch_span(std::span<const Player>(&player, 1));
-            player.movement.prefetch();
-        },
+        batch.events(), match.players, [](const Player& player) { player.movement.prefetch(); },
         [&](const fb::Event& event) { on_event(match, event, signals); });
     host().gauge("tracked_matches", static_cast<double>(matches_.size()));
 }

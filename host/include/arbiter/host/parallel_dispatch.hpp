@@ -81,10 +81,10 @@ class ParallelDispatch {
     bool steps_pending() const;
     void wait_for_steps();
 
-    enum class Wait { none, oldest, room, all };
+    enum class Wait { none, room, all };
     // The finished batches at the front, in push order: those already done (none), at
-    // least the oldest (oldest), at least the oldest kRoomBatches or every batch when
-    // fewer are in flight (room), or every batch in flight (all).
+    // least the oldest kRoomBatches or every batch when fewer are in flight (room), or
+    // every batch in flight (all).
     std::vector<FinishedBatch> take_finished(Wait wait);
 
     static constexpr size_t kMaxBatches = 256;
