@@ -544,6 +544,30 @@ struct ReloadLoad {
         return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
             .count();
     }
+    // A reload as serve makes it (Host::begin_install), batches pushed until its report
+    // comes; the longest push meanwhile, and the longest of as many pushes just before
+    // (at least 20), so that the two compare like for like.
+    struct Install {
+        host::ReloadReport report;
+        double longest_push_us = 0;
+        double longest_before_us = 0;
+        int pushes = 0;
+    };
+    Install install_while_pushing(host::PluginSlot fresh) {
+        Install install;
+        for (int b = 0; b < 20; ++b)
+            install.longest_before_us = std::max(install.longest_before_us, timed_push());
+        auto report = host->begin_install(std::move(fresh));
+        while (!report) {
+            install.longest_push_us = std::max(install.longest_push_us, timed_push());
+            ++install.pushes;
+            report = host->finished_install();
+        }
+        for (int b = 20; b < install.pushes; ++b)
+            install.longest_before_us = std::max(install.longest_before_us, timed_push());
+        install.report = std::move(*report);
+        return install;
+    }
     // Events the relay built that the host did not take in, once everything is flushed.
     long long lost() {
         host->flush();
@@ -587,22 +611,9 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
             uint64_t pushes_during = 0;
             int failed = 0;
             for (int i = 0; i < reloads; ++i) {
-                host::PluginSlot fresh = h->prepare_plugin(settings);
-                double before = 0;
-                for (int b = 0; b < 20; ++b)
-                    before = std::max(before, load.timed_push());
-                auto report = h->begin_install(std::move(fresh));
-                double longest = 0;
-                int pushes = 0;
-                while (!report) {
-                    longest = std::max(longest, load.timed_push());
-                    ++pushes;
-                    report = h->finished_install();
-                }
-                // As many pushes before as during, so the two longest compare like for like.
-                for (int b = 20; b < pushes; ++b)
-                    before = std::max(before, load.timed_push());
-                pushes_during += static_cast<uint64_t>(pushes);
+                const auto install = load.install_while_pushing(h->prepare_plugin(settings));
+                const host::ReloadReport* report = &install.report;
+                pushes_during += static_cast<uint64_t>(install.pushes);
                 if (!report->ok || !report->staged) {
                     ++failed;
                     std::fprintf(stderr, "staged reload failed: %s\n", report->describe().c_str());
@@ -611,8 +622,8 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
                 steps.insert(steps.end(), report->shard_pause_us.begin(),
                              report->shard_pause_us.end());
                 largest_step.push_back(report->pause_us);
-                longest_push.push_back(longest);
-                longest_before.push_back(before);
+                longest_push.push_back(install.longest_push_us);
+                longest_before.push_back(install.longest_before_us);
                 elapsed.push_back(report->elapsed_us);
             }
             for (int b = 0; b < 20; ++b)
@@ -631,6 +642,62 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
                 static_cast<unsigned long long>(pushes_during), lost, failed);
             std::fflush(stdout);
         }
+    }
+}
+
+// The reload `serve` makes with one thread (Host::begin_install forks, SnapshotHandover):
+// a copy of the host saves while the old instance goes on answering; the new one restores
+// and catches up on a thread of its own. The pause is the fork (and any wait for room
+// among the calls kept); the longest push while it went on is beside the longest of as
+// many pushes just before.
+void run_forked_reload(const std::vector<uint32_t>& counts) {
+    std::printf(
+        "forked reload of reference, one thread (Host::begin_install, as arbiter serve "
+        "reloads): pause = the fork and any wait for room among the calls kept; the copy's "
+        "save, the restore and the catch-up run while batches are pushed:\n");
+    for (uint32_t players : counts) {
+        const int reloads = players >= 100'000 ? 5 : 20;
+        ReloadLoad load(players, true, 1);
+        auto& h = load.host;
+        host::PluginSettings settings;
+        for (const auto& slot : h->plugins())
+            if (slot.settings.name == "reference") settings = slot.settings;
+        std::vector<double> pauses, waits, saves, restores, catch_ups, calls, kept_mib,
+            longest_push, longest_before, elapsed;
+        int failed = 0;
+        for (int i = 0; i < reloads; ++i) {
+            const auto install = load.install_while_pushing(h->prepare_plugin(settings));
+            const host::ReloadReport* report = &install.report;
+            if (!report->ok || !report->forked || report->state.rfind("carried", 0) != 0) {
+                ++failed;
+                std::fprintf(stderr, "forked reload failed: %s\n", report->describe().c_str());
+                continue;
+            }
+            pauses.push_back(report->pause_us);
+            waits.push_back(report->waited_us);
+            saves.push_back(report->save_us);
+            restores.push_back(report->restore_us);
+            catch_ups.push_back(report->catch_up_us);
+            calls.push_back(static_cast<double>(report->calls_made_again));
+            kept_mib.push_back(static_cast<double>(report->most_kept_bytes) / (1 << 20));
+            longest_push.push_back(install.longest_push_us);
+            longest_before.push_back(install.longest_before_us);
+            elapsed.push_back(report->elapsed_us);
+        }
+        for (int b = 0; b < 20; ++b)
+            load.push();
+        const long long lost = load.lost();
+        std::printf(
+            "   1 thread  %7u players in   1 match  : %2d reloads; pause median %6.0f us, p99 "
+            "%6.0f us (of it waiting for room, median %4.0f us); save %6.1f ms, restore %6.1f "
+            "ms, catch-up %7.1f ms of %6.0f calls, %6.1f MiB kept at most (medians); longest "
+            "push p99 %6.0f us (before: %6.0f us); start to end median %6.0f ms; events lost "
+            "%lld, failed reloads %d\n",
+            players, reloads, median(pauses), percentile(pauses, 0.99), median(waits),
+            median(saves) / 1000.0, median(restores) / 1000.0, median(catch_ups) / 1000.0,
+            median(calls), median(kept_mib), percentile(longest_push, 0.99),
+            percentile(longest_before, 0.99), median(elapsed) / 1000.0, lost, failed);
+        std::fflush(stdout);
     }
 }
 
@@ -695,6 +762,7 @@ void run_reload(const Settings& s) {
             }
         }
     }
+    run_forked_reload(counts);
     run_staged_reload(counts);
     std::printf("\n");
 }

@@ -4,11 +4,14 @@
 // worker threads, give byte-identical assessments, the same calls to the sinks in the same
 // order, and the same security-event log.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -359,6 +362,153 @@ TEST_F(Threads, StagedReloadsWhileBatchesFlowCarryEveryShardAndChangeNothing) {
     for (const auto& assessment : host.assessments())
         assessments += host::assessment_json(assessment) + "\n";
     EXPECT_EQ(first_difference(straight.assessments, assessments), "");
+}
+
+// With one thread, `arbiter serve`'s reload forks (SnapshotHandover): a copy of the host
+// saves the old state while the old instance goes on answering, the new one restores it
+// and makes again the calls made meanwhile, and takes over. Each bundled plugin in turn,
+// while batches keep coming: every state carried, and nothing the relay hears changes.
+TEST_F(Threads, ForkedReloadsOnOneThreadCarryEveryStateAndChangeNothing) {
+    const Outcome straight = run("threads = 1\n");
+    TempDir dir;
+    Outcome reloaded;
+    std::vector<host::ReloadReport> reports;
+    {
+        host::Host host(parse(config_text(dir.path(), "threads = 1\n"), dir.path()));
+        auto transcript = std::make_shared<TranscriptSink>();
+        host.add_sink(transcript);
+        const std::vector<std::string> order = {"reference", "accounts", "lagpool", "kaladin"};
+        size_t next = 0;
+        const size_t start = batches_->size() / 4;
+        for (size_t i = 0; i < batches_->size(); ++i) {
+            if (i >= start && next < order.size() && !host.installing()) {
+                host::PluginSettings settings;
+                for (const auto& slot : host.plugins())
+                    if (slot.settings.name == order[next]) settings = slot.settings;
+                ++next;
+                EXPECT_FALSE(host.begin_install(host.prepare_plugin(settings)))
+                    << "installed whole, not handed over";
+            }
+            ASSERT_FALSE(host.push((*batches_)[i]));
+            if (auto report = host.finished_install()) reports.push_back(*report);
+        }
+        ASSERT_EQ(next, order.size()) << "the matches ended before every plugin was reloaded";
+        EXPECT_TRUE(host.close());
+        while (auto report = host.finished_install())
+            reports.push_back(*report);
+        for (const auto& assessment : host.assessments())
+            reloaded.assessments += host::assessment_json(assessment) + "\n";
+        reloaded.transcript = transcript->text;
+    }
+    reloaded.security_log = read_file(dir.path() / "security.jsonl");
+    ASSERT_EQ(reports.size(), 4u);
+    for (const auto& report : reports) {
+        SCOPED_TRACE(report.describe());
+        EXPECT_TRUE(report.ok);
+        EXPECT_TRUE(report.forked);
+        EXPECT_EQ(report.state.rfind("carried (", 0), 0u);
+        EXPECT_GT(report.save_us, 0.0);
+        EXPECT_GT(report.restore_us, 0.0);
+        EXPECT_TRUE(report.old_library_left);
+    }
+    EXPECT_EQ(first_difference(straight.assessments, reloaded.assessments), "");
+    EXPECT_EQ(first_difference(straight.transcript, reloaded.transcript), "");
+    EXPECT_EQ(first_difference(straight.security_log, reloaded.security_log), "");
+}
+
+// The handover with a plugin whose every signal counts the events it has seen: the calls
+// made while the forked copy saves (held until the test lets it go) are made again to
+// the new instance, each once, and the signals after the reload go on counting from where
+// the old instance was, as without a reload.
+class ForkedReload : public Threads {
+  protected:
+    static std::string counts_config(const std::filesystem::path& dir, const std::string& table) {
+        return host_table(dir / "work") + "threads = 1\n" +
+               plugin_table("counts", test_plugin("counts")) + "[plugins.counts.config]\n" + table;
+    }
+    // Pushes the batches [from, to), with what the sinks hear.
+    static void push(host::Host& host, size_t from, size_t to) {
+        for (size_t i = from; i < to; ++i)
+            ASSERT_FALSE(host.push((*batches_)[i]));
+    }
+    static std::string straight_transcript() {
+        TempDir dir;
+        host::Host host(parse(counts_config(dir.path(), ""), dir.path()));
+        auto transcript = std::make_shared<TranscriptSink>();
+        host.add_sink(transcript);
+        push(host, 0, batches_->size());
+        EXPECT_TRUE(host.close());
+        return transcript->text;
+    }
+    // Reloads `counts` at a third of the stream, with the save of the forked copy held
+    // until `held` more batches were pushed; waits for the report and pushes the rest.
+    static host::ReloadReport reload_midway(const std::string& table, size_t held,
+                                            std::string& transcript_text) {
+        TempDir dir;
+        const auto gate = dir.path() / "let-the-save-go";
+        host::Host host(parse(counts_config(dir.path(), table + "forked_save_waits_for = " +
+                                                            toml_literal(gate) + "\n"),
+                              dir.path()));
+        EXPECT_TRUE(host.plugin_errors().empty()) << joined(host.plugin_errors());
+        auto transcript = std::make_shared<TranscriptSink>();
+        host.add_sink(transcript);
+        const size_t start = batches_->size() / 3;
+        push(host, 0, start);
+        std::optional<host::ReloadReport> report =
+            host.begin_install(host.prepare_plugin(host.plugins().front().settings));
+        EXPECT_FALSE(report) << "installed whole, not handed over";
+        push(host, start, start + held);
+        std::ofstream(gate).put('\n');
+        while (!report) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            report = host.finished_install();
+        }
+        push(host, start + held, batches_->size());
+        EXPECT_TRUE(host.close());
+        transcript_text = transcript->text;
+        return *report;
+    }
+};
+
+TEST_F(ForkedReload, TheCallsMadeWhileTheCopySavesAreMadeAgainOnceEach) {
+    const std::string straight = straight_transcript();
+    ASSERT_NE(straight.find("test.count"), std::string::npos);
+    std::string transcript;
+    const host::ReloadReport report = reload_midway("", 25, transcript);
+    SCOPED_TRACE(report.describe());
+    EXPECT_TRUE(report.ok);
+    EXPECT_TRUE(report.forked);
+    EXPECT_EQ(report.state.rfind("carried (", 0), 0u);
+    EXPECT_EQ(report.calls_made_again, 25u);
+    EXPECT_EQ(first_difference(straight, transcript), "");
+}
+
+TEST_F(ForkedReload, ASaveRefusedStartsTheNewVersionFreshAsAWholeReloadWould) {
+    std::string transcript;
+    const host::ReloadReport report = reload_midway("forked_save = \"refuse\"\n", 5, transcript);
+    SCOPED_TRACE(report.describe());
+    EXPECT_TRUE(report.ok);
+    EXPECT_TRUE(report.forked);
+    EXPECT_EQ(report.state.rfind("started fresh (the old instance could not save", 0), 0u);
+    EXPECT_NE(report.state.find("refuses to save"), std::string::npos);
+    EXPECT_EQ(report.calls_made_again, 0u);
+    // The new version counts from nothing: the next signal says so.
+    const std::string straight = straight_transcript();
+    EXPECT_NE(first_difference(straight, transcript), "");
+}
+
+TEST_F(ForkedReload, ACopyThatDiesInItsSaveLeavesAWholeReloadThatCarriesTheState) {
+    const std::string straight = straight_transcript();
+    std::string transcript;
+    const host::ReloadReport report = reload_midway("forked_save = \"die\"\n", 5, transcript);
+    SCOPED_TRACE(report.describe());
+    EXPECT_TRUE(report.ok);
+    EXPECT_FALSE(report.forked);  // made whole, holding the stream
+    EXPECT_EQ(report.state.rfind("carried (", 0), 0u);
+    EXPECT_NE(report.state.find("the forked copy failed: the forked copy ended before it "
+                                "answered"),
+              std::string::npos);
+    EXPECT_EQ(first_difference(straight, transcript), "");
 }
 
 // Whatever changes the plugins while a staged install is under way waits for it: a

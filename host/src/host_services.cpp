@@ -45,6 +45,14 @@ bool valid_metric_name(std::string_view name) {
 
 namespace {
 
+std::atomic<bool> in_forked_copy{false};
+
+// Whether a service drops what it is given: in a forked copy, or for a quiet instance.
+bool dropped(arb_host* host) {
+    return !host || in_forked_copy.load(std::memory_order_relaxed) ||
+           reinterpret_cast<ServiceContext*>(host)->quiet.load(std::memory_order_relaxed);
+}
+
 ServiceContext* context_of(arb_host* host) {
     return reinterpret_cast<ServiceContext*>(host);
 }
@@ -57,7 +65,7 @@ std::string_view view(arb_string text) {
 // Every service is noexcept and catches everything: an exception (bad_alloc in a log
 // line, say) must never unwind through the plugin's C frames.
 void service_log(arb_host* host, uint32_t level, arb_string message) noexcept try {
-    if (!host) return;
+    if (dropped(host)) return;
     auto spd_level = spdlog::level::info;
     switch (level) {
         case ARB_LOG_TRACE:
@@ -86,7 +94,7 @@ int64_t service_relay_time(arb_host* host) noexcept {
 }
 
 void record_metric(arb_host* host, arb_string name, double value, bool set) noexcept try {
-    if (!host) return;
+    if (dropped(host)) return;
     ServiceContext* context = context_of(host);
     std::string_view metric = view(name);
     if (!valid_metric_name(metric) || !std::isfinite(value)) {
@@ -112,6 +120,10 @@ void service_metric_set(arb_host* host, arb_string name, double value) noexcept 
 }
 
 }  // namespace
+
+void services_in_forked_copy() {
+    in_forked_copy.store(true, std::memory_order_relaxed);
+}
 
 const arb_host_services* host_services_table() {
     static const arb_host_services table = {

@@ -68,6 +68,7 @@ bool PluginInstance::check_signal_and_keep(const arb_signal* signal, CallResult&
     std::string problem = signal_problem(signal);
     if (!problem.empty()) {
         ++result.dropped;
+        if (context_->quiet.load(std::memory_order_relaxed)) return false;
         if (metrics_) metrics_->add("host.signals_dropped." + label(), 1);
         std::string code =
             signal && signal->code.data

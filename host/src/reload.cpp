@@ -20,6 +20,18 @@ std::string ReloadReport::describe() const {
     if (!ok)
         return fmt::format("plugin '{}': {} refused, the running generation stays: {}", plugin,
                            change, error);
+    if (change == "reload" && forked)
+        return fmt::format(
+            "plugin '{}': reloaded {} -> {}; state {}; the stream went on: a forked copy saved "
+            "the state in {:.0f} ms, the new version restored it in {:.0f} ms and made again "
+            "the {} calls made meanwhile ({:.1f} MiB kept at most) in {:.0f} ms; the stream "
+            "was held {:.0f} us (the fork {:.0f} us, waiting for room among the calls kept "
+            "{:.0f} us), {:.0f} ms from start to end{}",
+            plugin, from_version.empty() ? "(none)" : from_version, to_version, state,
+            save_us / 1000.0, restore_us / 1000.0, calls_made_again,
+            static_cast<double>(most_kept_bytes) / (1 << 20), catch_up_us / 1000.0, pause_us,
+            pause_us - waited_us, waited_us, elapsed_us / 1000.0,
+            old_library_left ? "" : "; WARNING: the old library is still in memory");
     if (change == "reload" && staged)
         return fmt::format(
             "plugin '{}': reloaded {} -> {}; state {}; the stream went on: {} shards went over "
@@ -146,13 +158,21 @@ std::optional<ReloadReport> Host::begin_install(PluginSlot fresh, PluginSlot* re
     auto* live =
         slot && slot->active() ? dynamic_cast<ShardedInstance*>(slot->instance.get()) : nullptr;
     auto* next = fresh.active() ? dynamic_cast<ShardedInstance*>(fresh.instance.get()) : nullptr;
-    const bool stageable =
-        parallel_ && live && next && live->shard_count() == parallel_->shards() &&
-        next->shard_count() == parallel_->shards() && slot->library->has(ARB_CAP_STATE) &&
-        fresh.library->has(ARB_CAP_STATE) && slot->settings.makes_what(fresh.settings);
-    // Anything else (one thread, an unsharded or isolated plugin, a stale or failed load,
-    // no state to carry) is installed whole, as before.
-    if (!stageable) return install_plugin(std::move(fresh), retired);
+    const bool carries = slot && slot->active() && fresh.active() &&
+                         slot->library->has(ARB_CAP_STATE) && fresh.library->has(ARB_CAP_STATE) &&
+                         slot->settings.makes_what(fresh.settings);
+    const bool stageable = carries && parallel_ && live && next &&
+                           live->shard_count() == parallel_->shards() &&
+                           next->shard_count() == parallel_->shards();
+    // With one thread, the handover: the stream is held for a fork, not for the save.
+    // An isolated plugin keeps its state in its own child, which a fork does not copy; a
+    // new version of another event schema would take batches the old one does not.
+    const bool forks = carries && !parallel_ && slot->instance->in_process() &&
+                       fresh.instance->in_process() &&
+                       slot->instance->schema_minor() == fresh.instance->schema_minor();
+    // Anything else (an unsharded plugin on several threads, a stale or failed load, no
+    // state to carry) is installed whole, as before.
+    if (!stageable && !forks) return install_plugin(std::move(fresh), retired);
 
     auto staged = std::make_unique<StagedInstall>();
     staged->report.plugin = slot->settings.name;
@@ -163,6 +183,26 @@ std::optional<ReloadReport> Host::begin_install(PluginSlot fresh, PluginSlot* re
     fresh.settings = slot->settings;
     fresh.model_class =
         fresh.settings.model_class.value_or(fresh.library->identity().declared_class);
+    if (forks) {
+        staged->report.forked = true;
+        staged->started = std::chrono::steady_clock::now();
+        std::string error;
+        auto handover = SnapshotHandover::begin(slot->instance, fresh.instance, error);
+        if (!handover) {
+            spdlog::warn("plugin '{}': {}; the reload holds the stream instead",
+                         fresh.settings.name, error);
+            return install_plugin(std::move(fresh), retired);
+        }
+        staged->handover = handover.get();
+        slot->instance = std::move(handover);
+        staged->fresh = std::move(fresh);
+        staged_ = std::move(staged);
+        spdlog::info(
+            "plugin '{}': reloading; a forked copy saves the state while the stream "
+            "goes on",
+            staged_->report.plugin);
+        return std::nullopt;
+    }
     staged->fresh = std::move(fresh);
     const uint32_t count = live->shard_count();
     staged->steps.resize(count);
@@ -189,8 +229,14 @@ std::optional<ReloadReport> Host::begin_install(PluginSlot fresh, PluginSlot* re
 
 std::optional<ReloadReport> Host::finished_install(PluginSlot* retired) {
     if (installs_done_.empty()) {
-        if (!staged_ || parallel_->steps_pending()) return std::nullopt;
-        end_staged_install();
+        if (!staged_) return std::nullopt;
+        if (staged_->handover) {
+            if (!staged_->handover->done()) return std::nullopt;
+            end_handover();
+        } else {
+            if (parallel_->steps_pending()) return std::nullopt;
+            end_staged_install();
+        }
     }
     auto [report, replaced] = std::move(installs_done_.front());
     installs_done_.erase(installs_done_.begin());
@@ -204,8 +250,89 @@ std::optional<ReloadReport> Host::finished_install(PluginSlot* retired) {
 
 void Host::settle_install() {
     if (!staged_) return;
+    if (staged_->handover) {
+        staged_->handover->wait_done();
+        end_handover();
+        return;
+    }
     parallel_->wait_for_steps();
     end_staged_install();
+}
+
+void Host::staged_done(ReloadReport report, PluginSlot replaced) {
+    installs_done_.emplace_back(std::move(report), std::move(replaced));  // room made before
+    staged_.reset();
+    const ReloadReport& done = installs_done_.back().first;
+    metrics_.add("host.reloads", 1);
+    metrics_.set("host.reload_pause_us." + done.plugin, done.pause_us);
+    spdlog::info("{}", done.describe());
+}
+
+void Host::end_handover() {
+    const auto start = std::chrono::steady_clock::now();
+    StagedInstall& staged = *staged_;
+    PluginSlot* slot = dispatcher_.find(staged.report.plugin);
+    SnapshotHandover& handover = *staged.handover;
+    const SnapshotHandover::Result result = handover.result();
+    std::unique_ptr<AnalyzerInstance> old = handover.take_old();
+    std::unique_ptr<AnalyzerInstance> fresh = handover.take_fresh();
+    installs_done_.reserve(installs_done_.size() + 1);
+
+    if (result.outcome == SnapshotHandover::Outcome::snapshot_failed) {
+        // The old instance answered throughout: it goes back in its slot, and the reload is
+        // made whole, as install_plugin makes it.
+        slot->instance = std::move(old);
+        staged.fresh.instance = std::move(fresh);
+        PluginSlot next = std::move(staged.fresh);
+        staged_.reset();
+        spdlog::warn(
+            "plugin '{}': the forked copy gave no state ({}); the reload holds the "
+            "stream instead",
+            slot->settings.name, result.error);
+        PluginSlot replaced;
+        ReloadReport report = swap_in(*slot, std::move(next), &replaced);
+        report.pause_us += result.fork_us + result.waited_us;
+        report.state += " (the forked copy failed: " + result.error + ")";
+        report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
+        installs_done_.emplace_back(std::move(report), std::move(replaced));
+        return;
+    }
+
+    slot->instance = std::move(fresh);  // and the handover, done, goes
+    staged.fresh.instance = std::move(old);
+    std::swap(slot->library, staged.fresh.library);
+    std::swap(slot->model_class, staged.fresh.model_class);
+
+    ReloadReport report = staged.report;
+    report.ok = true;
+    report.pause_us =
+        result.fork_us + result.waited_us +
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    report.waited_us = result.waited_us;
+    report.shard_pause_us = {report.pause_us};
+    report.elapsed_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - staged.started)
+            .count();
+    report.save_us = result.save_us;
+    report.restore_us = result.restore_us;
+    report.catch_up_us = result.catch_up_us;
+    report.calls_made_again = result.calls_made_again;
+    report.most_kept_bytes = result.most_kept_bytes;
+    switch (result.outcome) {
+        case SnapshotHandover::Outcome::carried:
+            report.state = fmt::format("carried ({} bytes)", result.bytes);
+            break;
+        case SnapshotHandover::Outcome::save_refused:
+            report.state =
+                "started fresh (the old instance could not save its state: " + result.error + ")";
+            break;
+        default:
+            report.state =
+                fmt::format("started fresh (the new version refused the old state with {}: {})",
+                            status_name(result.restored.status), result.restored.error);
+            break;
+    }
+    staged_done(std::move(report), std::move(staged.fresh));
 }
 
 void Host::end_staged_install() {
@@ -259,13 +386,7 @@ void Host::end_staged_install() {
     old.exchange_making(live);
     std::swap(slot->library, staged.fresh.library);
     std::swap(slot->model_class, staged.fresh.model_class);
-    installs_done_.emplace_back(std::move(report), std::move(staged.fresh));
-    staged_.reset();
-
-    const ReloadReport& done = installs_done_.back().first;
-    metrics_.add("host.reloads", 1);
-    metrics_.set("host.reload_pause_us." + done.plugin, done.pause_us);
-    spdlog::info("{}", done.describe());
+    staged_done(std::move(report), std::move(staged.fresh));
 }
 
 bool Host::release_retired(PluginSlot retired) {
@@ -284,6 +405,8 @@ bool Host::release_retired(PluginSlot retired) {
 }
 
 PluginSlot Host::prepare_plugin(const PluginSettings& settings) {
+    // With one thread the install will fork (begin_install): cheaper with less mapped.
+    if (!parallel_) SnapshotHandover::make_the_next_fork_cheaper();
     return load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner, shards_);
 }
 

@@ -74,6 +74,15 @@ class AnalyzerInstance {
     // The parallel dispatch calls shard k of a match's shard on that shard's lane.
     virtual uint32_t shard_count() const { return 1; }
     virtual AnalyzerInstance& shard(uint32_t) { return *this; }
+    // The plugin runs in the host's own process, so that a fork of the host holds a copy
+    // of its state (SnapshotHandover); false for an isolated plugin, whose state is in its
+    // child.
+    virtual bool in_process() const { return true; }
+    // Quiet: what the plugin logs and the metrics it records are dropped, and so are the
+    // host's warnings about its signals. For a new generation that makes again calls the
+    // old one already made and answered (SnapshotHandover): said twice, they would count
+    // twice.
+    virtual void set_quiet(bool) {}
 };
 
 }  // namespace arbiter::host

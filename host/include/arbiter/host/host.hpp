@@ -43,6 +43,7 @@
 #include "arbiter/host/sequence_ledger.hpp"
 #include "arbiter/host/sharded_instance.hpp"
 #include "arbiter/host/sinks.hpp"
+#include "arbiter/host/snapshot_handover.hpp"
 
 namespace arbiter::host {
 
@@ -133,8 +134,12 @@ class Host {
     // its save and restore (and, batches being taken in in push order, the aggregation of
     // those behind them waits as long; a push waits only when the backpressure bound is
     // reached). Returns nullopt then, and the report comes
-    // from finished_install() once every shard is across. Any other install is made whole
-    // at once, as install_plugin does, and its report is returned here. Meanwhile the host
+    // from finished_install() once every shard is across. With one thread, a plugin in the
+    // host's process with ARB_CAP_STATE on both generations (of one event schema) is handed
+    // over by a fork instead (SnapshotHandover): the stream is held for the fork, and the
+    // report comes from finished_install() once the new instance has caught up. Any other
+    // install is made whole at once, as install_plugin does, and its report is returned
+    // here. Meanwhile the host
     // is read and pushed to as usual; what changes its plugins (an install, a reload, a
     // config change, end_match, close) first waits for the shards left.
     std::optional<ReloadReport> begin_install(PluginSlot fresh, PluginSlot* retired = nullptr);
@@ -286,6 +291,9 @@ class Host {
     struct StagedInstall {
         PluginSlot fresh;
         std::vector<ShardStep> steps;  // written on the lanes; read once none is pending
+        // With one thread: the handover that stands in the plugin's slot (owned there),
+        // and `fresh` holds the new library without its instance, which is in it.
+        SnapshotHandover* handover = nullptr;
         ReloadReport report;
         std::chrono::steady_clock::time_point started;
     };
@@ -295,6 +303,12 @@ class Host {
     // Ends a staged install whose steps have all run: the slot takes the new library and
     // its report is made.
     void end_staged_install();
+    // Ends a handover that is done: the new instance and library take the slot, or, when
+    // the forked copy failed, the install is made whole.
+    void end_handover();
+    // The end of both: the report kept for finished_install (with room already made for
+    // it), with the generation replaced, and nothing under way any more.
+    void staged_done(ReloadReport report, PluginSlot replaced);
     void open_sinks();
     void aggregate(std::vector<SignalRecord> signals);
     // Tier 6's signals ([correlation]) into the aggregation. Not to the sinks' on_signal:

@@ -43,11 +43,18 @@ struct ServiceContext {
     // The relay time of the batch in hand; written by the dispatching thread before
     // each call, read by the plugin on the same thread.
     std::atomic<int64_t> relay_time_us{0};
+    // Drops the plugin's log lines and metrics (AnalyzerInstance::set_quiet).
+    std::atomic<bool> quiet{false};
 
     arb_host* handle() { return reinterpret_cast<arb_host*>(this); }
 };
 
 const arb_host_services* host_services_table();
+
+// Called first thing in a forked copy of the host (SnapshotHandover): from then on every
+// service drops what it is given. The fork copied only the thread that made it, so a lock
+// another thread held then (the log's, the metrics') stays held forever in the copy.
+void services_in_forked_copy();
 
 // Whether a metric name a plugin chose is acceptable: [a-z0-9_.], 1 to 64 bytes.
 bool valid_metric_name(std::string_view name);

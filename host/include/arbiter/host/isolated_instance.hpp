@@ -65,6 +65,7 @@ class IsolatedInstance final : public AnalyzerInstance {
     bool takes_calls() const override { return quarantined_.empty(); }
     uint32_t schema_minor() const override { return library_->identity().schema_minor; }
     IsolationStatus isolation() const override;
+    bool in_process() const override { return false; }
 
   private:
     struct Child;

@@ -57,6 +57,7 @@ class PluginInstance final : public AnalyzerInstance {
     std::optional<std::vector<uint8_t>> baseline_end(std::string& error);
 
     uint32_t schema_minor() const override { return library_->identity().schema_minor; }
+    void set_quiet(bool quiet) override { context_->quiet.store(quiet, std::memory_order_relaxed); }
     const PluginLibrary& library() const { return *library_; }
     const std::string& label() const { return library_->label(); }
 

@@ -29,6 +29,15 @@ struct ReloadReport {
     // waited_us is 0, and elapsed_us is the time from the start to the last shard across.
     bool staged = false;
     double elapsed_us = 0.0;
+    // With one thread, Host::begin_install forked (SnapshotHandover): a copy of the host
+    // saved the old state while the old instance went on answering, and the new one
+    // restored it and made again the calls made meanwhile. Then staged is set too,
+    // pause_us is the fork and any wait for room among the kept calls (that wait alone in
+    // waited_us), save_us the copy's save, and these say what the catch-up took.
+    bool forked = false;
+    double catch_up_us = 0.0;
+    uint64_t calls_made_again = 0;
+    uint64_t most_kept_bytes = 0;  // the batches kept for the catch-up, at their most
     // Of the carry: the old generation's save_state and the new one's restore_state, wall
     // time, summed over the shards (0 when nothing was carried).
     double save_us = 0.0;

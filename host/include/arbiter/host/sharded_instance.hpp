@@ -7,6 +7,7 @@
 // reaches every shard or none.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -97,6 +98,14 @@ class ShardedInstance final : public AnalyzerInstance {
         return shards_.empty() ? 0 : shards_.front()->schema_minor();
     }
     AnalyzerInstance& shard(uint32_t index) override { return *shards_.at(index); }
+    bool in_process() const override {
+        return std::all_of(shards_.begin(), shards_.end(),
+                           [](const auto& shard) { return shard->in_process(); });
+    }
+    void set_quiet(bool quiet) override {
+        for (auto& shard : shards_)
+            shard->set_quiet(quiet);
+    }
 
     // Sets what configure falls back to: the settings and baseline the shards were made with.
     void remember_config(const PluginSettings& settings, std::vector<uint8_t> baseline);
