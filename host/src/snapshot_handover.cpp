@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,9 +98,14 @@ std::unique_ptr<SnapshotHandover> SnapshotHandover::begin(std::unique_ptr<Analyz
     }
     // A larger pipe: fewer trips for a state of many megabytes (best effort).
     ::fcntl(ends[0], F_SETPIPE_SZ, 1 << 20);
+    const pid_t parent = ::getpid();
     const auto start = Clock::now();
     const pid_t child = ::fork();
     if (child == 0) {
+        // A copy whose host died (and cannot kill it) must not live on holding the host's
+        // sockets: it dies with the thread that forked it.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(1);
         ::close(ends[0]);
         save_in_forked_copy(*old, ends[1]);
     }
