@@ -116,20 +116,34 @@ std::unique_ptr<SnapshotHandover> SnapshotHandover::begin(std::unique_ptr<Analyz
         ::close(ends[0]);
         return nullptr;
     }
-    std::unique_ptr<SnapshotHandover> handover(new SnapshotHandover(
-        std::move(old), std::move(fresh), child, ends[0], kept_bytes, save_deadline));
-    handover->result_.fork_us = fork_us;
-    handover->thread_ = std::thread([h = handover.get()] { h->run(); });
+    std::unique_ptr<SnapshotHandover> handover;
+    try {
+        handover.reset(new SnapshotHandover(child, ends[0], kept_bytes, save_deadline));
+        handover->result_.fork_us = fork_us;
+        handover->old_ = std::move(old);
+        handover->fresh_ = std::move(fresh);
+        handover->thread_ = std::thread([h = handover.get()] { h->run(); });
+    } catch (const std::exception& thrown) {
+        // No thread (out of memory, or of threads): everything back as it was.
+        error = fmt::format("no thread for the handover: {}", thrown.what());
+        if (handover) {
+            if (handover->old_) old = std::move(handover->old_);
+            if (handover->fresh_) fresh = std::move(handover->fresh_);
+        } else {
+            ::close(ends[0]);
+        }
+        ::kill(child, SIGKILL);
+        int status = 0;
+        while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+        }
+        return nullptr;
+    }
     return handover;
 }
 
-SnapshotHandover::SnapshotHandover(std::unique_ptr<AnalyzerInstance> old,
-                                   std::unique_ptr<AnalyzerInstance> fresh, pid_t child,
-                                   int from_child, size_t kept_bytes,
+SnapshotHandover::SnapshotHandover(pid_t child, int from_child, size_t kept_bytes,
                                    std::chrono::milliseconds save_deadline)
-    : old_(std::move(old)),
-      fresh_(std::move(fresh)),
-      child_(child),
+    : child_(child),
       from_child_(from_child),
       kept_limit_(kept_bytes),
       save_deadline_(save_deadline) {}

@@ -118,8 +118,7 @@ class SnapshotHandover final : public AnalyzerInstance {
         uint64_t match_id = 0;
     };
 
-    SnapshotHandover(std::unique_ptr<AnalyzerInstance> old, std::unique_ptr<AnalyzerInstance> fresh,
-                     pid_t child, int from_child, size_t kept_bytes,
+    SnapshotHandover(pid_t child, int from_child, size_t kept_bytes,
                      std::chrono::milliseconds save_deadline);
     // The thread: the state from the child, the restore, the catch-up.
     void run();
