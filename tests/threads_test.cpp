@@ -4,6 +4,7 @@
 // worker threads, give byte-identical assessments, the same calls to the sinks in the same
 // order, and the same security-event log.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -19,7 +20,9 @@
 #include "arbiter/host/event_file.hpp"
 #include "arbiter/host/host.hpp"
 #include "arbiter/host/parallel_dispatch.hpp"
+#include "arbiter/host/plugin_instance.hpp"
 #include "arbiter/host/sinks.hpp"
+#include "arbiter/host/snapshot_handover.hpp"
 #include "arbiter/tools/human_rhythm.hpp"
 #include "arbiter/tools/simulate.hpp"
 #include "support/host_helpers.hpp"
@@ -509,6 +512,79 @@ TEST_F(ForkedReload, ACopyThatDiesInItsSaveLeavesAWholeReloadThatCarriesTheState
                                 "answered"),
               std::string::npos);
     EXPECT_EQ(first_difference(straight, transcript), "");
+}
+
+// The batches kept for the catch-up are bounded: with room for three, a fourth call waits
+// while the copy's save is held, and goes on once the new instance has caught up. Every
+// call is still made again, once.
+TEST_F(ForkedReload, ACallPastTheKeptBoundWaitsForTheCatchUp) {
+    TempDir dir;
+    const auto gate = dir.path() / "let-the-save-go";
+    host::Metrics metrics;
+    const auto config =
+        parse(counts_config(dir.path(), "forked_save_waits_for = " + toml_literal(gate) + "\n"),
+              dir.path());
+    host::PluginStore store((dir.path() / "work").string());
+    auto instance_of = [&] {
+        auto library = host::PluginLibrary::load(test_plugin("counts"), "counts", store, &metrics);
+        return std::unique_ptr<host::AnalyzerInstance>(std::make_unique<host::PluginInstance>(
+            library, config.plugins[0], std::span<const uint8_t>{}, 0, 1, &metrics));
+    };
+    std::vector<host::VerifiedBatch> batches;
+    for (size_t i = 0; i < 12; ++i) {
+        auto ingested = host::ingest_batch((*batches_)[i], 1u << 24);
+        ASSERT_TRUE(ingested.ok) << ingested.problem;
+        batches.push_back(std::move(ingested.batch));
+    }
+    // Room for the three batches after the fourth, exactly.
+    const size_t room = batches[4].bytes.size() + batches[5].bytes.size() + batches[6].bytes.size();
+
+    // What the old instance alone says of every batch: the evidence counts on.
+    std::vector<std::string> alone;
+    {
+        auto old = instance_of();
+        for (const auto& batch : batches)
+            alone.push_back(old->on_batch(batch).signals.at(0).evidence_json);
+    }
+
+    auto old = instance_of();
+    auto fresh = instance_of();
+    for (size_t i = 0; i < 4; ++i)
+        EXPECT_EQ(old->on_batch(batches[i]).signals.at(0).evidence_json, alone[i]);
+    std::string error;
+    auto handover =
+        host::SnapshotHandover::begin(old, fresh, error, room, std::chrono::seconds(60));
+    ASSERT_TRUE(handover) << error;
+    ASSERT_FALSE(old);
+
+    std::atomic<size_t> made{4};
+    std::vector<std::string> answered(batches.size());
+    std::thread caller([&] {
+        for (size_t i = 4; i < batches.size(); ++i) {
+            answered[i] = handover->on_batch(batches[i]).signals.at(0).evidence_json;
+            made = i + 1;
+        }
+    });
+    // Three kept, the fourth waits for room while the save is held.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (made < 7 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(made, 7u) << "a call past the bound was kept";
+    EXPECT_FALSE(handover->done());
+    std::ofstream(gate).put('\n');
+    caller.join();
+    handover->wait_done();
+
+    const auto result = handover->result();
+    EXPECT_EQ(result.outcome, host::SnapshotHandover::Outcome::carried) << result.error;
+    EXPECT_GT(result.waited_us, 0.0);
+    EXPECT_LE(result.most_kept_bytes, room);
+    EXPECT_GE(result.calls_made_again, 3u);
+    // Whoever answered each call (the old instance, or the new one once it had caught up),
+    // the answers are those of one instance that saw every batch once.
+    for (size_t i = 4; i < batches.size(); ++i)
+        EXPECT_EQ(answered[i], alone[i]) << "batch " << i;
 }
 
 // Whatever changes the plugins while a staged install is under way waits for it: a
