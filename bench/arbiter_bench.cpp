@@ -544,6 +544,11 @@ struct ReloadLoad {
         return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
             .count();
     }
+    host::PluginSettings settings_of(const std::string& name) const {
+        for (const auto& slot : host->plugins())
+            if (slot.settings.name == name) return slot.settings;
+        throw std::runtime_error("no plugin " + name + " in the bench's host");
+    }
     // A reload as serve makes it (Host::begin_install), batches pushed until its report
     // comes; the longest push meanwhile, and the longest of as many pushes just before
     // (at least 20), so that the two compare like for like.
@@ -604,9 +609,7 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
             const int reloads = players >= 100'000 ? 5 : 20;
             ReloadLoad load(players, one_match, threads);
             auto& h = load.host;
-            host::PluginSettings settings;
-            for (const auto& slot : h->plugins())
-                if (slot.settings.name == "reference") settings = slot.settings;
+            const host::PluginSettings settings = load.settings_of("reference");
             std::vector<double> steps, largest_step, longest_push, longest_before, elapsed;
             uint64_t pushes_during = 0;
             int failed = 0;
@@ -659,9 +662,7 @@ void run_forked_reload(const std::vector<uint32_t>& counts) {
         const int reloads = players >= 100'000 ? 5 : 20;
         ReloadLoad load(players, true, 1);
         auto& h = load.host;
-        host::PluginSettings settings;
-        for (const auto& slot : h->plugins())
-            if (slot.settings.name == "reference") settings = slot.settings;
+        const host::PluginSettings settings = load.settings_of("reference");
         std::vector<double> pauses, waits, saves, restores, catch_ups, calls, kept_mib,
             longest_push, longest_before, elapsed;
         int failed = 0;

@@ -514,6 +514,29 @@ TEST_F(ForkedReload, ACopyThatDiesInItsSaveLeavesAWholeReloadThatCarriesTheState
     EXPECT_EQ(first_difference(straight, transcript), "");
 }
 
+// Ending a match by hand during a handover does not wait for it (its match end is kept and
+// made again like a batch): the call returns while the copy's save is still held.
+TEST_F(ForkedReload, EndingAMatchDoesNotWaitForTheHandover) {
+    TempDir dir;
+    const auto gate = dir.path() / "let-the-save-go";
+    host::Host host(
+        parse(counts_config(dir.path(), "forked_save_waits_for = " + toml_literal(gate) + "\n"),
+              dir.path()));
+    push(host, 0, batches_->size() / 3);
+    ASSERT_FALSE(host.begin_install(host.prepare_plugin(host.plugins().front().settings)));
+    const auto open = host.open_matches();
+    ASSERT_FALSE(open.empty());
+    host.end_match(open.front().first, open.front().second);
+    EXPECT_TRUE(host.installing());
+    EXPECT_FALSE(host.finished_install()) << "the handover ended before its save was let go";
+    std::ofstream(gate).put('\n');
+    EXPECT_TRUE(host.close());
+    const auto report = host.finished_install();
+    ASSERT_TRUE(report);
+    EXPECT_EQ(report->state.rfind("carried (", 0), 0u) << report->describe();
+    EXPECT_GE(report->calls_made_again, 1u);  // the match end, at least
+}
+
 // The batches kept for the catch-up are bounded: with room for three, a fourth call waits
 // while the copy's save is held, and goes on once the new instance has caught up. Every
 // call is still made again, once.

@@ -19,6 +19,16 @@
 
 namespace arbiter::host {
 
+// What the forked copy sends before its state (or its error): both ends are the same
+// build, so the header goes as the bytes of this struct.
+struct SnapshotHandover::ChildAnswer {
+    static constexpr uint32_t kMagic = 0x41524253;  // "ARBS"
+    uint32_t magic = kMagic;
+    uint32_t saved = 0;  // 1: the state follows; 0: the save's error text does
+    uint64_t save_ns = 0;
+    uint64_t size = 0;
+};
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -26,16 +36,6 @@ using Clock = std::chrono::steady_clock;
 double us_since(Clock::time_point start) {
     return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
 }
-
-// What the forked copy sends before its state (or its error): both ends are the same
-// build, so the header goes as the bytes of this struct.
-struct ChildAnswer {
-    static constexpr uint32_t kMagic = 0x41524253;  // "ARBS"
-    uint32_t magic = kMagic;
-    uint32_t saved = 0;  // 1: the state follows; 0: the save's error text does
-    uint64_t save_ns = 0;
-    uint64_t size = 0;
-};
 
 bool write_all(int fd, const void* data, size_t size) {
     const auto* bytes = static_cast<const uint8_t*>(data);
@@ -49,9 +49,11 @@ bool write_all(int fd, const void* data, size_t size) {
     return true;
 }
 
+}  // namespace
+
 // The forked copy: saves, answers, and leaves without running a destructor or an
 // atexit handler of the host's (they belong to the parent: sockets, logs, files).
-[[noreturn]] void save_in_forked_copy(AnalyzerInstance& old, int to_parent) {
+void SnapshotHandover::save_in_forked_copy(AnalyzerInstance& old, int to_parent) {
     services_in_forked_copy();
     const auto start = Clock::now();
     std::optional<std::vector<uint8_t>> state;
@@ -74,8 +76,6 @@ bool write_all(int fd, const void* data, size_t size) {
                   answer.size);
     ::_exit(sent ? 0 : 1);
 }
-
-}  // namespace
 
 void SnapshotHandover::make_the_next_fork_cheaper() {
     ::malloc_trim(0);
@@ -157,36 +157,30 @@ SnapshotHandover::~SnapshotHandover() {
     if (from_child_ >= 0) ::close(from_child_);
 }
 
-bool SnapshotHandover::read_from_child(std::optional<std::vector<uint8_t>>& state,
-                                       std::string& error) {
+bool SnapshotHandover::receive(ChildAnswer& answer, std::vector<uint8_t>& body,
+                               std::string& error) {
     const auto deadline = Clock::now() + save_deadline_;
-    ChildAnswer answer;
-    std::vector<uint8_t> body;
     size_t got = 0;  // of the header, then of the body
     bool in_body = false;
-    bool failed = false;
     while (true) {
         {
             std::lock_guard lock(mutex_);
             if (stop_) {
                 error = "the host stopped before the forked copy answered";
-                failed = true;
-                break;
+                return false;
             }
         }
         if (Clock::now() >= deadline) {
             error = fmt::format(
                 "the forked copy did not save within {} s",
                 std::chrono::duration_cast<std::chrono::seconds>(save_deadline_).count());
-            failed = true;
-            break;
+            return false;
         }
         pollfd wait{from_child_, POLLIN, 0};
         const int ready = ::poll(&wait, 1, 100);
         if (ready < 0 && errno != EINTR) {
             error = fmt::format("waiting for the forked copy: {}", std::strerror(errno));
-            failed = true;
-            break;
+            return false;
         }
         if (ready <= 0) continue;
         uint8_t* into = in_body ? body.data() + got : reinterpret_cast<uint8_t*>(&answer) + got;
@@ -196,27 +190,42 @@ bool SnapshotHandover::read_from_child(std::optional<std::vector<uint8_t>>& stat
         if (read <= 0) {
             error = read == 0 ? "the forked copy ended before it answered (it died in the save)"
                               : fmt::format("reading the forked copy: {}", std::strerror(errno));
-            failed = true;
-            break;
+            return false;
         }
         got += static_cast<size_t>(read);
         if (!in_body && got == sizeof answer) {
             if (answer.magic != ChildAnswer::kMagic || answer.size > (uint64_t{1} << 40)) {
-                error = "the forked copy's answer is not one";
-                failed = true;
-                break;
+                error = fmt::format(
+                    "the forked copy's answer has a bad header (magic {:#x}, {} bytes said)",
+                    answer.magic, answer.size);
+                return false;
             }
             body.resize(static_cast<size_t>(answer.size));
             in_body = true;
             got = 0;
         }
-        if (in_body && got == body.size()) break;
+        if (in_body && got == body.size()) return true;
     }
-    if (failed) ::kill(child_, SIGKILL);
+}
+
+bool SnapshotHandover::read_from_child(std::optional<std::vector<uint8_t>>& state,
+                                       std::string& error) {
+    ChildAnswer answer;
+    std::vector<uint8_t> body;
+    bool answered = false;
+    try {
+        answered = receive(answer, body, error);
+    } catch (const std::exception& thrown) {
+        // No room for the state (out of memory): the reload is made whole, not the host
+        // ended by an exception on this thread.
+        error = fmt::format("taking the forked copy's answer: {}", thrown.what());
+    }
+    // The copy is reaped here, once, whatever happened: killed first unless it answered.
+    if (!answered) ::kill(child_, SIGKILL);
     int status = 0;
     while (::waitpid(child_, &status, 0) < 0 && errno == EINTR) {
     }
-    if (failed) return false;
+    if (!answered) return false;
     {
         std::lock_guard lock(mutex_);
         result_.save_us = static_cast<double>(answer.save_ns) / 1000.0;

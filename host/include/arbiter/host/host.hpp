@@ -141,7 +141,8 @@ class Host {
     // install is made whole at once, as install_plugin does, and its report is returned
     // here. Meanwhile the host
     // is read and pushed to as usual; what changes its plugins (an install, a reload, a
-    // config change, end_match, close) first waits for the shards left.
+    // config change, close; end_match too, for shards) first waits for the shards left or
+    // the handover.
     std::optional<ReloadReport> begin_install(PluginSlot fresh, PluginSlot* retired = nullptr);
     // A staged install's report once its last shard is across, else nullopt; the replaced
     // generation goes to `retired` (to destroy off the event path), or is released here.

@@ -70,10 +70,11 @@ class SnapshotHandover final : public AnalyzerInstance {
 
     // A fork copies the page tables of everything the host has mapped, and the heap keeps
     // pages it has freed (matches ended, an old generation destroyed): after 100,000
-    // players had come and gone, a fork at 1,000 took 15 ms, and 0.6 ms once the free
-    // pages went back to the kernel. That return (malloc_trim) takes from 0.5 ms to tens
-    // of ms and locks each malloc arena in turn, so it is made off the event path, on the
-    // thread that prepares the new generation (Host::prepare_plugin), not in begin().
+    // players had come and gone, a fork at 1,000 took 16.6 ms, and 0.68 ms once the free
+    // pages went back to the kernel (docs/performance.md, "Forked"). That return (malloc_trim)
+    // takes from 0.5 ms to tens of ms and locks each malloc arena in turn, so it is made off the
+    // event path, on the thread that prepares the new generation (Host::prepare_plugin), not in
+    // begin().
     static void make_the_next_fork_cheaper();
 
     // Forks, on the thread that calls `old` and between two of its calls. Takes both
@@ -122,8 +123,16 @@ class SnapshotHandover final : public AnalyzerInstance {
                      std::chrono::milliseconds save_deadline);
     // The thread: the state from the child, the restore, the catch-up.
     void run();
-    // Reads the child's answer into `state` (or `error`); false when the copy failed.
+    // What the copy sends first (the .cpp).
+    struct ChildAnswer;
+    // The forked copy: saves `old`, answers down `to_parent`, and leaves.
+    [[noreturn]] static void save_in_forked_copy(AnalyzerInstance& old, int to_parent);
+    // Reads the child's answer into `state` (or `error`), and reaps it; false when the
+    // copy failed (it is killed then).
     bool read_from_child(std::optional<std::vector<uint8_t>>& state, std::string& error);
+    // The reading alone: the header into `answer`, then the body; false, with `error`,
+    // on a failure, the deadline or stop_.
+    bool receive(ChildAnswer& answer, std::vector<uint8_t>& body, std::string& error);
     // Ends the handover (under the lock): from now on the calls go to the answering one.
     void finish(Outcome outcome, std::unique_lock<std::mutex>& lock);
     // Where a call goes once done (under the lock: done_ set).
