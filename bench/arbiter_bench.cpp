@@ -610,7 +610,8 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
             ReloadLoad load(players, one_match, threads);
             auto& h = load.host;
             const host::PluginSettings settings = load.settings_of("reference");
-            std::vector<double> steps, largest_step, longest_push, longest_before, elapsed;
+            std::vector<double> steps, largest_step, longest_push, longest_before, elapsed, forked,
+                catch_ups, slowed;
             uint64_t pushes_during = 0;
             int failed = 0;
             for (int i = 0; i < reloads; ++i) {
@@ -628,6 +629,9 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
                 longest_push.push_back(install.longest_push_us);
                 longest_before.push_back(install.longest_before_us);
                 elapsed.push_back(report->elapsed_us);
+                forked.push_back(report->forked_shards);
+                catch_ups.push_back(report->catch_up_us);
+                slowed.push_back(report->throttled_us);
             }
             for (int b = 0; b < 20; ++b)
                 load.push();
@@ -636,13 +640,15 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
                 "  %2u threads %7u players in %3u match%s (%u shards): %2d reloads; per shard "
                 "median %7.0f us, p99 %7.0f us, max %7.0f us; largest shard per reload p99 "
                 "%7.0f us; longest push p99 %7.0f us (before: %7.0f us); all shards across "
-                "in median %6.0f ms (%llu pushes meanwhile); events lost %lld, failed reloads "
-                "%d\n",
+                "in median %6.0f ms (%llu pushes meanwhile); forked shards median %.0f, their "
+                "catch-up %6.0f ms, stream slowed %5.0f ms (medians); events lost %lld, failed "
+                "reloads %d\n",
                 threads, players, load.matches, load.matches == 1 ? "  " : "es", h->shards(),
                 reloads, median(steps), percentile(steps, 0.99), percentile(steps, 1.0),
                 percentile(largest_step, 0.99), percentile(longest_push, 0.99),
                 percentile(longest_before, 0.99), median(elapsed) / 1000.0,
-                static_cast<unsigned long long>(pushes_during), lost, failed);
+                static_cast<unsigned long long>(pushes_during), median(forked),
+                median(catch_ups) / 1000.0, median(slowed) / 1000.0, lost, failed);
             std::fflush(stdout);
         }
     }
@@ -664,7 +670,7 @@ void run_forked_reload(const std::vector<uint32_t>& counts) {
         auto& h = load.host;
         const host::PluginSettings settings = load.settings_of("reference");
         std::vector<double> pauses, waits, saves, restores, catch_ups, calls, kept_mib,
-            longest_push, longest_before, elapsed;
+            longest_push, longest_before, elapsed, slowed;
         int failed = 0;
         for (int i = 0; i < reloads; ++i) {
             const auto install = load.install_while_pushing(h->prepare_plugin(settings));
@@ -684,6 +690,7 @@ void run_forked_reload(const std::vector<uint32_t>& counts) {
             longest_push.push_back(install.longest_push_us);
             longest_before.push_back(install.longest_before_us);
             elapsed.push_back(report->elapsed_us);
+            slowed.push_back(report->throttled_us);
         }
         for (int b = 0; b < 20; ++b)
             load.push();
@@ -691,13 +698,14 @@ void run_forked_reload(const std::vector<uint32_t>& counts) {
         std::printf(
             "   1 thread  %7u players in   1 match  : %2d reloads; pause median %6.0f us, p99 "
             "%6.0f us (of it waiting for room, median %4.0f us); save %6.1f ms, restore %6.1f "
-            "ms, catch-up %7.1f ms of %6.0f calls, %6.1f MiB kept at most (medians); longest "
-            "push p99 %6.0f us (before: %6.0f us); start to end median %6.0f ms; events lost "
-            "%lld, failed reloads %d\n",
+            "ms, catch-up %7.1f ms of %6.0f calls, %6.1f MiB kept at most, stream slowed for "
+            "it %5.0f ms (medians); longest push p99 %6.0f us (before: %6.0f us); start to end "
+            "median %6.0f ms; events lost %lld, failed reloads %d\n",
             players, reloads, median(pauses), percentile(pauses, 0.99), median(waits),
             median(saves) / 1000.0, median(restores) / 1000.0, median(catch_ups) / 1000.0,
-            median(calls), median(kept_mib), percentile(longest_push, 0.99),
-            percentile(longest_before, 0.99), median(elapsed) / 1000.0, lost, failed);
+            median(calls), median(kept_mib), median(slowed) / 1000.0,
+            percentile(longest_push, 0.99), percentile(longest_before, 0.99),
+            median(elapsed) / 1000.0, lost, failed);
         std::fflush(stdout);
     }
 }
@@ -714,7 +722,12 @@ void run_reload(const Settings& s) {
         "threads, the wait for the batches pushed before, then every shard carried, as many "
         "at once as threads; largest shard = the longest of those carries):\n");
     const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+    // --filter whole, forked or staged: that table alone.
+    const auto wanted = [&](const char* table) {
+        return s.filter.empty() || std::string(table).find(s.filter) != std::string::npos;
+    };
     for (uint32_t threads : {1u, cores}) {
+        if (!wanted("whole")) break;
         if (threads == 1 && cores == 1) continue;
         for (bool one_match : {true, false}) {
             if (!one_match && threads == 1) continue;  // one shard: the same as one match
@@ -763,8 +776,8 @@ void run_reload(const Settings& s) {
             }
         }
     }
-    run_forked_reload(counts);
-    run_staged_reload(counts);
+    if (wanted("forked")) run_forked_reload(counts);
+    if (wanted("staged")) run_staged_reload(counts);
     std::printf("\n");
 }
 
@@ -864,8 +877,8 @@ int usage() {
         "usage: arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... "
         "[--only SECTION]... [--filter TEXT] [--soak-matches N] [--store-postgres CONNINFO]\n"
         "sections: core batch players plugins isolated memory reload store serve threads, and soak "
-        "(only when "
-        "named with --only)\n");
+        "(only when named with --only); --filter whole, forked or staged runs that table of "
+        "reload alone\n");
     return 1;
 }
 

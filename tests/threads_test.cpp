@@ -367,6 +367,80 @@ TEST_F(Threads, StagedReloadsWhileBatchesFlowCarryEveryShardAndChangeNothing) {
     EXPECT_EQ(first_difference(straight.assessments, assessments), "");
 }
 
+// On several threads, a shard that holds many players is forked on its lane rather than
+// carried (Host::forks_shard; set to 1 player here, so every shard with a match forks). Every
+// bundled plugin in turn while batches flow: the states carried, and nothing the relay
+// hears changes.
+TEST_F(Threads, StagedReloadsThatForkTheirShardsCarryEveryStateAndChangeNothing) {
+    const Outcome straight = run("threads = 2\n");
+    TempDir dir;
+    Outcome reloaded;
+    std::vector<host::ReloadReport> reports;
+    {
+        host::Host host(parse(config_text(dir.path(), "threads = 2\n"), dir.path()));
+        host.set_fork_shard_players(1);
+        auto transcript = std::make_shared<TranscriptSink>();
+        host.add_sink(transcript);
+        const std::vector<std::string> order = {"reference", "lagpool", "kaladin"};
+        size_t next = 0;
+        const size_t start = batches_->size() / 4;
+        for (size_t i = 0; i < batches_->size(); ++i) {
+            if (i >= start && next < order.size() && !host.installing()) {
+                host::PluginSettings settings;
+                for (const auto& slot : host.plugins())
+                    if (slot.settings.name == order[next]) settings = slot.settings;
+                ++next;
+                EXPECT_FALSE(host.begin_install(host.prepare_plugin(settings)))
+                    << "installed whole, not staged";
+            }
+            ASSERT_FALSE(host.push((*batches_)[i]));
+            if (auto report = host.finished_install()) reports.push_back(*report);
+        }
+        ASSERT_EQ(next, order.size()) << "the matches ended before every plugin was reloaded";
+        EXPECT_TRUE(host.close());
+        while (auto report = host.finished_install())
+            reports.push_back(*report);
+        for (const auto& assessment : host.assessments())
+            reloaded.assessments += host::assessment_json(assessment) + "\n";
+        reloaded.transcript = transcript->text;
+    }
+    reloaded.security_log = read_file(dir.path() / "security.jsonl");
+    ASSERT_EQ(reports.size(), 3u);
+    for (const auto& report : reports) {
+        SCOPED_TRACE(report.describe());
+        EXPECT_TRUE(report.ok);
+        EXPECT_TRUE(report.staged);
+        EXPECT_FALSE(report.forked);  // the one-thread handover's flag
+        // The open matches' shards (three matches: one to three shards) forked.
+        EXPECT_GE(report.forked_shards, 1u);
+        EXPECT_LE(report.forked_shards, 3u);
+        EXPECT_EQ(report.fork_problem, "");
+        EXPECT_EQ(report.state.rfind("carried (", 0), 0u);
+        EXPECT_GT(report.save_us, 0.0);
+        EXPECT_TRUE(report.old_library_left);
+    }
+    EXPECT_EQ(first_difference(straight.assessments, reloaded.assessments), "");
+    EXPECT_EQ(first_difference(straight.transcript, reloaded.transcript), "");
+    EXPECT_EQ(first_difference(straight.security_log, reloaded.security_log), "");
+}
+
+// Which shards a staged reload forks: those whose carry (growing with the shard) would hold
+// them longer than a fork (growing with the whole host).
+TEST(ForkedShards, AShardForksWhenItsCarryWouldHoldItLongerThanAFork) {
+    TempDir dir;
+    host::Host host(parse(host_table(dir.path() / "work") + "threads = 2\n", dir.path()));
+    EXPECT_TRUE(host.forks_shard(1'000, 1'000));      // one match of 1,000
+    EXPECT_TRUE(host.forks_shard(100'000, 100'000));  // one match of 100,000
+    EXPECT_TRUE(host.forks_shard(1'000, 10'000));     // two matches of 500 in a shard
+    EXPECT_FALSE(host.forks_shard(500, 10'000));      // one match of 500 among 20
+    EXPECT_FALSE(host.forks_shard(4'000, 100'000));   // eight matches of 500 among 200
+    EXPECT_FALSE(host.forks_shard(100, 100));         // a small host: the fork's own cost
+    EXPECT_FALSE(host.forks_shard(0, 0));
+    host.set_fork_shard_players(1);
+    EXPECT_TRUE(host.forks_shard(1, 100'000));
+    EXPECT_FALSE(host.forks_shard(0, 100'000));
+}
+
 // With one thread, `arbiter serve`'s reload forks (SnapshotHandover): a copy of the host
 // saves the old state while the old instance goes on answering, the new one restores it
 // and makes again the calls made meanwhile, and takes over. Each bundled plugin in turn,
@@ -425,8 +499,9 @@ TEST_F(Threads, ForkedReloadsOnOneThreadCarryEveryStateAndChangeNothing) {
 // the old instance was, as without a reload.
 class ForkedReload : public Threads {
   protected:
-    static std::string counts_config(const std::filesystem::path& dir, const std::string& table) {
-        return host_table(dir / "work") + "threads = 1\n" +
+    static std::string counts_config(const std::filesystem::path& dir, const std::string& table,
+                                     int threads = 1) {
+        return host_table(dir / "work") + "threads = " + std::to_string(threads) + "\n" +
                plugin_table("counts", test_plugin("counts")) + "[plugins.counts.config]\n" + table;
     }
     // Pushes the batches [from, to), with what the sinks hear.
@@ -434,9 +509,9 @@ class ForkedReload : public Threads {
         for (size_t i = from; i < to; ++i)
             ASSERT_FALSE(host.push((*batches_)[i]));
     }
-    static std::string straight_transcript() {
+    static std::string straight_transcript(int threads = 1) {
         TempDir dir;
-        host::Host host(parse(counts_config(dir.path(), ""), dir.path()));
+        host::Host host(parse(counts_config(dir.path(), "", threads), dir.path()));
         auto transcript = std::make_shared<TranscriptSink>();
         host.add_sink(transcript);
         push(host, 0, batches_->size());
@@ -444,14 +519,20 @@ class ForkedReload : public Threads {
         return transcript->text;
     }
     // Reloads `counts` at a third of the stream, with the save of the forked copy held
-    // until `held` more batches were pushed; waits for the report and pushes the rest.
+    // until `held` more batches were pushed; waits for the report and pushes the rest. On
+    // several threads, every shard with a match is forked.
     static host::ReloadReport reload_midway(const std::string& table, size_t held,
-                                            std::string& transcript_text) {
+                                            std::string& transcript_text, int threads = 1) {
         TempDir dir;
         const auto gate = dir.path() / "let-the-save-go";
-        host::Host host(parse(counts_config(dir.path(), table + "forked_save_waits_for = " +
-                                                            toml_literal(gate) + "\n"),
-                              dir.path()));
+        const auto mark = dir.path() / "a-copy-saves";
+        host::Host host(
+            parse(counts_config(dir.path(),
+                                table + "forked_save_waits_for = " + toml_literal(gate) +
+                                    "\nforked_save_marks = " + toml_literal(mark) + "\n",
+                                threads),
+                  dir.path()));
+        host.set_fork_shard_players(1);
         EXPECT_TRUE(host.plugin_errors().empty()) << joined(host.plugin_errors());
         auto transcript = std::make_shared<TranscriptSink>();
         host.add_sink(transcript);
@@ -460,6 +541,12 @@ class ForkedReload : public Threads {
         std::optional<host::ReloadReport> report =
             host.begin_install(host.prepare_plugin(host.plugins().front().settings));
         EXPECT_FALSE(report) << "installed whole, not handed over";
+        // On several threads a shard forks when its step reaches its lane: the batches are
+        // held back until one has.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!std::filesystem::exists(mark) && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        EXPECT_TRUE(std::filesystem::exists(mark)) << "no forked copy began to save";
         push(host, start, start + held);
         std::ofstream(gate).put('\n');
         while (!report) {
@@ -608,6 +695,122 @@ TEST_F(ForkedReload, ACallPastTheKeptBoundWaitsForTheCatchUp) {
     // the answers are those of one instance that saw every batch once.
     for (size_t i = 4; i < batches.size(); ++i)
         EXPECT_EQ(answered[i], alone[i]) << "batch " << i;
+}
+
+// The same on two threads, where the shards of the open matches fork on their lanes: the
+// calls a forked shard's matches make while its copy saves are made again to its new shard,
+// once each, and the other shards are not held for it.
+TEST_F(ForkedReload, OnTwoThreadsAShardsCallsMadeWhileItsCopySavesAreMadeAgainOnceEach) {
+    const std::string straight = straight_transcript(2);
+    ASSERT_NE(straight.find("test.count"), std::string::npos);
+    std::string transcript;
+    const host::ReloadReport report = reload_midway("", 25, transcript, 2);
+    SCOPED_TRACE(report.describe());
+    EXPECT_TRUE(report.ok);
+    EXPECT_TRUE(report.staged);
+    EXPECT_GE(report.forked_shards, 1u);
+    EXPECT_EQ(report.fork_problem, "");
+    EXPECT_EQ(report.state.rfind("carried (", 0), 0u);
+    // The batches pushed while the saves were held (after a fork was made), of the forked
+    // shards' matches.
+    EXPECT_GE(report.calls_made_again, 1u);
+    EXPECT_EQ(first_difference(straight, transcript), "");
+}
+
+TEST_F(ForkedReload, OnTwoThreadsAShardWhoseCopyDiesIsCarriedAndChangesNothing) {
+    const std::string straight = straight_transcript(2);
+    std::string transcript;
+    const host::ReloadReport report = reload_midway("forked_save = \"die\"\n", 5, transcript, 2);
+    SCOPED_TRACE(report.describe());
+    EXPECT_TRUE(report.ok);
+    EXPECT_EQ(report.state.rfind("carried (", 0), 0u);
+    EXPECT_NE(report.fork_problem.find("the forked copy ended before it answered"),
+              std::string::npos);
+    EXPECT_EQ(first_difference(straight, transcript), "");
+}
+
+TEST_F(ForkedReload, OnTwoThreadsEndingAMatchDoesNotWaitForAForkedShard) {
+    TempDir dir;
+    const auto gate = dir.path() / "let-the-save-go";
+    host::Host host(
+        parse(counts_config(dir.path(), "forked_save_waits_for = " + toml_literal(gate) + "\n", 2),
+              dir.path()));
+    host.set_fork_shard_players(1);
+    push(host, 0, batches_->size() / 3);
+    ASSERT_FALSE(host.begin_install(host.prepare_plugin(host.plugins().front().settings)));
+    const auto open = host.open_matches();
+    ASSERT_FALSE(open.empty());
+    host.end_match(open.front().first, open.front().second);
+    EXPECT_TRUE(host.installing());
+    EXPECT_FALSE(host.finished_install()) << "the install ended before its saves were let go";
+    std::ofstream(gate).put('\n');
+    EXPECT_TRUE(host.close());
+    const auto report = host.finished_install();
+    ASSERT_TRUE(report);
+    EXPECT_EQ(report->state.rfind("carried (", 0), 0u) << report->describe();
+    EXPECT_GE(report->forked_shards, 1u);
+    EXPECT_GE(report->calls_made_again, 1u);  // the match end, at least
+}
+
+// A catch-up that outruns its patience slows the stream: each call waits until the new
+// instance has made two kept calls again, so that the kept calls run out even when the
+// caller never stops and the new instance answers no faster than the old (each batch takes
+// 300 us in both). Patience 0 here: the throttle holds from the catch-up's start.
+TEST_F(ForkedReload, ACatchUpPastItsPatienceSlowsTheCallerUntilItEnds) {
+    TempDir dir;
+    const auto gate = dir.path() / "let-the-save-go";
+    host::Metrics metrics;
+    const auto config =
+        parse(counts_config(dir.path(),
+                            "batch_us = 300\nforked_save_waits_for = " + toml_literal(gate) + "\n"),
+              dir.path());
+    host::PluginStore store((dir.path() / "work").string());
+    auto instance_of = [&] {
+        auto library = host::PluginLibrary::load(test_plugin("counts"), "counts", store, &metrics);
+        return std::unique_ptr<host::AnalyzerInstance>(std::make_unique<host::PluginInstance>(
+            library, config.plugins[0], std::span<const uint8_t>{}, 0, 1, &metrics));
+    };
+    // 100 calls kept while the save is held; the calls after it, at least twice that many.
+    constexpr size_t kKept = 100;
+    std::vector<host::VerifiedBatch> batches;
+    for (size_t i = 0; batches.size() < 4 * kKept; i = (i + 1) % batches_->size()) {
+        auto ingested = host::ingest_batch((*batches_)[i], 1u << 24);
+        ASSERT_TRUE(ingested.ok) << ingested.problem;
+        batches.push_back(std::move(ingested.batch));
+    }
+    std::vector<std::string> alone;
+    {
+        auto old = instance_of();
+        for (const auto& batch : batches)
+            alone.push_back(old->on_batch(batch).signals.at(0).evidence_json);
+    }
+    auto old = instance_of();
+    auto fresh = instance_of();
+    std::string error;
+    auto handover =
+        host::SnapshotHandover::begin(old, fresh, error, host::SnapshotHandover::kKeptBytes,
+                                      std::chrono::seconds(60), std::chrono::seconds(0));
+    ASSERT_TRUE(handover) << error;
+    size_t i = 0;
+    for (; i < kKept; ++i)
+        ASSERT_EQ(handover->on_batch(batches[i]).signals.at(0).evidence_json, alone[i]);
+    std::ofstream(gate).put('\n');
+    // Once the catch-up has begun (30 ms of calls to make again), the caller goes on
+    // without a pause.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!handover->result().throttled && !handover->done() &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    for (; i < batches.size() && !handover->done(); ++i)
+        ASSERT_EQ(handover->on_batch(batches[i]).signals.at(0).evidence_json, alone[i]);
+    ASSERT_TRUE(handover->done()) << "the catch-up never ended: the caller kept up with it";
+    for (; i < batches.size(); ++i)
+        ASSERT_EQ(handover->on_batch(batches[i]).signals.at(0).evidence_json, alone[i]);
+    const auto result = handover->result();
+    EXPECT_EQ(result.outcome, host::SnapshotHandover::Outcome::carried) << result.error;
+    EXPECT_TRUE(result.throttled);
+    EXPECT_GT(result.throttled_us, 0.0);
+    EXPECT_GE(result.calls_made_again, kKept);
 }
 
 // Whatever changes the plugins while a staged install is under way waits for it: a

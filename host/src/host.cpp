@@ -385,8 +385,9 @@ Assessment Host::with_lost_input(Assessment assessment) const {
 void Host::end_match(const std::string& relay_id, uint64_t match_id) {
     refuse_inside_take_in("end a match");
     // The plugins' on_match_end is called from here, not on a lane: a staged install's
-    // shard steps end first. A handover takes the call as it takes a batch.
-    if (staged_ && !staged_->handover) settle_install();
+    // shard steps running end first. A handover (one thread, or a forked shard) takes the
+    // call as it takes a batch, so nothing waits for one.
+    if (staged_ && !staged_->handover) parallel_->wait_for_steps();
     catch_up();
     finish_match(relay_id, match_id, false);
     pass_on_sink_failure();

@@ -26,19 +26,34 @@ std::string ReloadReport::describe() const {
             "the state in {:.0f} ms, the new version restored it in {:.0f} ms and made again "
             "the {} calls made meanwhile ({:.1f} MiB kept at most) in {:.0f} ms; the stream "
             "was held {:.0f} us (the fork {:.0f} us, waiting for room among the calls kept "
-            "{:.0f} us), {:.0f} ms from start to end{}",
+            "{:.0f} us), {:.0f} ms from start to end{}{}",
             plugin, from_version.empty() ? "(none)" : from_version, to_version, state,
             save_us / 1000.0, restore_us / 1000.0, calls_made_again,
             static_cast<double>(most_kept_bytes) / (1 << 20), catch_up_us / 1000.0, pause_us,
             pause_us - waited_us, waited_us, elapsed_us / 1000.0,
+            throttled_us > 0 ? fmt::format("; the stream slowed for the catch-up {:.0f} ms",
+                                           throttled_us / 1000.0)
+                             : "",
             old_library_left ? "" : "; WARNING: the old library is still in memory");
     if (change == "reload" && staged)
         return fmt::format(
             "plugin '{}': reloaded {} -> {}; state {}; the stream went on: {} shards went over "
             "one at a time in {:.0f} ms, each holding its own matches at most {:.0f} us (saves "
-            "{:.0f} us, restores {:.0f} us in all){}",
+            "{:.0f} us, restores {:.0f} us in all){}{}{}",
             plugin, from_version.empty() ? "(none)" : from_version, to_version, state,
             shard_pause_us.size(), elapsed_us / 1000.0, pause_us, save_us, restore_us,
+            forked_shards == 0
+                ? ""
+                : fmt::format("; {} of them, with many players, forked: their new shards made "
+                              "again the {} calls made meanwhile in {:.0f} ms ({:.1f} MiB kept "
+                              "at most){}",
+                              forked_shards, calls_made_again, catch_up_us / 1000.0,
+                              static_cast<double>(most_kept_bytes) / (1 << 20),
+                              throttled_us > 0
+                                  ? fmt::format(", the stream slowed for them {:.0f} ms",
+                                                throttled_us / 1000.0)
+                                  : ""),
+            fork_problem.empty() ? "" : "; carried instead of forked: " + fork_problem,
             old_library_left ? "" : "; WARNING: the old library is still in memory");
     if (change == "reload")
         return fmt::format(
@@ -205,14 +220,30 @@ std::optional<ReloadReport> Host::begin_install(PluginSlot fresh, PluginSlot* re
     }
     staged->fresh = std::move(fresh);
     const uint32_t count = live->shard_count();
+    // The shards that hold many players are forked (as one thread forks), the others
+    // carried: a carry's hold grows with the shard, a fork's with the whole host.
+    std::vector<size_t> players(count, 0);
+    size_t all_players = 0;
+    for (const auto& [key, match] : open_matches_) {
+        players[shard_of(key.first, key.second, count)] += match.players.size();
+        all_players += match.players.size();
+    }
+    const bool can_fork =
+        live->in_process() && next->in_process() && live->schema_minor() == next->schema_minor();
     staged->steps.resize(count);
     std::vector<ParallelDispatch::Step> steps;
     steps.reserve(count);
     ShardStep* outcomes = staged->steps.data();
-    for (uint32_t k = 0; k < count; ++k)
-        steps.push_back({k, [next, live, outcomes, k]() noexcept {
-                             outcomes[k] = next->carry_shard_into(k, *live);
-                         }});
+    for (uint32_t k = 0; k < count; ++k) {
+        if (can_fork && forks_shard(players[k], all_players))
+            steps.push_back({k, [next, live, outcomes, k]() noexcept {
+                                 outcomes[k] = next->fork_shard_into(k, *live);
+                             }});
+        else
+            steps.push_back({k, [next, live, outcomes, k]() noexcept {
+                                 outcomes[k] = next->carry_shard_into(k, *live);
+                             }});
+    }
     staged->started = std::chrono::steady_clock::now();
     staged_ = std::move(staged);
     try {
@@ -234,7 +265,7 @@ std::optional<ReloadReport> Host::finished_install(PluginSlot* retired) {
             if (!staged_->handover->done()) return std::nullopt;
             end_handover();
         } else {
-            if (parallel_->steps_pending()) return std::nullopt;
+            if (!shards_across(false)) return std::nullopt;
             end_staged_install();
         }
     }
@@ -255,8 +286,38 @@ void Host::settle_install() {
         end_handover();
         return;
     }
-    parallel_->wait_for_steps();
+    shards_across(true);
     end_staged_install();
+}
+
+bool Host::shards_across(bool wait) {
+    StagedInstall& staged = *staged_;
+    if (wait)
+        parallel_->wait_for_steps();
+    else if (parallel_->steps_pending())
+        return false;
+    if (staged.handovers_ended) return true;
+    // No step runs now, and only this thread posts them: the shards may be looked at.
+    auto& live = dynamic_cast<ShardedInstance&>(*dispatcher_.find(staged.report.plugin)->instance);
+    auto* next = &dynamic_cast<ShardedInstance&>(*staged.fresh.instance);
+    std::vector<ParallelDispatch::Step> ends;
+    for (uint32_t k = 0; k < staged.steps.size(); ++k) {
+        if (!staged.steps[k].forked) continue;
+        if (live.handover_running(k)) {
+            if (!wait) return false;
+            live.wait_for_handover(k);
+        }
+        ShardStep* step = &staged.steps[k];
+        ends.push_back({k, [next, live = &live, step, k]() noexcept {
+                            next->end_shard_handover(k, *live, *step);
+                        }});
+    }
+    const bool posted = !ends.empty();
+    if (posted) parallel_->run_in_turn(std::move(ends));
+    staged.handovers_ended = true;
+    if (!wait) return !posted;
+    parallel_->wait_for_steps();
+    return true;
 }
 
 void Host::staged_done(ReloadReport report, PluginSlot replaced) {
@@ -318,6 +379,7 @@ void Host::end_handover() {
     report.catch_up_us = result.catch_up_us;
     report.calls_made_again = result.calls_made_again;
     report.most_kept_bytes = result.most_kept_bytes;
+    report.throttled_us = result.throttled_us;
     switch (result.outcome) {
         case SnapshotHandover::Outcome::carried:
             report.state = fmt::format("carried ({} bytes)", result.bytes);
@@ -359,6 +421,15 @@ void Host::end_staged_install() {
         report.restore_us += step.restore_us;
         report.pause_us = std::max(report.pause_us, step.us);
         bytes += step.bytes;
+        if (step.forked) {
+            ++report.forked_shards;
+            report.catch_up_us += step.catch_up_us;
+            report.calls_made_again += step.calls_made_again;
+            report.most_kept_bytes += step.most_kept_bytes;
+            report.throttled_us += step.throttled_us;
+        }
+        if (!step.fork_problem.empty() && report.fork_problem.empty())
+            report.fork_problem = fmt::format("shard {}: {}", k, step.fork_problem);
         if (step.ok()) {
             ++carried;
         } else if (first_failure.empty()) {
@@ -405,8 +476,9 @@ bool Host::release_retired(PluginSlot retired) {
 }
 
 PluginSlot Host::prepare_plugin(const PluginSettings& settings) {
-    // With one thread the install will fork (begin_install): cheaper with less mapped.
-    if (!parallel_) SnapshotHandover::make_the_next_fork_cheaper();
+    // The install may fork (begin_install: one thread, or a shard with many players):
+    // cheaper with less mapped.
+    SnapshotHandover::make_the_next_fork_cheaper();
     return load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner, shards_);
 }
 

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "arbiter/host/snapshot_handover.hpp"
+
 namespace arbiter::host {
 
 uint32_t shard_of(std::string_view relay_id, uint64_t match_id, uint32_t count) {
@@ -259,6 +261,107 @@ ShardStep ShardedInstance::carry_shard_into(uint32_t k, ShardedInstance& live) n
     std::swap(shards_[k], live.shards_[k]);
     step.us = elapsed_us(start);
     return step;
+}
+
+ShardStep ShardedInstance::fork_shard_into(uint32_t k, ShardedInstance& live) noexcept {
+    const auto start = std::chrono::steady_clock::now();
+    std::string error;
+    std::unique_ptr<SnapshotHandover> handover;
+    try {
+        handover = SnapshotHandover::begin(live.shards_[k], shards_[k], error);
+    } catch (const std::exception& thrown) {
+        // begin leaves both shards where they were when it fails, by a throw or not.
+        handover.reset();
+        try {
+            error = thrown.what();
+        } catch (...) {
+        }
+    }
+    if (!handover) {
+        ShardStep step = carry_shard_into(k, live);
+        try {
+            step.fork_problem = std::move(error);
+        } catch (...) {
+        }
+        return step;
+    }
+    ShardStep step;
+    step.forked = true;
+    // The old and the new shard are the handover's now: it answers for shard k.
+    live.shards_[k] = std::move(handover);
+    step.us = elapsed_us(start);
+    return step;
+}
+
+bool ShardedInstance::handover_running(uint32_t k) const {
+    const auto* handover = dynamic_cast<const SnapshotHandover*>(shards_.at(k).get());
+    return handover && !handover->done();
+}
+
+void ShardedInstance::wait_for_handover(uint32_t k) {
+    if (auto* handover = dynamic_cast<SnapshotHandover*>(shards_.at(k).get()))
+        handover->wait_done();
+}
+
+void ShardedInstance::end_shard_handover(uint32_t k, ShardedInstance& live,
+                                         ShardStep& step) noexcept {
+    auto* handover = dynamic_cast<SnapshotHandover*>(live.shards_[k].get());
+    if (!handover) return;
+    const auto start = std::chrono::steady_clock::now();
+    handover->wait_done();  // done already when the host posts this step
+    SnapshotHandover::Result result;
+    try {
+        result = handover->result();
+    } catch (...) {
+        // No memory for its texts: the outcome alone is enough to end it right.
+        result = {};
+        result.outcome = handover->outcome();
+        if (result.outcome == SnapshotHandover::Outcome::restore_refused)
+            result.restored.status = ARB_ERR_INTERNAL;
+    }
+    std::unique_ptr<AnalyzerInstance> done = std::move(live.shards_[k]);
+    live.shards_[k] = handover->take_old();
+    shards_[k] = handover->take_fresh();
+    done.reset();  // its thread has ended: this only joins it
+    step.us += result.waited_us;
+    step.save_us = result.save_us;
+    step.throttled_us = result.throttled_us;
+    if (result.outcome == SnapshotHandover::Outcome::snapshot_failed) {
+        // The old shard answered throughout: carried now, as a whole reload would carry it.
+        ShardStep carried = carry_shard_into(k, live);
+        step.saved = carried.saved;
+        step.restored = std::move(carried.restored);
+        step.save_error = std::move(carried.save_error);
+        step.bytes = carried.bytes;
+        step.save_us = carried.save_us;
+        step.restore_us = carried.restore_us;
+        step.remake_problem = std::move(carried.remake_problem);
+        step.us += carried.us;
+        try {
+            step.fork_problem = "the forked copy gave no state (" + result.error + ")";
+        } catch (...) {
+        }
+        return;
+    }
+    step.saved = result.outcome != SnapshotHandover::Outcome::save_refused;
+    step.restored = std::move(result.restored);
+    step.bytes = result.bytes;
+    step.restore_us = result.restore_us;
+    step.catch_up_us = result.catch_up_us;
+    step.calls_made_again = result.calls_made_again;
+    step.most_kept_bytes = result.most_kept_bytes;
+    if (!step.saved) step.save_error = std::move(result.error);
+    if (step.saved && !step.restored.ok() && may_hold_state(step.restored)) {
+        try {
+            std::vector<char> took(k + 1, 0);
+            took[k] = 1;
+            step.remake_problem = remake_shards(took);
+        } catch (...) {
+            step.remake_problem = "; and it could not be made fresh again";
+        }
+    }
+    std::swap(shards_[k], live.shards_[k]);
+    step.us += elapsed_us(start);
 }
 
 void ShardedInstance::exchange_making(ShardedInstance& other) noexcept {

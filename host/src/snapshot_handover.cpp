@@ -81,10 +81,10 @@ void SnapshotHandover::make_the_next_fork_cheaper() {
     ::malloc_trim(0);
 }
 
-std::unique_ptr<SnapshotHandover> SnapshotHandover::begin(std::unique_ptr<AnalyzerInstance>& old,
-                                                          std::unique_ptr<AnalyzerInstance>& fresh,
-                                                          std::string& error, size_t kept_bytes,
-                                                          std::chrono::milliseconds save_deadline) {
+std::unique_ptr<SnapshotHandover> SnapshotHandover::begin(
+    std::unique_ptr<AnalyzerInstance>& old, std::unique_ptr<AnalyzerInstance>& fresh,
+    std::string& error, size_t kept_bytes, std::chrono::milliseconds save_deadline,
+    std::chrono::milliseconds catch_up_patience) {
     if (!old || !fresh || !old->in_process()) {
         error = "only an instance in the host's own process can be saved by a fork";
         return nullptr;
@@ -118,7 +118,8 @@ std::unique_ptr<SnapshotHandover> SnapshotHandover::begin(std::unique_ptr<Analyz
     }
     std::unique_ptr<SnapshotHandover> handover;
     try {
-        handover.reset(new SnapshotHandover(child, ends[0], kept_bytes, save_deadline));
+        handover.reset(
+            new SnapshotHandover(child, ends[0], kept_bytes, save_deadline, catch_up_patience));
         handover->result_.fork_us = fork_us;
         handover->old_ = std::move(old);
         handover->fresh_ = std::move(fresh);
@@ -142,11 +143,13 @@ std::unique_ptr<SnapshotHandover> SnapshotHandover::begin(std::unique_ptr<Analyz
 }
 
 SnapshotHandover::SnapshotHandover(pid_t child, int from_child, size_t kept_bytes,
-                                   std::chrono::milliseconds save_deadline)
+                                   std::chrono::milliseconds save_deadline,
+                                   std::chrono::milliseconds catch_up_patience)
     : child_(child),
       from_child_(from_child),
       kept_limit_(kept_bytes),
-      save_deadline_(save_deadline) {}
+      save_deadline_(save_deadline),
+      catch_up_patience_(catch_up_patience) {}
 
 SnapshotHandover::~SnapshotHandover() {
     {
@@ -277,9 +280,11 @@ void SnapshotHandover::run() {
     // after it: the next goes to the new instance.
     fresh_->set_quiet(true);
     const auto catch_up_start = Clock::now();
+    const auto throttle_at = catch_up_start + catch_up_patience_;
     uint64_t made = 0;
     std::unique_lock lock(mutex_);
     while (!stop_ && !kept_.empty()) {
+        if (!result_.throttled && Clock::now() >= throttle_at) result_.throttled = true;
         Kept call = std::move(kept_.front());
         kept_.pop_front();
         kept_bytes_ -= call.batch ? call.batch->bytes.size() : 0;
@@ -296,6 +301,7 @@ void SnapshotHandover::run() {
         }
         ++made;
         lock.lock();
+        if (result_.throttled) ++made_since_throttle_;
     }
     fresh_->set_quiet(false);
     result_.bytes = bytes;
@@ -325,6 +331,16 @@ bool SnapshotHandover::keep(Kept call, size_t bytes, std::unique_lock<std::mutex
         const auto start = Clock::now();
         room_or_done_.wait(lock, [&] { return done_ || kept_bytes_ + bytes <= kept_limit_; });
         result_.waited_us += us_since(start);
+    }
+    if (!done_ && result_.throttled) {
+        // Two made again for each one kept: the kept calls run out at half the pace.
+        const auto start = Clock::now();
+        room_or_done_.wait(
+            lock, [&] { return done_ || made_since_throttle_ >= 2 * kept_since_throttle_; });
+        const double waited = us_since(start);
+        result_.throttled_us += waited;
+        result_.longest_throttle_us = std::max(result_.longest_throttle_us, waited);
+        if (!done_) ++kept_since_throttle_;
     }
     if (done_) return false;
     kept_.push_back(std::move(call));
@@ -372,6 +388,11 @@ bool SnapshotHandover::done() const {
 void SnapshotHandover::wait_done() {
     std::unique_lock lock(mutex_);
     room_or_done_.wait(lock, [&] { return done_; });
+}
+
+SnapshotHandover::Outcome SnapshotHandover::outcome() const {
+    std::lock_guard lock(mutex_);
+    return result_.outcome;
 }
 
 SnapshotHandover::Result SnapshotHandover::result() const {

@@ -139,11 +139,30 @@ class Host {
     // over by a fork instead (SnapshotHandover): the stream is held for the fork, and the
     // report comes from finished_install() once the new instance has caught up. Any other
     // install is made whole at once, as install_plugin does, and its report is returned
-    // here. Meanwhile the host
-    // is read and pushed to as usual; what changes its plugins (an install, a reload, a
-    // config change, close; end_match too, for shards) first waits for the shards left or
-    // the handover.
+    // here. On several threads, a shard whose carry would hold its matches longer than a
+    // fork (forks_shard) is forked the same way on its lane instead: its matches are held
+    // for the fork, not for a save and restore that grow with them.
+    // Meanwhile the host is read and pushed to as usual; what changes its plugins (an
+    // install, a reload, a config change, close) first waits for the shards left or the
+    // handovers, and end_match for the shard steps running.
     std::optional<ReloadReport> begin_install(PluginSlot fresh, PluginSlot* retired = nullptr);
+    // Whether begin_install forks a shard whose open matches hold `shard_players` of the
+    // `all_players` in open matches, rather than carry it: when the carry, which grows with
+    // the shard, would hold its matches longer than the fork, which grows with the whole
+    // host (it copies the page tables of everything mapped) and slows every shard while the
+    // copy saves. The figures are the reference plugin's on 2 cores (docs/performance.md,
+    // "Forked shards"): a carry about 6 us a player, a fork about 1 ms and 0.3 us a player
+    // the host tracks. With set_fork_shard_players, a shard forks at that many players
+    // instead, whatever the rest (tests set 1; an embedder whose plugins keep much more or
+    // much less per player may set its own).
+    bool forks_shard(size_t shard_players, size_t all_players) const {
+        if (fork_shard_players_ > 0) return shard_players >= fork_shard_players_;
+        return shard_players * kCarryNsPerPlayer > kForkNs + all_players * kForkNsPerPlayer;
+    }
+    static constexpr size_t kCarryNsPerPlayer = 6000;
+    static constexpr size_t kForkNs = 1'000'000;
+    static constexpr size_t kForkNsPerPlayer = 300;
+    void set_fork_shard_players(size_t players) { fork_shard_players_ = players; }
     // A staged install's report once its last shard is across, else nullopt; the replaced
     // generation goes to `retired` (to destroy off the event path), or is released here.
     // Cheap when nothing is under way: a server asks after each batch.
@@ -295,12 +314,19 @@ class Host {
         // With one thread: the handover that stands in the plugin's slot (owned there),
         // and `fresh` holds the new library without its instance, which is in it.
         SnapshotHandover* handover = nullptr;
+        // On several threads: the shards forked (ShardStep::forked) have had their ends
+        // posted, once their handovers were done.
+        bool handovers_ended = false;
         ReloadReport report;
         std::chrono::steady_clock::time_point started;
     };
     // Waits for a staged install's shards left and ends it (its report is kept for
     // finished_install): before anything that changes the plugins or calls them here.
     void settle_install();
+    // Whether every shard of a staged install is across: its steps have run and the shards
+    // it forked have ended their handovers (posted as steps of their own once done). With
+    // `wait`, waits for all that, else says whether it is so yet.
+    bool shards_across(bool wait);
     // Ends a staged install whose steps have all run: the slot takes the new library and
     // its report is made.
     void end_staged_install();
@@ -332,6 +358,7 @@ class Host {
     std::vector<std::pair<ReloadReport, PluginSlot>> installs_done_;
     uint32_t threads_ = 1;
     uint32_t shards_ = 1;
+    size_t fork_shard_players_ = 0;  // 0: forks_shard's rule
     // With threads > 1; after dispatcher_, whose slots its workers call, so it stops first.
     std::unique_ptr<ParallelDispatch> parallel_;
     bool taking_in_ = false;  // see catch_up

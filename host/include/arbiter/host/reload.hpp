@@ -38,6 +38,17 @@ struct ReloadReport {
     double catch_up_us = 0.0;
     uint64_t calls_made_again = 0;
     uint64_t most_kept_bytes = 0;  // the batches kept for the catch-up, at their most
+    // A catch-up that outran its patience slowed the stream to half its own pace
+    // (SnapshotHandover::kCatchUpPatience): the time calls waited so, summed. Not in
+    // pause_us: no call waited longer than a call or two of the new instance.
+    double throttled_us = 0.0;
+    // On several threads, staged: the shards forked rather than carried, for holding many
+    // players (Host::forks_shard). catch_up_us, calls_made_again, most_kept_bytes
+    // and throttled_us are then their sums; each one's pause is in shard_pause_us.
+    uint32_t forked_shards = 0;
+    // A shard that was to be forked and was carried (the fork, or its copy, failed): the
+    // first, and why.
+    std::string fork_problem;
     // Of the carry: the old generation's save_state and the new one's restore_state, wall
     // time, summed over the shards (0 when nothing was carried).
     double save_us = 0.0;

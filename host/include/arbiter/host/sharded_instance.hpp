@@ -53,6 +53,15 @@ struct ShardStep {
     double save_us = 0;          // of it, the save and the restore
     double restore_us = 0;
     std::string remake_problem;  // a new shard left holding part of a refused state
+    // The shard was forked (fork_shard_into): us is the fork and the exchange at the end,
+    // with what its calls waited for room (SnapshotHandover::Result::waited_us); save_us
+    // is the forked copy's, and these say the rest.
+    bool forked = false;
+    std::string fork_problem;  // the fork failed, or its copy did: the shard was carried
+    double catch_up_us = 0;
+    uint64_t calls_made_again = 0;
+    size_t most_kept_bytes = 0;
+    double throttled_us = 0;
     bool ok() const { return saved && restored.ok(); }
 };
 
@@ -88,6 +97,21 @@ class ShardedInstance final : public AnalyzerInstance {
     // state starts fresh (made again when the refusal may have left part of it) and goes
     // over all the same, as a whole reload would. Never throws.
     ShardStep carry_shard_into(uint32_t k, ShardedInstance& live) noexcept;
+    // The same step for a shard that holds many players, where a carry would hold its
+    // matches too long: shard k of `live` is forked (SnapshotHandover) and the handover
+    // stands in its place, answering with the old shard while the new one restores and
+    // catches up. When the fork cannot be made, the shard is carried as above. Never
+    // throws; `step.forked` says which.
+    ShardStep fork_shard_into(uint32_t k, ShardedInstance& live) noexcept;
+    // Whether shard k is a handover (fork_shard_into) not done yet; wait_for_handover
+    // waits until it is. On the thread that posts the steps, with none running.
+    bool handover_running(uint32_t k) const;
+    void wait_for_handover(uint32_t k);
+    // The end of a forked shard, on its lane once its handover is done: the new shard takes
+    // its place in `live` and this instance keeps the old. A handover whose copy gave
+    // nothing leaves the old shard answering, and the shard is carried then (holding its
+    // matches, as a carry does). Adds to `step`. Never throws.
+    void end_shard_handover(uint32_t k, ShardedInstance& live, ShardStep& step) noexcept;
     // Once every shard has gone over: what shards are made from (settings, baseline, how to
     // remake one) changes places too, so that `live` is the new generation whole and this
     // instance the old one. On the thread that owns the host's slots.

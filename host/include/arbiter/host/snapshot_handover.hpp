@@ -56,6 +56,14 @@ class SnapshotHandover final : public AnalyzerInstance {
         // the pause too.
         double waited_us = 0;
         size_t most_kept_bytes = 0;  // the memory the kept batches took at their most
+        // The catch-up outran its patience (kCatchUpPatience), and from then each call
+        // waited for two kept calls to be made again: the stream went at half the new
+        // instance's pace, never held longer than a call or two, so that the catch-up
+        // ends even when the stream comes as fast as it can be answered. The time calls
+        // spent so, summed, and the longest one call waited.
+        bool throttled = false;
+        double throttled_us = 0;
+        double longest_throttle_us = 0;
     };
 
     // How much of the batches the calling thread keeps for the new instance to catch up
@@ -67,6 +75,12 @@ class SnapshotHandover final : public AnalyzerInstance {
     // whole. A plugin that waits on a thread of its own in its save hangs in the copy
     // (only the forking thread is copied); it ends up here.
     static constexpr std::chrono::seconds kSaveDeadline{30};
+    // How long the catch-up may run before the stream is slowed for it. A stream that comes
+    // as fast as the old instance answers comes as fast as the new one catches up: on a
+    // lane, where the old instance's call is all the work a batch gives, the kept calls
+    // would never run out. Past this, a call is kept only once the catch-up made two since
+    // the last, so the kept calls shrink by at least half the catch-up's pace.
+    static constexpr std::chrono::seconds kCatchUpPatience{1};
 
     // A fork copies the page tables of everything the host has mapped, and the heap keeps
     // pages it has freed (matches ended, an old generation destroyed): after 100,000
@@ -83,7 +97,8 @@ class SnapshotHandover final : public AnalyzerInstance {
     static std::unique_ptr<SnapshotHandover> begin(
         std::unique_ptr<AnalyzerInstance>& old, std::unique_ptr<AnalyzerInstance>& fresh,
         std::string& error, size_t kept_bytes = kKeptBytes,
-        std::chrono::milliseconds save_deadline = kSaveDeadline);
+        std::chrono::milliseconds save_deadline = kSaveDeadline,
+        std::chrono::milliseconds catch_up_patience = kCatchUpPatience);
     // Stops the thread; a forked copy still running is killed.
     ~SnapshotHandover() override;
     SnapshotHandover(const SnapshotHandover&) = delete;
@@ -107,6 +122,7 @@ class SnapshotHandover final : public AnalyzerInstance {
     bool done() const;
     void wait_done();
     Result result() const;
+    Outcome outcome() const;  // result()'s, without copying its texts
     // Once done: the two instances, for the host to put in place and to retire.
     std::unique_ptr<AnalyzerInstance> take_old() { return std::move(old_); }
     std::unique_ptr<AnalyzerInstance> take_fresh() { return std::move(fresh_); }
@@ -120,7 +136,8 @@ class SnapshotHandover final : public AnalyzerInstance {
     };
 
     SnapshotHandover(pid_t child, int from_child, size_t kept_bytes,
-                     std::chrono::milliseconds save_deadline);
+                     std::chrono::milliseconds save_deadline,
+                     std::chrono::milliseconds catch_up_patience);
     // The thread: the state from the child, the restore, the catch-up.
     void run();
     // What the copy sends first (the .cpp).
@@ -139,8 +156,8 @@ class SnapshotHandover final : public AnalyzerInstance {
     AnalyzerInstance& answering() {
         return result_.outcome == Outcome::snapshot_failed ? *old_ : *fresh_;
     }
-    // Keeps a call, waiting for room first; false when the handover ended meanwhile (the
-    // call then goes to answering()).
+    // Keeps a call, waiting for room first (and, throttled, for the catch-up); false when
+    // the handover ended meanwhile (the call then goes to answering()).
     bool keep(Kept call, size_t bytes, std::unique_lock<std::mutex>& lock);
 
     std::unique_ptr<AnalyzerInstance> old_;
@@ -149,11 +166,14 @@ class SnapshotHandover final : public AnalyzerInstance {
     int from_child_;
     const size_t kept_limit_;
     const std::chrono::milliseconds save_deadline_;
+    const std::chrono::milliseconds catch_up_patience_;
 
     mutable std::mutex mutex_;
     std::condition_variable room_or_done_;  // a kept call made again, or done_
     std::deque<Kept> kept_;
     size_t kept_bytes_ = 0;
+    uint64_t made_since_throttle_ = 0;  // kept calls made again, once throttled
+    uint64_t kept_since_throttle_ = 0;  // calls kept, once throttled
     bool done_ = false;
     bool stop_ = false;
     Result result_;
