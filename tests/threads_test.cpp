@@ -178,6 +178,45 @@ class Threads : public ::testing::Test {
         return outcome;
     }
 
+    // The stream with `order`'s plugins reloaded one after another as serve reloads them
+    // (Host::begin_install, never installed whole), from a quarter of the way in, while
+    // batches keep coming; every report. `fork_shard_players` as Host::set_fork_shard_players.
+    static Outcome run_reloading(const std::string& threads, const std::vector<std::string>& order,
+                                 size_t fork_shard_players,
+                                 std::vector<host::ReloadReport>& reports) {
+        TempDir dir;
+        Outcome outcome;
+        {
+            host::Host host(parse(config_text(dir.path(), threads), dir.path()));
+            host.set_fork_shard_players(fork_shard_players);
+            auto transcript = std::make_shared<TranscriptSink>();
+            host.add_sink(transcript);
+            size_t next = 0;
+            const size_t start = batches_->size() / 4;
+            for (size_t i = 0; i < batches_->size(); ++i) {
+                if (i >= start && next < order.size() && !host.installing()) {
+                    host::PluginSettings settings;
+                    for (const auto& slot : host.plugins())
+                        if (slot.settings.name == order[next]) settings = slot.settings;
+                    ++next;
+                    EXPECT_FALSE(host.begin_install(host.prepare_plugin(settings)))
+                        << "installed whole";
+                }
+                EXPECT_FALSE(host.push((*batches_)[i]));
+                if (auto report = host.finished_install()) reports.push_back(*report);
+            }
+            EXPECT_EQ(next, order.size()) << "the matches ended before every plugin was reloaded";
+            EXPECT_TRUE(host.close());
+            while (auto report = host.finished_install())
+                reports.push_back(*report);
+            for (const auto& assessment : host.assessments())
+                outcome.assessments += host::assessment_json(assessment) + "\n";
+            outcome.transcript = transcript->text;
+        }
+        outcome.security_log = read_file(dir.path() / "security.jsonl");
+        return outcome;
+    }
+
     static TempDir* dir_;
     static std::vector<std::vector<uint8_t>>* batches_;
 };
@@ -373,38 +412,9 @@ TEST_F(Threads, StagedReloadsWhileBatchesFlowCarryEveryShardAndChangeNothing) {
 // hears changes.
 TEST_F(Threads, StagedReloadsThatForkTheirShardsCarryEveryStateAndChangeNothing) {
     const Outcome straight = run("threads = 2\n");
-    TempDir dir;
-    Outcome reloaded;
     std::vector<host::ReloadReport> reports;
-    {
-        host::Host host(parse(config_text(dir.path(), "threads = 2\n"), dir.path()));
-        host.set_fork_shard_players(1);
-        auto transcript = std::make_shared<TranscriptSink>();
-        host.add_sink(transcript);
-        const std::vector<std::string> order = {"reference", "lagpool", "kaladin"};
-        size_t next = 0;
-        const size_t start = batches_->size() / 4;
-        for (size_t i = 0; i < batches_->size(); ++i) {
-            if (i >= start && next < order.size() && !host.installing()) {
-                host::PluginSettings settings;
-                for (const auto& slot : host.plugins())
-                    if (slot.settings.name == order[next]) settings = slot.settings;
-                ++next;
-                EXPECT_FALSE(host.begin_install(host.prepare_plugin(settings)))
-                    << "installed whole, not staged";
-            }
-            ASSERT_FALSE(host.push((*batches_)[i]));
-            if (auto report = host.finished_install()) reports.push_back(*report);
-        }
-        ASSERT_EQ(next, order.size()) << "the matches ended before every plugin was reloaded";
-        EXPECT_TRUE(host.close());
-        while (auto report = host.finished_install())
-            reports.push_back(*report);
-        for (const auto& assessment : host.assessments())
-            reloaded.assessments += host::assessment_json(assessment) + "\n";
-        reloaded.transcript = transcript->text;
-    }
-    reloaded.security_log = read_file(dir.path() / "security.jsonl");
+    const Outcome reloaded =
+        run_reloading("threads = 2\n", {"reference", "lagpool", "kaladin"}, 1, reports);
     ASSERT_EQ(reports.size(), 3u);
     for (const auto& report : reports) {
         SCOPED_TRACE(report.describe());
@@ -447,37 +457,9 @@ TEST(ForkedShards, AShardForksWhenItsCarryWouldHoldItLongerThanAFork) {
 // while batches keep coming: every state carried, and nothing the relay hears changes.
 TEST_F(Threads, ForkedReloadsOnOneThreadCarryEveryStateAndChangeNothing) {
     const Outcome straight = run("threads = 1\n");
-    TempDir dir;
-    Outcome reloaded;
     std::vector<host::ReloadReport> reports;
-    {
-        host::Host host(parse(config_text(dir.path(), "threads = 1\n"), dir.path()));
-        auto transcript = std::make_shared<TranscriptSink>();
-        host.add_sink(transcript);
-        const std::vector<std::string> order = {"reference", "accounts", "lagpool", "kaladin"};
-        size_t next = 0;
-        const size_t start = batches_->size() / 4;
-        for (size_t i = 0; i < batches_->size(); ++i) {
-            if (i >= start && next < order.size() && !host.installing()) {
-                host::PluginSettings settings;
-                for (const auto& slot : host.plugins())
-                    if (slot.settings.name == order[next]) settings = slot.settings;
-                ++next;
-                EXPECT_FALSE(host.begin_install(host.prepare_plugin(settings)))
-                    << "installed whole, not handed over";
-            }
-            ASSERT_FALSE(host.push((*batches_)[i]));
-            if (auto report = host.finished_install()) reports.push_back(*report);
-        }
-        ASSERT_EQ(next, order.size()) << "the matches ended before every plugin was reloaded";
-        EXPECT_TRUE(host.close());
-        while (auto report = host.finished_install())
-            reports.push_back(*report);
-        for (const auto& assessment : host.assessments())
-            reloaded.assessments += host::assessment_json(assessment) + "\n";
-        reloaded.transcript = transcript->text;
-    }
-    reloaded.security_log = read_file(dir.path() / "security.jsonl");
+    const Outcome reloaded = run_reloading(
+        "threads = 1\n", {"reference", "accounts", "lagpool", "kaladin"}, 0, reports);
     ASSERT_EQ(reports.size(), 4u);
     for (const auto& report : reports) {
         SCOPED_TRACE(report.describe());
@@ -558,6 +540,74 @@ class ForkedReload : public Threads {
         transcript_text = transcript->text;
         return *report;
     }
+    // Ends a match by hand while `counts` is reloaded with its save held: the call must
+    // return without waiting for the handover (on several threads, for a forked shard).
+    // The report, once the save was let go.
+    static std::optional<host::ReloadReport> end_a_match_while_reloading(int threads) {
+        TempDir dir;
+        const auto gate = dir.path() / "let-the-save-go";
+        host::Host host(parse(counts_config(dir.path(),
+                                            "forked_save_waits_for = " + toml_literal(gate) + "\n",
+                                            threads),
+                              dir.path()));
+        host.set_fork_shard_players(1);
+        push(host, 0, batches_->size() / 3);
+        EXPECT_FALSE(host.begin_install(host.prepare_plugin(host.plugins().front().settings)));
+        const auto open = host.open_matches();
+        if (open.empty()) {
+            ADD_FAILURE() << "no open match";
+            return std::nullopt;
+        }
+        host.end_match(open.front().first, open.front().second);
+        EXPECT_TRUE(host.installing());
+        EXPECT_FALSE(host.finished_install()) << "the install ended before its saves were let go";
+        std::ofstream(gate).put('\n');
+        EXPECT_TRUE(host.close());
+        auto report = host.finished_install();
+        if (report) {
+            EXPECT_EQ(report->state.rfind("carried (", 0), 0u) << report->describe();
+            EXPECT_GE(report->calls_made_again, 1u);  // the match end, at least
+        }
+        return report;
+    }
+    // `counts` instances made straight, without a host, for the handover's own tests; the
+    // forked copy's save waits for the file `gate`.
+    struct Counts {
+        Counts(const std::filesystem::path& dir, const std::filesystem::path& gate,
+               const std::string& table = "")
+            : config(parse(counts_config(dir, table + "forked_save_waits_for = " +
+                                                  toml_literal(gate) + "\n"),
+                           dir)),
+              store((dir / "work").string()) {}
+        std::unique_ptr<host::AnalyzerInstance> make() {
+            auto library =
+                host::PluginLibrary::load(test_plugin("counts"), "counts", store, &metrics);
+            return std::make_unique<host::PluginInstance>(library, config.plugins[0],
+                                                          std::span<const uint8_t>{}, 0, 1,
+                                                          &metrics);
+        }
+        // What one instance alone says of each batch: the evidence counts on.
+        std::vector<std::string> evidence_alone(const std::vector<host::VerifiedBatch>& batches) {
+            auto instance = make();
+            std::vector<std::string> evidence;
+            for (const auto& batch : batches)
+                evidence.push_back(instance->on_batch(batch).signals.at(0).evidence_json);
+            return evidence;
+        }
+        host::Metrics metrics;
+        host::ServerConfig config;
+        host::PluginStore store;
+    };
+    // The stream's first `count` batches, ingested (from its start again past its end).
+    static std::vector<host::VerifiedBatch> verified_batches(size_t count) {
+        std::vector<host::VerifiedBatch> batches;
+        for (size_t i = 0; batches.size() < count; i = (i + 1) % batches_->size()) {
+            auto ingested = host::ingest_batch((*batches_)[i], 1u << 24);
+            EXPECT_TRUE(ingested.ok) << ingested.problem;
+            batches.push_back(std::move(ingested.batch));
+        }
+        return batches;
+    }
 };
 
 TEST_F(ForkedReload, TheCallsMadeWhileTheCopySavesAreMadeAgainOnceEach) {
@@ -604,24 +654,7 @@ TEST_F(ForkedReload, ACopyThatDiesInItsSaveLeavesAWholeReloadThatCarriesTheState
 // Ending a match by hand during a handover does not wait for it (its match end is kept and
 // made again like a batch): the call returns while the copy's save is still held.
 TEST_F(ForkedReload, EndingAMatchDoesNotWaitForTheHandover) {
-    TempDir dir;
-    const auto gate = dir.path() / "let-the-save-go";
-    host::Host host(
-        parse(counts_config(dir.path(), "forked_save_waits_for = " + toml_literal(gate) + "\n"),
-              dir.path()));
-    push(host, 0, batches_->size() / 3);
-    ASSERT_FALSE(host.begin_install(host.prepare_plugin(host.plugins().front().settings)));
-    const auto open = host.open_matches();
-    ASSERT_FALSE(open.empty());
-    host.end_match(open.front().first, open.front().second);
-    EXPECT_TRUE(host.installing());
-    EXPECT_FALSE(host.finished_install()) << "the handover ended before its save was let go";
-    std::ofstream(gate).put('\n');
-    EXPECT_TRUE(host.close());
-    const auto report = host.finished_install();
-    ASSERT_TRUE(report);
-    EXPECT_EQ(report->state.rfind("carried (", 0), 0u) << report->describe();
-    EXPECT_GE(report->calls_made_again, 1u);  // the match end, at least
+    EXPECT_TRUE(end_a_match_while_reloading(1));
 }
 
 // The batches kept for the catch-up are bounded: with room for three, a fourth call waits
@@ -630,35 +663,14 @@ TEST_F(ForkedReload, EndingAMatchDoesNotWaitForTheHandover) {
 TEST_F(ForkedReload, ACallPastTheKeptBoundWaitsForTheCatchUp) {
     TempDir dir;
     const auto gate = dir.path() / "let-the-save-go";
-    host::Metrics metrics;
-    const auto config =
-        parse(counts_config(dir.path(), "forked_save_waits_for = " + toml_literal(gate) + "\n"),
-              dir.path());
-    host::PluginStore store((dir.path() / "work").string());
-    auto instance_of = [&] {
-        auto library = host::PluginLibrary::load(test_plugin("counts"), "counts", store, &metrics);
-        return std::unique_ptr<host::AnalyzerInstance>(std::make_unique<host::PluginInstance>(
-            library, config.plugins[0], std::span<const uint8_t>{}, 0, 1, &metrics));
-    };
-    std::vector<host::VerifiedBatch> batches;
-    for (size_t i = 0; i < 12; ++i) {
-        auto ingested = host::ingest_batch((*batches_)[i], 1u << 24);
-        ASSERT_TRUE(ingested.ok) << ingested.problem;
-        batches.push_back(std::move(ingested.batch));
-    }
+    Counts counts(dir.path(), gate);
+    const std::vector<host::VerifiedBatch> batches = verified_batches(12);
     // Room for the three batches after the fourth, exactly.
     const size_t room = batches[4].bytes.size() + batches[5].bytes.size() + batches[6].bytes.size();
+    const std::vector<std::string> alone = counts.evidence_alone(batches);
 
-    // What the old instance alone says of every batch: the evidence counts on.
-    std::vector<std::string> alone;
-    {
-        auto old = instance_of();
-        for (const auto& batch : batches)
-            alone.push_back(old->on_batch(batch).signals.at(0).evidence_json);
-    }
-
-    auto old = instance_of();
-    auto fresh = instance_of();
+    auto old = counts.make();
+    auto fresh = counts.make();
     for (size_t i = 0; i < 4; ++i)
         EXPECT_EQ(old->on_batch(batches[i]).signals.at(0).evidence_json, alone[i]);
     std::string error;
@@ -730,26 +742,9 @@ TEST_F(ForkedReload, OnTwoThreadsAShardWhoseCopyDiesIsCarriedAndChangesNothing) 
 }
 
 TEST_F(ForkedReload, OnTwoThreadsEndingAMatchDoesNotWaitForAForkedShard) {
-    TempDir dir;
-    const auto gate = dir.path() / "let-the-save-go";
-    host::Host host(
-        parse(counts_config(dir.path(), "forked_save_waits_for = " + toml_literal(gate) + "\n", 2),
-              dir.path()));
-    host.set_fork_shard_players(1);
-    push(host, 0, batches_->size() / 3);
-    ASSERT_FALSE(host.begin_install(host.prepare_plugin(host.plugins().front().settings)));
-    const auto open = host.open_matches();
-    ASSERT_FALSE(open.empty());
-    host.end_match(open.front().first, open.front().second);
-    EXPECT_TRUE(host.installing());
-    EXPECT_FALSE(host.finished_install()) << "the install ended before its saves were let go";
-    std::ofstream(gate).put('\n');
-    EXPECT_TRUE(host.close());
-    const auto report = host.finished_install();
+    const auto report = end_a_match_while_reloading(2);
     ASSERT_TRUE(report);
-    EXPECT_EQ(report->state.rfind("carried (", 0), 0u) << report->describe();
     EXPECT_GE(report->forked_shards, 1u);
-    EXPECT_GE(report->calls_made_again, 1u);  // the match end, at least
 }
 
 // A catch-up that outruns its patience slows the stream: each call waits until the new
@@ -759,33 +754,13 @@ TEST_F(ForkedReload, OnTwoThreadsEndingAMatchDoesNotWaitForAForkedShard) {
 TEST_F(ForkedReload, ACatchUpPastItsPatienceSlowsTheCallerUntilItEnds) {
     TempDir dir;
     const auto gate = dir.path() / "let-the-save-go";
-    host::Metrics metrics;
-    const auto config =
-        parse(counts_config(dir.path(),
-                            "batch_us = 300\nforked_save_waits_for = " + toml_literal(gate) + "\n"),
-              dir.path());
-    host::PluginStore store((dir.path() / "work").string());
-    auto instance_of = [&] {
-        auto library = host::PluginLibrary::load(test_plugin("counts"), "counts", store, &metrics);
-        return std::unique_ptr<host::AnalyzerInstance>(std::make_unique<host::PluginInstance>(
-            library, config.plugins[0], std::span<const uint8_t>{}, 0, 1, &metrics));
-    };
+    Counts counts(dir.path(), gate, "batch_us = 300\n");
     // 100 calls kept while the save is held; the calls after it, at least twice that many.
     constexpr size_t kKept = 100;
-    std::vector<host::VerifiedBatch> batches;
-    for (size_t i = 0; batches.size() < 4 * kKept; i = (i + 1) % batches_->size()) {
-        auto ingested = host::ingest_batch((*batches_)[i], 1u << 24);
-        ASSERT_TRUE(ingested.ok) << ingested.problem;
-        batches.push_back(std::move(ingested.batch));
-    }
-    std::vector<std::string> alone;
-    {
-        auto old = instance_of();
-        for (const auto& batch : batches)
-            alone.push_back(old->on_batch(batch).signals.at(0).evidence_json);
-    }
-    auto old = instance_of();
-    auto fresh = instance_of();
+    const std::vector<host::VerifiedBatch> batches = verified_batches(4 * kKept);
+    const std::vector<std::string> alone = counts.evidence_alone(batches);
+    auto old = counts.make();
+    auto fresh = counts.make();
     std::string error;
     auto handover =
         host::SnapshotHandover::begin(old, fresh, error, host::SnapshotHandover::kKeptBytes,

@@ -246,18 +246,21 @@ ShardCarry ShardedInstance::carry_state_from(ShardedInstance& from, uint32_t par
     return carry;
 }
 
+void ShardedInstance::remake_if_refused(uint32_t k, ShardStep& step) noexcept {
+    if (!step.saved || step.restored.ok() || !may_hold_state(step.restored)) return;
+    try {
+        std::vector<char> took(k + 1, 0);
+        took[k] = 1;
+        step.remake_problem = remake_shards(took);
+    } catch (...) {
+        step.remake_problem = "; and it could not be made fresh again";
+    }
+}
+
 ShardStep ShardedInstance::carry_shard_into(uint32_t k, ShardedInstance& live) noexcept {
     const auto start = std::chrono::steady_clock::now();
     ShardStep step = carry_one(*live.shards_[k], *shards_[k]);
-    if (step.saved && !step.restored.ok() && may_hold_state(step.restored)) {
-        try {
-            std::vector<char> took(k + 1, 0);
-            took[k] = 1;
-            step.remake_problem = remake_shards(took);
-        } catch (...) {
-            step.remake_problem = "; and it could not be made fresh again";
-        }
-    }
+    remake_if_refused(k, step);
     std::swap(shards_[k], live.shards_[k]);
     step.us = elapsed_us(start);
     return step;
@@ -351,15 +354,7 @@ void ShardedInstance::end_shard_handover(uint32_t k, ShardedInstance& live,
     step.calls_made_again = result.calls_made_again;
     step.most_kept_bytes = result.most_kept_bytes;
     if (!step.saved) step.save_error = std::move(result.error);
-    if (step.saved && !step.restored.ok() && may_hold_state(step.restored)) {
-        try {
-            std::vector<char> took(k + 1, 0);
-            took[k] = 1;
-            step.remake_problem = remake_shards(took);
-        } catch (...) {
-            step.remake_problem = "; and it could not be made fresh again";
-        }
-    }
+    remake_if_refused(k, step);
     std::swap(shards_[k], live.shards_[k]);
     step.us += elapsed_us(start);
 }

@@ -141,6 +141,9 @@ class ShardedInstance final : public AnalyzerInstance {
   private:
     // Makes shards [0, count) for which `took` holds fresh again; says which could not be.
     std::string remake_shards(const std::vector<char>& took);
+    // After a step's restore into shard k was refused in a way that may have left part of
+    // the state there: makes that shard fresh again (the step says if it could not).
+    void remake_if_refused(uint32_t k, ShardStep& step) noexcept;
 
     std::vector<std::unique_ptr<AnalyzerInstance>> shards_;
     MakeShard remake_;
