@@ -332,18 +332,14 @@ void ShardedInstance::end_shard_handover(uint32_t k, ShardedInstance& live,
     if (result.outcome == SnapshotHandover::Outcome::snapshot_failed) {
         // The old shard answered throughout: carried now, as a whole reload would carry it.
         ShardStep carried = carry_shard_into(k, live);
-        step.saved = carried.saved;
-        step.restored = std::move(carried.restored);
-        step.save_error = std::move(carried.save_error);
-        step.bytes = carried.bytes;
-        step.save_us = carried.save_us;
-        step.restore_us = carried.restore_us;
-        step.remake_problem = std::move(carried.remake_problem);
-        step.us += carried.us;
+        carried.forked = true;
+        carried.us += step.us;  // the fork, and what its calls waited for room
+        carried.throttled_us = step.throttled_us;
         try {
-            step.fork_problem = "the forked copy gave no state (" + result.error + ")";
+            carried.fork_problem = "the forked copy gave no state (" + result.error + ")";
         } catch (...) {
         }
+        step = std::move(carried);
         return;
     }
     step.saved = result.outcome != SnapshotHandover::Outcome::save_refused;
