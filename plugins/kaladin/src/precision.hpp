@@ -29,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include <arbiter/sdk/prefetch.hpp>
+
 namespace arbiter::kaladin {
 
 struct Vec {
@@ -61,9 +63,9 @@ class PositionTrack {
     void prefetch() const {
         if (points_.empty()) return;
         const auto* newest = &points_.back();
-        __builtin_prefetch(newest);
-        __builtin_prefetch(newest + 1);
-        __builtin_prefetch(&points_.front());
+        prefetch_line(newest);
+        prefetch_line(newest + 1);
+        prefetch_line(&points_.front());
     }
     void restore(std::deque<std::pair<int64_t, Vec>> points) { points_ = std::move(points); }
     // Input was lost: nothing is interpolated across the gap.
