@@ -49,7 +49,16 @@ struct Settings {
     std::string filter;          // items whose name contains it ("" = all)
     uint64_t soak_matches = 4000;
     std::string store_postgres;  // the store section on this PostgreSQL instead of SQLite
+    uint32_t reload_players = 0;  // the reload section's rows of this many players alone (0: all)
+    int reloads = 0;              // reloads per row of the reload section (0: 20, 5 at 100,000)
 };
+
+// Reloads per row of the reload section: enough for a p99 that means something where the
+// operator asks for it (--reloads), otherwise 20 (5 at 100,000, where each takes seconds).
+int reloads_for(const Settings& s, uint32_t players) {
+    if (s.reloads > 0) return s.reloads;
+    return players >= 100'000 ? 5 : 20;
+}
 
 double cpu_seconds() {
     timespec ts{};
@@ -593,7 +602,7 @@ struct ReloadLoad {
 // a time on their lanes while batches keep being pushed. What a match waits is its shard's
 // step; what the pushing thread sees is the longest push while the shards went over,
 // beside the longest of as many pushes before the reload began (backpressure alone).
-void run_staged_reload(const std::vector<uint32_t>& counts) {
+void run_staged_reload(const Settings& s, const std::vector<uint32_t>& counts) {
     const uint32_t threads = std::max(1u, std::thread::hardware_concurrency());
     if (threads == 1) {
         std::printf("  staged reload: needs 2 cores or more (one thread runs no shards)\n");
@@ -606,10 +615,17 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
         "against the longest of as many pushes just before:\n");
     for (bool one_match : {true, false}) {
         for (uint32_t players : counts) {
-            const int reloads = players >= 100'000 ? 5 : 20;
+            const int reloads = reloads_for(s, players);
             ReloadLoad load(players, one_match, threads);
             auto& h = load.host;
             const host::PluginSettings settings = load.settings_of("reference");
+            // What each match waits: the step of the shard that holds it (most of the 64
+            // steps are of shards with no match, and would thin a p99 over all of them).
+            std::vector<uint32_t> match_shards;
+            for (const auto& stream : load.streams)
+                match_shards.push_back(host::shard_of(stream.options().relay_id,
+                                                      stream.options().match_id, h->shards()));
+            std::vector<double> match_holds;
             std::vector<double> steps, largest_step, longest_push, longest_before, elapsed, forked,
                 catch_ups, slowed;
             uint64_t pushes_during = 0;
@@ -626,6 +642,9 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
                 steps.insert(steps.end(), report->shard_pause_us.begin(),
                              report->shard_pause_us.end());
                 largest_step.push_back(report->pause_us);
+                for (uint32_t shard : match_shards)
+                    if (shard < report->shard_pause_us.size())
+                        match_holds.push_back(report->shard_pause_us[shard]);
                 longest_push.push_back(install.longest_push_us);
                 longest_before.push_back(install.longest_before_us);
                 elapsed.push_back(report->elapsed_us);
@@ -638,13 +657,15 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
             const long long lost = load.lost();
             std::printf(
                 "  %2u threads %7u players in %3u match%s (%u shards): %2d reloads; per shard "
-                "median %7.0f us, p99 %7.0f us, max %7.0f us; largest shard per reload p99 "
+                "median %7.0f us, p99 %7.0f us, max %7.0f us; each match held (its shard's "
+                "step, %zu) median %6.0f us, p99 %6.0f us; largest shard per reload p99 "
                 "%7.0f us; longest push p99 %7.0f us (before: %7.0f us); all shards across "
                 "in median %6.0f ms (%llu pushes meanwhile); forked shards median %.0f, their "
                 "catch-up %6.0f ms, stream slowed %5.0f ms (medians); events lost %lld, failed "
                 "reloads %d\n",
                 threads, players, load.matches, load.matches == 1 ? "  " : "es", h->shards(),
                 reloads, median(steps), percentile(steps, 0.99), percentile(steps, 1.0),
+                match_holds.size(), median(match_holds), percentile(match_holds, 0.99),
                 percentile(largest_step, 0.99), percentile(longest_push, 0.99),
                 percentile(longest_before, 0.99), median(elapsed) / 1000.0,
                 static_cast<unsigned long long>(pushes_during), median(forked),
@@ -659,13 +680,13 @@ void run_staged_reload(const std::vector<uint32_t>& counts) {
 // and catches up on a thread of its own. The pause is the fork (and any wait for room
 // among the calls kept); the longest push while it went on is beside the longest of as
 // many pushes just before.
-void run_forked_reload(const std::vector<uint32_t>& counts) {
+void run_forked_reload(const Settings& s, const std::vector<uint32_t>& counts) {
     std::printf(
         "forked reload of reference, one thread (Host::begin_install, as arbiter serve "
         "reloads): pause = the fork and any wait for room among the calls kept; the copy's "
         "save, the restore and the catch-up run while batches are pushed:\n");
     for (uint32_t players : counts) {
-        const int reloads = players >= 100'000 ? 5 : 20;
+        const int reloads = reloads_for(s, players);
         ReloadLoad load(players, true, 1);
         auto& h = load.host;
         const host::PluginSettings settings = load.settings_of("reference");
@@ -717,6 +738,7 @@ void run_forked_reload(const std::vector<uint32_t>& counts) {
 void run_reload(const Settings& s) {
     std::vector<uint32_t> counts = {1000, 10'000, 100'000};
     if (s.quick) counts.pop_back();
+    if (s.reload_players > 0) counts = {s.reload_players};
     std::printf(
         "hot reload of reference under load (pause = ReloadReport::pause_us, wall: with "
         "threads, the wait for the batches pushed before, then every shard carried, as many "
@@ -732,7 +754,7 @@ void run_reload(const Settings& s) {
         for (bool one_match : {true, false}) {
             if (!one_match && threads == 1) continue;  // one shard: the same as one match
             for (uint32_t players : counts) {
-                const int reloads = players >= 100'000 ? 5 : 20;
+                const int reloads = reloads_for(s, players);
                 ReloadLoad load(players, one_match, threads);
                 auto& h = load.host;
                 const uint32_t matches = load.matches;
@@ -776,8 +798,8 @@ void run_reload(const Settings& s) {
             }
         }
     }
-    if (wanted("forked")) run_forked_reload(counts);
-    if (wanted("staged")) run_staged_reload(counts);
+    if (wanted("forked")) run_forked_reload(s, counts);
+    if (wanted("staged")) run_staged_reload(s, counts);
     std::printf("\n");
 }
 
@@ -875,7 +897,8 @@ int usage() {
     std::fprintf(
         stderr,
         "usage: arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... "
-        "[--only SECTION]... [--filter TEXT] [--soak-matches N] [--store-postgres CONNINFO]\n"
+        "[--only SECTION]... [--filter TEXT] [--soak-matches N] [--store-postgres CONNINFO] "
+        "[--reload-players N] [--reloads N]\n"
         "sections: core batch players plugins isolated memory reload store serve threads, and soak "
         "(only when named with --only); --filter whole, forked or staged runs that table of "
         "reload alone\n");
@@ -905,6 +928,12 @@ int main(int argc, char** argv) {
             s.only.insert(argv[++i]);
         } else if (arg == "--store-postgres" && i + 1 < argc) {
             s.store_postgres = argv[++i];
+        } else if (arg == "--reload-players" && i + 1 < argc) {
+            s.reload_players = static_cast<uint32_t>(std::clamp<unsigned long long>(
+                std::strtoull(argv[++i], nullptr, 10), 500, 1'000'000));
+        } else if (arg == "--reloads" && i + 1 < argc) {
+            s.reloads = static_cast<int>(
+                std::clamp<unsigned long long>(std::strtoull(argv[++i], nullptr, 10), 1, 10'000));
         } else if (arg == "--soak-matches" && i + 1 < argc) {
             s.soak_matches = std::max<uint64_t>(8, std::strtoull(argv[++i], nullptr, 10));
         } else {
