@@ -13,18 +13,22 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <exception>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -893,6 +897,22 @@ void run_soak(const Settings& s) {
     run_serve_soak(s.soak_matches);
 }
 
+// A whole number from `min` to `max` given to `flag`, or nullopt after saying what is wrong
+// with it (a typo must not run an hour-long table of some other size).
+std::optional<uint64_t> count_argument(const std::string& flag, const char* text, uint64_t min,
+                                       uint64_t max) {
+    uint64_t value = 0;
+    const char* end = text + std::strlen(text);
+    const auto [stop, error] = std::from_chars(text, end, value);
+    if (error != std::errc() || stop != end || value < min || value > max) {
+        std::fprintf(stderr, "arbiter-bench: %s takes a whole number from %llu to %llu, not '%s'\n",
+                     flag.c_str(), static_cast<unsigned long long>(min),
+                     static_cast<unsigned long long>(max), text);
+        return std::nullopt;
+    }
+    return value;
+}
+
 int usage() {
     std::fprintf(
         stderr,
@@ -929,11 +949,13 @@ int main(int argc, char** argv) {
         } else if (arg == "--store-postgres" && i + 1 < argc) {
             s.store_postgres = argv[++i];
         } else if (arg == "--reload-players" && i + 1 < argc) {
-            s.reload_players = static_cast<uint32_t>(std::clamp<unsigned long long>(
-                std::strtoull(argv[++i], nullptr, 10), 500, 1'000'000));
+            const auto players = count_argument(arg, argv[++i], 500, 1'000'000);
+            if (!players) return usage();
+            s.reload_players = static_cast<uint32_t>(*players);
         } else if (arg == "--reloads" && i + 1 < argc) {
-            s.reloads = static_cast<int>(
-                std::clamp<unsigned long long>(std::strtoull(argv[++i], nullptr, 10), 1, 10'000));
+            const auto reloads = count_argument(arg, argv[++i], 1, 10'000);
+            if (!reloads) return usage();
+            s.reloads = static_cast<int>(*reloads);
         } else if (arg == "--soak-matches" && i + 1 < argc) {
             s.soak_matches = std::max<uint64_t>(8, std::strtoull(argv[++i], nullptr, 10));
         } else {
