@@ -334,7 +334,7 @@ void ShardedInstance::end_shard_handover(uint32_t k, ShardedInstance& live,
         ShardStep carried = carry_shard_into(k, live);
         carried.forked = true;
         carried.us += step.us;  // the fork, and what its calls waited for room
-        carried.throttled_us = step.throttled_us;
+        carried.throttled_us = result.throttled_us;
         try {
             carried.fork_problem = "the forked copy gave no state (" + result.error + ")";
         } catch (...) {
