@@ -629,7 +629,7 @@ void run_staged_reload(const Settings& s, const std::vector<uint32_t>& counts) {
             for (const auto& stream : load.streams)
                 match_shards.push_back(host::shard_of(stream.options().relay_id,
                                                       stream.options().match_id, h->shards()));
-            std::vector<double> match_holds;
+            std::vector<double> match_holds, forks;
             std::vector<double> steps, largest_step, longest_push, longest_before, elapsed, forked,
                 catch_ups, slowed;
             uint64_t pushes_during = 0;
@@ -646,6 +646,8 @@ void run_staged_reload(const Settings& s, const std::vector<uint32_t>& counts) {
                 steps.insert(steps.end(), report->shard_pause_us.begin(),
                              report->shard_pause_us.end());
                 largest_step.push_back(report->pause_us);
+                forks.insert(forks.end(), report->shard_fork_us.begin(),
+                             report->shard_fork_us.end());
                 for (uint32_t shard : match_shards)
                     if (shard < report->shard_pause_us.size())
                         match_holds.push_back(report->shard_pause_us[shard]);
@@ -665,7 +667,9 @@ void run_staged_reload(const Settings& s, const std::vector<uint32_t>& counts) {
                 "step, %zu) median %6.0f us, p99 %6.0f us; largest shard per reload p99 "
                 "%7.0f us; longest push p99 %7.0f us (before: %7.0f us); all shards across "
                 "in median %6.0f ms (%llu pushes meanwhile); forked shards median %.0f, their "
-                "catch-up %6.0f ms, stream slowed %5.0f ms (medians); events lost %lld, failed "
+                "catch-up %6.0f ms, stream slowed %5.0f ms (medians); their fork() median %5.0f "
+                "us, "
+                "p99 %5.0f us; events lost %lld, failed "
                 "reloads %d\n",
                 threads, players, load.matches, load.matches == 1 ? "  " : "es", h->shards(),
                 reloads, median(steps), percentile(steps, 0.99), percentile(steps, 1.0),
@@ -673,7 +677,8 @@ void run_staged_reload(const Settings& s, const std::vector<uint32_t>& counts) {
                 percentile(largest_step, 0.99), percentile(longest_push, 0.99),
                 percentile(longest_before, 0.99), median(elapsed) / 1000.0,
                 static_cast<unsigned long long>(pushes_during), median(forked),
-                median(catch_ups) / 1000.0, median(slowed) / 1000.0, lost, failed);
+                median(catch_ups) / 1000.0, median(slowed) / 1000.0, median(forks),
+                percentile(forks, 0.99), lost, failed);
             std::fflush(stdout);
         }
     }

@@ -424,6 +424,12 @@ TEST_F(Threads, StagedReloadsThatForkTheirShardsCarryEveryStateAndChangeNothing)
         // The open matches' shards (three matches: one to three shards) forked.
         EXPECT_GE(report.forked_shards, 1u);
         EXPECT_LE(report.forked_shards, 3u);
+        // Each forked shard's fork() is part of its step, not the whole of it or more.
+        ASSERT_EQ(report.shard_fork_us.size(), report.forked_shards);
+        for (const double fork_us : report.shard_fork_us) {
+            EXPECT_GT(fork_us, 0.0);
+            EXPECT_LE(fork_us, report.pause_us);
+        }
         EXPECT_EQ(report.fork_problem, "");
         EXPECT_EQ(report.state.rfind("carried (", 0), 0u);
         EXPECT_GT(report.save_us, 0.0);

@@ -423,6 +423,7 @@ void Host::end_staged_install() {
         bytes += step.bytes;
         if (step.forked) {
             ++report.forked_shards;
+            report.shard_fork_us.push_back(step.fork_us);
             report.catch_up_us += step.catch_up_us;
             report.calls_made_again += step.calls_made_again;
             report.most_kept_bytes += step.most_kept_bytes;

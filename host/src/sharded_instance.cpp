@@ -329,12 +329,14 @@ void ShardedInstance::end_shard_handover(uint32_t k, ShardedInstance& live,
     step.us += result.waited_us;
     step.save_us = result.save_us;
     step.throttled_us = result.throttled_us;
+    step.fork_us = result.fork_us;
     if (result.outcome == SnapshotHandover::Outcome::snapshot_failed) {
         // The old shard answered throughout: carried now, as a whole reload would carry it.
         ShardStep carried = carry_shard_into(k, live);
         carried.forked = true;
         carried.us += step.us;  // the fork, and what its calls waited for room
         carried.throttled_us = result.throttled_us;
+        carried.fork_us = result.fork_us;
         try {
             carried.fork_problem = "the forked copy gave no state (" + result.error + ")";
         } catch (...) {

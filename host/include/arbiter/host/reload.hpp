@@ -46,6 +46,9 @@ struct ReloadReport {
     // players (Host::forks_shard). catch_up_us, calls_made_again, most_kept_bytes
     // and throttled_us are then their sums; each one's pause is in shard_pause_us.
     uint32_t forked_shards = 0;
+    // The fork() of each forked shard, in shard order: the part of its pause that is the
+    // kernel copying the host's page tables (the rest is waiting for a core, and the end).
+    std::vector<double> shard_fork_us;
     // A shard that was to be forked and was carried (the fork, or its copy, failed): the
     // first, and why.
     std::string fork_problem;

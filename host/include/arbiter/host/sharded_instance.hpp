@@ -58,6 +58,7 @@ struct ShardStep {
     // is the forked copy's, and these say the rest.
     bool forked = false;
     std::string fork_problem;  // the fork failed, or its copy did: the shard was carried
+    double fork_us = 0;        // of us, the fork() itself (SnapshotHandover::Result::fork_us)
     double catch_up_us = 0;
     uint64_t calls_made_again = 0;
     size_t most_kept_bytes = 0;
