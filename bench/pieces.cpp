@@ -13,7 +13,10 @@
 #include <arbiter/sdk/state.hpp>
 #pragma GCC diagnostic pop
 
+#include <arbiter/sdk/testing.hpp>
+
 #include "direct.hpp"
+#include "reference/src/reference_analyzer.hpp"
 #include "workload.hpp"
 
 namespace arbiter::bench {
@@ -125,6 +128,35 @@ void BM_StateSeal(benchmark::State& state) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes));
 }
 BENCHMARK(BM_StateSeal)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond);
+
+// The reference plugin's carry at range(0) players, each with 10 s of movement behind it:
+// the old instance's save and a fresh instance's restore, what a staged reload holds a
+// shard's matches for (Host::forks_shard weighs it against a fork). Counter: time a player.
+void BM_ReferenceCarry(benchmark::State& state) {
+    using Reference = testing::Harness<reference::ReferenceAnalyzer>;
+    const auto players = static_cast<uint32_t>(state.range(0));
+    Reference old;
+    MovementStream stream({.players = players, .batch_events = 256});
+    while (stream.now_us() < 10'000'000)
+        old.feed(stream.next());
+    for (auto _ : state) {
+        state.PauseTiming();
+        auto fresh = std::make_unique<Reference>();
+        state.ResumeTiming();
+        const auto blob = old.save_state();
+        if (!blob || fresh->restore_state(*blob) != ARB_OK) {
+            state.SkipWithError("the carry failed");
+            break;
+        }
+        state.PauseTiming();
+        fresh.reset();
+        state.ResumeTiming();
+    }
+    state.counters["s/player"] =
+        benchmark::Counter(static_cast<double>(state.iterations()) * players,
+                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ReferenceCarry)->Arg(500)->Arg(5000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace arbiter::bench

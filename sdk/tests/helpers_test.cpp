@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -211,6 +212,47 @@ TEST(State, LargeStatesRoundTripAndAnImpossibleReserveIsRefused) {
     arbiter::StateReader in(kept, "TST1", 1);
     EXPECT_EQ(in.get<uint64_t>(), 1u);
     EXPECT_EQ(in.get<uint64_t>(), 2u);
+}
+
+// Bytes written in place make the blob put_bytes makes of the same bytes, including past
+// the first 4 KiB (the buffer grows under the room handed out), and view_bytes reads what
+// get_bytes reads, without the copy; a size the payload cannot hold is refused.
+TEST(State, BytesWrittenInPlaceAndViewedMatchTheCopyingCalls) {
+    for (size_t size : {size_t{0}, size_t{5}, size_t{10'000}}) {
+        std::vector<uint8_t> bytes(size);
+        for (size_t i = 0; i < size; ++i)
+            bytes[i] = static_cast<uint8_t>(i * 7 + 1);
+        arbiter::StateWriter copied("TST1", 1);
+        copied.put<uint32_t>(9);
+        copied.put_bytes(bytes);
+        copied.put<uint32_t>(10);
+        arbiter::StateWriter in_place("TST1", 1);
+        in_place.put<uint32_t>(9);
+        const std::span<uint8_t> room = in_place.put_bytes_in_place(size);
+        ASSERT_EQ(room.size(), size);
+        std::copy(bytes.begin(), bytes.end(), room.begin());
+        in_place.put<uint32_t>(10);
+        const auto blob = in_place.finish();
+        EXPECT_EQ(blob, copied.finish()) << size;
+
+        arbiter::StateReader in(blob, "TST1", 1);
+        EXPECT_EQ(in.get<uint32_t>(), 9u);
+        const std::span<const uint8_t> view = in.view_bytes();
+        EXPECT_TRUE(std::equal(view.begin(), view.end(), bytes.begin(), bytes.end())) << size;
+        if (size > 0) {
+            EXPECT_GE(view.data(), blob.data());
+        }
+        EXPECT_EQ(in.get<uint32_t>(), 10u);
+        EXPECT_NO_THROW(in.finish());
+    }
+    arbiter::StateWriter out("TST1", 1);
+    out.put<uint64_t>(1'000);  // read back as the size of 1,000 bytes, of which none follow
+    const auto blob = out.finish();
+    arbiter::StateReader in(blob, "TST1", 1);
+    EXPECT_THROW(in.view_bytes(), arbiter::StateError);
+    arbiter::StateWriter spent("TST1", 1);
+    (void)spent.finish();
+    EXPECT_THROW(spent.put_bytes_in_place(4), std::logic_error);
 }
 
 TEST(State, ReadingPastTheEndThrows) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -422,6 +423,13 @@ void put_raw(uint8_t*& at, T value) {
 }
 
 template <class T>
+T load_raw(const uint8_t* at) {
+    T value;
+    std::memcpy(&value, at, sizeof value);
+    return value;
+}
+
+template <class T>
 T get_raw(const uint8_t*& at) {
     T value;
     std::memcpy(&value, at, sizeof value);
@@ -429,7 +437,38 @@ T get_raw(const uint8_t*& at) {
     return value;
 }
 
+// put_samples for a compact ring (times from one origin, positions floats), the common
+// case, which is written in one pass over the ring's arrays; false if a gap does not fit
+// 32 bits (times from one origin may span 2^32 us), and nothing is written then.
+bool put_compact_samples(StateWriter& out, const SampleRing& samples) {
+    const size_t count = samples.size();
+    if (!samples.compact() || count == 0) return false;
+    int64_t previous_us = samples.time(0);
+    bool gaps_fit = true;
+    for (size_t i = 1; i < count; ++i) {
+        const int64_t t_us = samples.time(i);
+        gaps_fit = gaps_fit && t_us - previous_us >= INT32_MIN && t_us - previous_us <= INT32_MAX;
+        previous_us = t_us;
+    }
+    if (!gaps_fit) return false;
+    int64_t forgotten = static_cast<int64_t>(samples.positions_forgotten());
+    if (samples.time(0) - forgotten < -StateReader::kMaxStoredTimeUs) forgotten = 0;
+    out.put<uint64_t>(count);
+    out.put<uint8_t>(1);
+    uint8_t* at = out.put_bytes_in_place(8 + count * kCompactSample).data();
+    previous_us = samples.time(0) - forgotten;
+    put_raw<int64_t>(at, previous_us);
+    samples.visit_compact([&](int64_t t_us, const float* xyz) {
+        put_raw<int32_t>(at, static_cast<int32_t>(t_us - previous_us));
+        previous_us = t_us;
+        std::memcpy(at, xyz, 12);
+        at += 12;
+    });
+    return true;
+}
+
 void put_samples(StateWriter& out, const SampleRing& samples) {
+    if (put_compact_samples(out, samples)) return;
     const size_t count = samples.size();
     bool compact = true;
     int64_t previous_us = count == 0 ? 0 : samples.time(0);
@@ -446,7 +485,8 @@ void put_samples(StateWriter& out, const SampleRing& samples) {
     if (count > 0 && samples.time(0) - forgotten < -StateReader::kMaxStoredTimeUs) forgotten = 0;
     out.put<uint64_t>(count);
     out.put<uint8_t>(compact ? 1 : 0);
-    std::vector<uint8_t> bytes(compact ? 8 + count * kCompactSample : count * kWholeSample);
+    const std::span<uint8_t> bytes =
+        out.put_bytes_in_place(compact ? 8 + count * kCompactSample : count * kWholeSample);
     uint8_t* at = bytes.data();
     if (compact) {
         previous_us = count == 0 ? 0 : samples.time(0) - forgotten;
@@ -469,7 +509,6 @@ void put_samples(StateWriter& out, const SampleRing& samples) {
             put_raw<double>(at, p.z);
         }
     }
-    out.put_bytes(bytes);
 }
 
 SampleRing get_samples(StateReader& in) {
@@ -477,50 +516,51 @@ SampleRing get_samples(StateReader& in) {
     const auto flag = in.get<uint8_t>();
     if (flag > 1) throw StateError("state blob has a sample encoding of " + std::to_string(flag));
     const bool compact = flag == 1;
-    const std::vector<uint8_t> bytes = in.get_bytes();
+    const std::span<const uint8_t> bytes = in.view_bytes();
     const uint64_t expected = compact ? 8 + count * kCompactSample : count * kWholeSample;
     if (bytes.size() != expected)
         throw StateError("state blob has " + std::to_string(bytes.size()) + " bytes for " +
                          std::to_string(count) + " samples, expected " + std::to_string(expected));
     SampleRing samples;
-    const uint8_t* at = bytes.data();
     // What a sample must be for the checks to measure it: a bounded relay time (the
     // compact form adds 32-bit steps, so each sum is checked) and a finite position.
-    auto checked = [](const Sample& s) {
-        StateReader::checked_relay_time(s.t_us, "sample time");
-        if (!std::isfinite(s.position.x) || !std::isfinite(s.position.y) ||
-            !std::isfinite(s.position.z))
+    auto check_position = [](double x, double y, double z) {
+        if (!std::isfinite(x) || !std::isfinite(y) || !std::isfinite(z))
             throw StateError("state blob has a sample with a non-finite position");
-        return s;
     };
-    int64_t forgotten = 0;
-    if (compact) {
-        int64_t t_us = StateReader::checked_relay_time(get_raw<int64_t>(at), "first sample time");
+    if (!compact) {
+        const uint8_t* at = bytes.data();
         for (uint64_t i = 0; i < count; ++i) {
             Sample s;
-            const int32_t gap = get_raw<int32_t>(at);
-            if (i == 0) forgotten = gap;
-            t_us += gap;  // bounded before, and checked after each step
-            s.t_us = t_us;
-            s.position.x = get_raw<float>(at);
-            s.position.y = get_raw<float>(at);
-            s.position.z = get_raw<float>(at);
-            samples.push_back(checked(s));
-        }
-    } else {
-        for (uint64_t i = 0; i < count; ++i) {
-            Sample s;
-            s.t_us = get_raw<int64_t>(at);
+            s.t_us = StateReader::checked_relay_time(get_raw<int64_t>(at), "sample time");
             s.position.x = get_raw<double>(at);
             s.position.y = get_raw<double>(at);
             s.position.z = get_raw<double>(at);
-            samples.push_back(checked(s));
+            check_position(s.position.x, s.position.y, s.position.z);
+            samples.push_back(s);
         }
+        return samples;
     }
-    // A count that is not one (a blob of the plugin before it let positions go has 0 here)
-    // keeps them all.
-    if (forgotten > 0 && static_cast<uint64_t>(forgotten) < count)
-        samples.forget_positions_before(static_cast<size_t>(forgotten));
+    // Checked whole first (the positions let go too: a blob is refused for any damage),
+    // then stored in one go.
+    const uint8_t* first = bytes.data() + 8;
+    int64_t t_us =
+        StateReader::checked_relay_time(load_raw<int64_t>(bytes.data()), "first sample time");
+    for (uint64_t i = 0; i < count; ++i) {
+        const uint8_t* sample = first + i * kCompactSample;
+        t_us += load_raw<int32_t>(sample);  // bounded before, and checked after each step
+        StateReader::checked_relay_time(t_us, "sample time");
+        check_position(load_raw<float>(sample + 4), load_raw<float>(sample + 8),
+                       load_raw<float>(sample + 12));
+    }
+    // The count of positions let go is the first gap (put_samples); a count that is not
+    // one (a blob of the plugin before it let positions go has 0 here) keeps them all.
+    const int64_t forgotten = count == 0 ? 0 : load_raw<int32_t>(first);
+    int64_t time = load_raw<int64_t>(bytes.data());
+    samples.restore(
+        count, forgotten > 0 ? static_cast<size_t>(forgotten) : 0,
+        [&](size_t i) { return time += load_raw<int32_t>(first + i * kCompactSample); },
+        [&](size_t i, float* xyz) { std::memcpy(xyz, first + i * kCompactSample + 4, 12); });
     return samples;
 }
 

@@ -238,12 +238,12 @@ void SampleRing::forget_positions_before(size_t i) {
 
 void SampleRing::reserve_times(size_t capacity) {
     if (wide_) {
-        auto wide = std::make_unique<int64_t[]>(capacity);
+        auto wide = std::make_unique_for_overwrite<int64_t[]>(capacity);
         for (size_t i = 0; i < size_; ++i)
             wide[i] = wide_[slot(i)];
         wide_ = std::move(wide);
     } else {
-        auto narrow = std::make_unique<int32_t[]>(capacity);
+        auto narrow = std::make_unique_for_overwrite<int32_t[]>(capacity);
         for (size_t i = 0; i < size_; ++i)
             narrow[i] = narrow_[slot(i)];
         narrow_ = std::move(narrow);
@@ -254,12 +254,12 @@ void SampleRing::reserve_times(size_t capacity) {
 
 void SampleRing::reserve_positions(size_t capacity) {
     if (doubles_) {
-        auto doubles = std::make_unique<double[]>(3 * capacity);
+        auto doubles = std::make_unique_for_overwrite<double[]>(3 * capacity);
         for (size_t j = 0; j < positions_; ++j)
             std::copy_n(&doubles_[3 * position_slot(j)], 3, &doubles[3 * j]);
         doubles_ = std::move(doubles);
     } else {
-        auto floats = std::make_unique<float[]>(3 * capacity);
+        auto floats = std::make_unique_for_overwrite<float[]>(3 * capacity);
         for (size_t j = 0; j < positions_; ++j)
             std::copy_n(&floats_[3 * position_slot(j)], 3, &floats[3 * j]);
         floats_ = std::move(floats);

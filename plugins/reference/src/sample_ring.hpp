@@ -70,6 +70,14 @@ class SampleRing {
     }
     void pop_front();
     void clear();
+    // Makes this ring the `count` samples of a saved track, in one allocation per array
+    // rather than a push at a time: time_at(i) gives the receive times, called for i from 0
+    // up, then floats_at(i, xyz) the positions as floats. The positions before `forgotten`
+    // are let go as forget_positions_before(forgotten) would (only while the times are
+    // compact, and only when at least one position stays); floats_at is not asked for them
+    // then. What is stored is what pushing the samples and forgetting would store.
+    template <class TimeAt, class FloatsAt>
+    void restore(size_t count, size_t forgotten, TimeAt time_at, FloatsAt floats_at);
     template <class It>
     void assign(It first, It last) {
         clear();
@@ -85,6 +93,12 @@ class SampleRing {
     // How many samples, from the oldest, have no position any more.
     size_t positions_forgotten() const { return size_ - positions_; }
     bool compact() const { return !wide_ && !doubles_; }
+
+    // For a save, the samples of a compact ring in order at one call each: visit(t_us,
+    // xyz) with the receive time and the position as three floats (for a sample whose
+    // position was let go, the oldest kept, as position(i) gives it).
+    template <class Visit>
+    void visit_compact(Visit visit) const;
 
     // Asks the memory system for every stored time and position, ahead of a use that would
     // otherwise wait for each line in turn (see ReferenceAnalyzer::on_batch).
@@ -219,5 +233,33 @@ class SampleRing {
     std::unique_ptr<float[]> floats_;    // while every position is a float
     std::unique_ptr<double[]> doubles_;  // otherwise
 };
+
+template <class Visit>
+void SampleRing::visit_compact(Visit visit) const {
+    static constexpr float kNone[3] = {0, 0, 0};
+    const size_t forgotten = positions_forgotten();
+    for (size_t i = 0; i < size_; ++i) {
+        const float* xyz = positions_ == 0
+                               ? kNone
+                               : &floats_[3 * position_slot(i < forgotten ? 0 : i - forgotten)];
+        visit(origin_us_ + narrow_[slot(i)], xyz);
+    }
+}
+
+template <class TimeAt, class FloatsAt>
+void SampleRing::restore(size_t count, size_t forgotten, TimeAt time_at, FloatsAt floats_at) {
+    clear();
+    if (count == 0) return;
+    reserve_times(count);
+    for (size_t i = 0; i < count; ++i)
+        push_time(time_at(i));
+    if (!(forgotten > 0 && forgotten < count && !wide_)) forgotten = 0;
+    reserve_positions(count - forgotten);
+    for (size_t i = forgotten; i < count; ++i) {
+        float xyz[3];
+        floats_at(i, xyz);
+        push_floats(xyz[0], xyz[1], xyz[2]);
+    }
+}
 
 }  // namespace arbiter::reference

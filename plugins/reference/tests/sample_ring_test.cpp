@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "sample_ring.hpp"
 
@@ -136,6 +138,75 @@ TEST(SampleRing, PositionsThatAreNotFloatsAreNeverLetGo) {
     ring.forget_positions_before(5);
     EXPECT_EQ(ring.positions_forgotten(), 0u);
     EXPECT_EQ(ring[3].position.x, 0.1 * 3);
+}
+
+// A ring restored in one go (a state restore) holds what pushing the same samples and
+// letting the same positions go holds: with positions let go, with none, with a count to
+// let go that is not one, and with times too far apart for 32 bits (then none is let go,
+// as forget_positions_before lets none go).
+TEST(SampleRing, ARestoreHoldsWhatPushingAndForgettingHolds) {
+    struct Case {
+        int64_t step_us;
+        size_t count, forgotten;
+    };
+    for (const Case c :
+         {Case{50'000, 40, 25}, Case{50'000, 40, 0}, Case{50'000, 40, 40}, Case{50'000, 40, 39},
+          Case{50'000, 1, 0}, Case{50'000, 0, 0}, Case{int64_t{1} << 31, 6, 3}}) {
+        std::vector<Sample> samples;
+        for (size_t i = 0; i < c.count; ++i)
+            samples.push_back({static_cast<int64_t>(i) * c.step_us,
+                               {static_cast<float>(i), static_cast<float>(2 * i), 0.5f}});
+        SampleRing pushed;
+        pushed.assign(samples.begin(), samples.end());
+        if (c.forgotten > 0 && c.forgotten < c.count) pushed.forget_positions_before(c.forgotten);
+        SampleRing restored;
+        restored.push_back({-5, {1, 1, 1}});  // what was there before goes
+        std::vector<size_t> asked;
+        restored.restore(
+            c.count, c.forgotten, [&](size_t i) { return samples[i].t_us; },
+            [&](size_t i, float* xyz) {
+                asked.push_back(i);
+                xyz[0] = static_cast<float>(samples[i].position.x);
+                xyz[1] = static_cast<float>(samples[i].position.y);
+                xyz[2] = static_cast<float>(samples[i].position.z);
+            });
+        const std::string where = std::to_string(c.count) + "/" + std::to_string(c.forgotten);
+        ASSERT_EQ(restored.size(), pushed.size()) << where;
+        EXPECT_EQ(restored.positions_forgotten(), pushed.positions_forgotten()) << where;
+        EXPECT_EQ(asked.size(), c.count - pushed.positions_forgotten()) << where;
+        EXPECT_EQ(restored.compact(), pushed.compact()) << where;
+        for (size_t i = 0; i < pushed.size(); ++i)
+            EXPECT_TRUE(same(restored[i], pushed[i])) << where << " sample " << i;
+        // And it goes on as the pushed one does.
+        pushed.push_back({c.step_us * 100, {7, 7, 7}});
+        restored.push_back({c.step_us * 100, {7, 7, 7}});
+        ASSERT_EQ(restored.size(), pushed.size());
+        EXPECT_TRUE(same(restored.back(), pushed.back())) << where;
+    }
+}
+
+// The save's walk gives each sample's time and position as time(i) and position(i) do,
+// the oldest kept position standing in for those let go.
+TEST(SampleRing, TheCompactWalkReadsWhatTheIndexedReadsDo) {
+    SampleRing ring;
+    for (int i = 0; i < 70; ++i)
+        ring.push_back({1'000'000 + i * 50'000, {static_cast<float>(i), -1.5f, 2}});
+    for (int i = 0; i < 20; ++i)  // the ring's start moves, so that the arrays wrap
+        ring.pop_front();
+    for (int i = 70; i < 95; ++i)
+        ring.push_back({1'000'000 + i * 50'000, {static_cast<float>(i), -1.5f, 2}});
+    ring.forget_positions_before(30);
+    ASSERT_TRUE(ring.compact());
+    size_t i = 0;
+    ring.visit_compact([&](int64_t t_us, const float* xyz) {
+        ASSERT_LT(i, ring.size());
+        EXPECT_EQ(t_us, ring.time(i)) << i;
+        EXPECT_EQ(xyz[0], ring.position(i).x) << i;
+        EXPECT_EQ(xyz[1], ring.position(i).y) << i;
+        EXPECT_EQ(xyz[2], ring.position(i).z) << i;
+        ++i;
+    });
+    EXPECT_EQ(i, ring.size());
 }
 
 }  // namespace

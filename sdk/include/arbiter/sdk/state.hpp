@@ -138,6 +138,23 @@ class StateWriter {
         append_raw(bytes.data(), bytes.size());
     }
 
+    // put_bytes for bytes the plugin writes in place: the size goes in, and the room
+    // returned is filled by the caller before its next put. The blob is the one put_bytes
+    // of the same bytes writes, without a buffer of the plugin's own and its copy (a
+    // reload holds the stream while a plugin saves).
+    std::span<uint8_t> put_bytes_in_place(size_t size) {
+        put<uint64_t>(size);
+        if (size == 0) return {};
+        if (size > blob_.size() - used_) {
+            if (size > blob_.max_size() - used_)
+                throw std::length_error("StateWriter: more bytes than a blob can hold");
+            blob_.resize(std::max(blob_.size() * 2, used_ + size));
+        }
+        const std::span<uint8_t> room(blob_.data() + used_, size);
+        used_ += size;
+        return room;
+    }
+
     // Room for about this many more payload bytes, when the plugin knows its size ahead.
     void reserve(size_t payload_bytes) {
         check_live();
@@ -283,6 +300,15 @@ class StateReader {
         need(size);
         std::vector<uint8_t> bytes(payload_.begin() + static_cast<std::ptrdiff_t>(offset_),
                                    payload_.begin() + static_cast<std::ptrdiff_t>(offset_ + size));
+        offset_ += size;
+        return bytes;
+    }
+
+    // get_bytes without the copy: a view into the blob, valid as long as the blob is.
+    std::span<const uint8_t> view_bytes() {
+        auto size = get<uint64_t>();
+        need(size);
+        const std::span<const uint8_t> bytes = payload_.subspan(offset_, size);
         offset_ += size;
         return bytes;
     }
