@@ -23,6 +23,7 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -55,6 +56,9 @@ struct Settings {
     std::string store_postgres;  // the store section on this PostgreSQL instead of SQLite
     uint32_t reload_players = 0;  // the reload section's rows of this many players alone (0: all)
     int reloads = 0;              // reloads per row of the reload section (0: 20, 5 at 100,000)
+    // How the staged reload takes each shard over: "" the host's rule (Host::forks_shard),
+    // "fork" every shard, "carry" none, so that the two compare on the same layout.
+    std::string shard_reload;
 };
 
 // Reloads per row of the reload section: enough for a p99 that means something where the
@@ -617,11 +621,17 @@ void run_staged_reload(const Settings& s, const std::vector<uint32_t>& counts) {
         "over one at a time while batches are pushed; per shard = each shard's save, restore "
         "and exchange (what its matches wait); push = the longest push while they went over, "
         "against the longest of as many pushes just before:\n");
+    if (!s.shard_reload.empty())
+        std::printf("  (--shard-reload %s: every shard %s, whatever Host::forks_shard says)\n",
+                    s.shard_reload.c_str(), s.shard_reload == "fork" ? "forked" : "carried");
     for (bool one_match : {true, false}) {
         for (uint32_t players : counts) {
             const int reloads = reloads_for(s, players);
             ReloadLoad load(players, one_match, threads);
             auto& h = load.host;
+            if (s.shard_reload == "fork") h->set_fork_shard_players(1);
+            if (s.shard_reload == "carry")
+                h->set_fork_shard_players(std::numeric_limits<size_t>::max());
             const host::PluginSettings settings = load.settings_of("reference");
             // What each match waits: the step of the shard that holds it (most of the 64
             // steps are of shards with no match, and would thin a p99 over all of them).
@@ -629,7 +639,7 @@ void run_staged_reload(const Settings& s, const std::vector<uint32_t>& counts) {
             for (const auto& stream : load.streams)
                 match_shards.push_back(host::shard_of(stream.options().relay_id,
                                                       stream.options().match_id, h->shards()));
-            std::vector<double> match_holds, forks;
+            std::vector<double> match_holds, match_cpu, match_off_cpu, forks;
             std::vector<double> steps, largest_step, longest_push, longest_before, elapsed, forked,
                 catch_ups, slowed;
             uint64_t pushes_during = 0;
@@ -648,9 +658,14 @@ void run_staged_reload(const Settings& s, const std::vector<uint32_t>& counts) {
                 largest_step.push_back(report->pause_us);
                 forks.insert(forks.end(), report->shard_fork_us.begin(),
                              report->shard_fork_us.end());
-                for (uint32_t shard : match_shards)
-                    if (shard < report->shard_pause_us.size())
-                        match_holds.push_back(report->shard_pause_us[shard]);
+                for (uint32_t shard : match_shards) {
+                    if (shard >= report->shard_pause_us.size()) continue;
+                    match_holds.push_back(report->shard_pause_us[shard]);
+                    if (shard >= report->shard_cpu_us.size()) continue;
+                    match_cpu.push_back(report->shard_cpu_us[shard]);
+                    match_off_cpu.push_back(report->shard_pause_us[shard] -
+                                            report->shard_cpu_us[shard]);
+                }
                 longest_push.push_back(install.longest_push_us);
                 longest_before.push_back(install.longest_before_us);
                 elapsed.push_back(report->elapsed_us);
@@ -664,7 +679,9 @@ void run_staged_reload(const Settings& s, const std::vector<uint32_t>& counts) {
             std::printf(
                 "  %2u threads %7u players in %3u match%s (%u shards): %2d reloads; per shard "
                 "median %7.0f us, p99 %7.0f us, max %7.0f us; each match held (its shard's "
-                "step, %zu) median %6.0f us, p99 %6.0f us; largest shard per reload p99 "
+                "step, %zu) median %6.0f us, p99 %6.0f us (on a core: median %6.0f us, p99 "
+                "%6.0f us; waiting for one: median %6.0f us, p99 %6.0f us); largest shard "
+                "per reload p99 "
                 "%7.0f us; longest push p99 %7.0f us (before: %7.0f us); all shards across "
                 "in median %6.0f ms (%llu pushes meanwhile); forked shards median %.0f, their "
                 "catch-up %6.0f ms, stream slowed %5.0f ms (medians); their fork() median %5.0f "
@@ -674,10 +691,11 @@ void run_staged_reload(const Settings& s, const std::vector<uint32_t>& counts) {
                 threads, players, load.matches, load.matches == 1 ? "  " : "es", h->shards(),
                 reloads, median(steps), percentile(steps, 0.99), percentile(steps, 1.0),
                 match_holds.size(), median(match_holds), percentile(match_holds, 0.99),
-                percentile(largest_step, 0.99), percentile(longest_push, 0.99),
-                percentile(longest_before, 0.99), median(elapsed) / 1000.0,
-                static_cast<unsigned long long>(pushes_during), median(forked),
-                median(catch_ups) / 1000.0, median(slowed) / 1000.0, median(forks),
+                median(match_cpu), percentile(match_cpu, 0.99), median(match_off_cpu),
+                percentile(match_off_cpu, 0.99), percentile(largest_step, 0.99),
+                percentile(longest_push, 0.99), percentile(longest_before, 0.99),
+                median(elapsed) / 1000.0, static_cast<unsigned long long>(pushes_during),
+                median(forked), median(catch_ups) / 1000.0, median(slowed) / 1000.0, median(forks),
                 percentile(forks, 0.99), lost, failed);
             std::fflush(stdout);
         }
@@ -923,10 +941,11 @@ int usage() {
         stderr,
         "usage: arbiter-bench [--reps N] [--seconds S] [--quick] [--skip SECTION]... "
         "[--only SECTION]... [--filter TEXT] [--soak-matches N] [--store-postgres CONNINFO] "
-        "[--reload-players N] [--reloads N]\n"
+        "[--reload-players N] [--reloads N] [--shard-reload fork|carry]\n"
         "sections: core batch players plugins isolated memory reload store serve threads, and soak "
         "(only when named with --only); --filter whole, forked or staged runs that table of "
-        "reload alone\n");
+        "reload alone; --shard-reload makes the staged reload fork every shard or carry every "
+        "shard (default: the host's rule, Host::forks_shard)\n");
     return 1;
 }
 
@@ -961,6 +980,14 @@ int main(int argc, char** argv) {
             const auto reloads = count_argument(arg, argv[++i], 1, 10'000);
             if (!reloads) return usage();
             s.reloads = static_cast<int>(*reloads);
+        } else if (arg == "--shard-reload" && i + 1 < argc) {
+            s.shard_reload = argv[++i];
+            if (s.shard_reload != "fork" && s.shard_reload != "carry") {
+                std::fprintf(stderr,
+                             "arbiter-bench: --shard-reload takes fork or carry, not '%s'\n",
+                             s.shard_reload.c_str());
+                return usage();
+            }
         } else if (arg == "--soak-matches" && i + 1 < argc) {
             s.soak_matches = std::max<uint64_t>(8, std::strtoull(argv[++i], nullptr, 10));
         } else {

@@ -2,6 +2,9 @@
 // (docs/performance.md). Counters: events/s ("events") per core and ns per event.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
+#include <memory>
+
 #include <arbiter/host/ingest.hpp>
 // GCC 12 at -O3 warns of a memset out of bounds in the vector resize of StateWriter's
 // put_bytes once BM_StateSeal inlines it (the sizes it assumes are not the writer's): a
@@ -134,27 +137,38 @@ BENCHMARK(BM_StateSeal)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond);
 // shard's matches for (Host::forks_shard weighs it against a fork). Counter: time a player.
 void BM_ReferenceCarry(benchmark::State& state) {
     using Reference = testing::Harness<reference::ReferenceAnalyzer>;
+    using Clock = std::chrono::steady_clock;
     const auto players = static_cast<uint32_t>(state.range(0));
     Reference old;
     MovementStream stream({.players = players, .batch_events = 256});
     while (stream.now_us() < 10'000'000)
         old.feed(stream.next());
+    Clock::duration saving{}, restoring{};
+    size_t bytes = 0;
     for (auto _ : state) {
         state.PauseTiming();
         auto fresh = std::make_unique<Reference>();
         state.ResumeTiming();
+        const auto start = Clock::now();
         const auto blob = old.save_state();
+        const auto saved = Clock::now();
         if (!blob || fresh->restore_state(*blob) != ARB_OK) {
             state.SkipWithError("the carry failed");
             break;
         }
+        restoring += Clock::now() - saved;
+        bytes = blob->size();
+        saving += saved - start;
         state.PauseTiming();
         fresh.reset();
         state.ResumeTiming();
     }
+    const double carried = static_cast<double>(state.iterations()) * players;
     state.counters["s/player"] =
-        benchmark::Counter(static_cast<double>(state.iterations()) * players,
-                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+        benchmark::Counter(carried, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["save/player"] = std::chrono::duration<double>(saving).count() / carried;
+    state.counters["restore/player"] = std::chrono::duration<double>(restoring).count() / carried;
+    state.counters["bytes/player"] = static_cast<double>(bytes) / players;
 }
 BENCHMARK(BM_ReferenceCarry)->Arg(500)->Arg(5000)->Unit(benchmark::kMillisecond);
 

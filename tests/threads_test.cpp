@@ -446,8 +446,10 @@ TEST(ForkedShards, AShardForksWhenItsCarryWouldHoldItLongerThanAFork) {
     TempDir dir;
     host::Host host(parse(host_table(dir.path() / "work") + "threads = 2\n", dir.path()));
     EXPECT_TRUE(host.forks_shard(1'000, 1'000));      // one match of 1,000
+    EXPECT_TRUE(host.forks_shard(10'000, 10'000));    // one match of 10,000
     EXPECT_TRUE(host.forks_shard(100'000, 100'000));  // one match of 100,000
-    EXPECT_TRUE(host.forks_shard(1'000, 10'000));     // two matches of 500 in a shard
+    EXPECT_FALSE(host.forks_shard(500, 1'000));       // one match of 500 of two
+    EXPECT_FALSE(host.forks_shard(1'000, 10'000));    // two matches of 500 in a shard, of 20
     EXPECT_FALSE(host.forks_shard(500, 10'000));      // one match of 500 among 20
     EXPECT_FALSE(host.forks_shard(4'000, 100'000));   // eight matches of 500 among 200
     EXPECT_FALSE(host.forks_shard(100, 100));         // a small host: the fork's own cost
@@ -455,6 +457,48 @@ TEST(ForkedShards, AShardForksWhenItsCarryWouldHoldItLongerThanAFork) {
     host.set_fork_shard_players(1);
     EXPECT_TRUE(host.forks_shard(1, 100'000));
     EXPECT_FALSE(host.forks_shard(0, 100'000));
+}
+
+// The default rule weighs the players of the matches open at the reload, kept as players
+// join and matches end: a match of 1,000 forks its shard; once it has ended, a match of
+// 300 (whose carry is shorter than a fork) is carried, like every shard without a match.
+TEST(ForkedShards, TheRuleWeighsThePlayersOfTheMatchesOpenAtTheReload) {
+    TempDir dir;
+    host::Host host(parse(host_table(dir.path() / "work") + "threads = 2\n" +
+                              plugin_table("reference", bundled("reference")),
+                          dir.path()));
+    ASSERT_TRUE(host.plugin_errors().empty()) << joined(host.plugin_errors());
+    auto join = [&host](uint64_t match, uint32_t players, uint64_t sequence) {
+        BatchBuilder batch("relay-a", match, sequence);
+        for (uint32_t p = 1; p <= players; ++p)
+            batch.add(static_cast<int64_t>(sequence + 1) * 1'000'000 + p, 20, p,
+                      build::Latency{30'000});
+        const auto refused = host.push(batch.finish());
+        EXPECT_FALSE(refused) << *refused;
+    };
+    auto forked_shards = [&host]() -> uint32_t {
+        host::PluginSettings settings = host.plugins().front().settings;
+        EXPECT_FALSE(host.begin_install(host.prepare_plugin(settings))) << "installed whole";
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (std::chrono::steady_clock::now() < deadline) {
+            if (auto report = host.finished_install()) {
+                EXPECT_TRUE(report->ok) << report->describe();
+                EXPECT_EQ(report->shard_cpu_us.size(), host.shards());
+                return report->forked_shards;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        ADD_FAILURE() << "the staged reload did not end within 60 s";
+        return 0;
+    };
+    join(1, 1'000, 0);
+    EXPECT_EQ(forked_shards(), 1u);
+    join(1, 1'000, 1);  // the same players again: no one joined
+    EXPECT_EQ(forked_shards(), 1u);
+    host.end_match("relay-a", 1);
+    join(2, 300, 0);
+    EXPECT_EQ(forked_shards(), 0u);
+    EXPECT_TRUE(host.close());
 }
 
 // With one thread, `arbiter serve`'s reload forks (SnapshotHandover): a copy of the host

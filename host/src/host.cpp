@@ -29,8 +29,10 @@ Host::Host(ServerConfig config)
         dispatcher_.add(
             load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner, shards_));
     }
-    if (threads_ > 1)
+    if (threads_ > 1) {
         parallel_ = std::make_unique<ParallelDispatch>(dispatcher_, shards_, threads_);
+        shard_players_.assign(shards_, 0);
+    }
     open_sinks();
     if (config_.correlation.enabled)
         correlator_ = std::make_unique<Correlator>(config_.store, config_.correlation,
@@ -261,6 +263,7 @@ void Host::flush() {
 void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
     const auto* events = batch.root().events();
     if (!events) return;
+    size_t joined = 0;
     for (const fb::Event* event : *events) {
         const uint32_t player = event->player();
         if (player == 0) continue;
@@ -274,6 +277,7 @@ void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
         if (first) {
             seen->second.first_seen_us = event->relay_time_us();
             match.mark_known(player);
+            ++joined;
         }
         std::string account = join && join->account_id() ? join->account_id()->str() : "";
         if (!account.empty()) seen->second.account = account;
@@ -281,6 +285,20 @@ void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
         if (correlator_ && !account.empty())
             correlator_->watch({batch.relay_id, batch.match_id, player}, account);
     }
+    if (joined > 0) count_open_players({batch.relay_id, batch.match_id}, joined, true);
+}
+
+void Host::count_open_players(const std::pair<std::string, uint64_t>& match, size_t players,
+                              bool joined) {
+    if (shard_players_.empty()) return;  // one thread: no shards
+    size_t& in_shard = shard_players_[shard_of(match.first, match.second, shards_)];
+    in_shard = joined ? in_shard + players : in_shard - std::min(in_shard, players);
+    open_players_ =
+        joined ? open_players_ + players : open_players_ - std::min(open_players_, players);
+    bool forks = false;
+    for (const size_t shard : shard_players_)
+        forks = forks || forks_shard(shard, open_players_);
+    a_shard_would_fork_.store(forks, std::memory_order_relaxed);
 }
 
 const Host::OpenMatch* Host::match_of(const PlayerKey& player) const {
@@ -405,6 +423,7 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
     // Its players stay known to the sinks for the signals of its end.
     const OpenMatch ending = std::move(it->second);
     open_matches_.erase(it);
+    count_open_players({relay_id, match_id}, ending.players.size(), false);
     if (!complete) {  // complete: the ledger was told at push
         ledger_.match_ended(relay_id, match_id, false);
         // An end without MatchEnd after damaged input adds a stretch through the end.

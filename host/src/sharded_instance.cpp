@@ -1,5 +1,7 @@
 #include "arbiter/host/sharded_instance.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -60,6 +62,13 @@ bool get_u64(std::span<const uint8_t>& in, uint64_t& value) {
 // refusal with ARB_ERR_STATE promises the instance is as it was made (arbiter_plugin.h).
 bool may_hold_state(const CallResult& restored) {
     return restored.status != ARB_ERR_STATE;
+}
+
+// The calling thread's CPU time so far, us.
+double thread_cpu_us() {
+    timespec now{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3;
 }
 
 double elapsed_us(std::chrono::steady_clock::time_point since) {
@@ -259,15 +268,18 @@ void ShardedInstance::remake_if_refused(uint32_t k, ShardStep& step) noexcept {
 
 ShardStep ShardedInstance::carry_shard_into(uint32_t k, ShardedInstance& live) noexcept {
     const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = thread_cpu_us();
     ShardStep step = carry_one(*live.shards_[k], *shards_[k]);
     remake_if_refused(k, step);
     std::swap(shards_[k], live.shards_[k]);
     step.us = elapsed_us(start);
+    step.cpu_us = thread_cpu_us() - cpu_start;
     return step;
 }
 
 ShardStep ShardedInstance::fork_shard_into(uint32_t k, ShardedInstance& live) noexcept {
     const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = thread_cpu_us();
     std::string error;
     std::unique_ptr<SnapshotHandover> handover;
     try {
@@ -293,6 +305,7 @@ ShardStep ShardedInstance::fork_shard_into(uint32_t k, ShardedInstance& live) no
     // The old and the new shard are the handover's now: it answers for shard k.
     live.shards_[k] = std::move(handover);
     step.us = elapsed_us(start);
+    step.cpu_us = thread_cpu_us() - cpu_start;
     return step;
 }
 
@@ -311,6 +324,7 @@ void ShardedInstance::end_shard_handover(uint32_t k, ShardedInstance& live,
     auto* handover = dynamic_cast<SnapshotHandover*>(live.shards_[k].get());
     if (!handover) return;
     const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = thread_cpu_us();
     handover->wait_done();  // done already when the host posts this step
     SnapshotHandover::Result result;
     try {
@@ -335,6 +349,7 @@ void ShardedInstance::end_shard_handover(uint32_t k, ShardedInstance& live,
         ShardStep carried = carry_shard_into(k, live);
         carried.forked = true;
         carried.us += step.us;  // the fork, and what its calls waited for room
+        carried.cpu_us += step.cpu_us;
         carried.throttled_us = result.throttled_us;
         carried.fork_us = result.fork_us;
         try {
@@ -355,6 +370,7 @@ void ShardedInstance::end_shard_handover(uint32_t k, ShardedInstance& live,
     remake_if_refused(k, step);
     std::swap(shards_[k], live.shards_[k]);
     step.us += elapsed_us(start);
+    step.cpu_us += thread_cpu_us() - cpu_start;
 }
 
 void ShardedInstance::exchange_making(ShardedInstance& other) noexcept {

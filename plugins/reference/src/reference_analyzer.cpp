@@ -204,6 +204,10 @@ void restore_arrivals(StateReader& in, Arrivals& arrivals) {
 // The blob: for each match its key, its players and then its own state; then the live
 // sessions, none (kStateVersion says why). Each player's sections come in the order the
 // versions added them, which is why the movement area has two.
+namespace {
+constexpr size_t kSaveLookAhead = 2;
+}  // namespace
+
 std::vector<uint8_t> ReferenceAnalyzer::save_state() {
     StateWriter out(kStateTag, kStateVersion);
     // Room for about the last blob's size at once (or, before the first, for 2.5 KiB a
@@ -221,8 +225,13 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
         out.put<uint64_t>(key.match_id);
         // In player id order, so that the same state always makes the same blob.
         out.put<uint64_t>(match.players.size());
-        for (const auto* entry : in_key_order(match.players)) {
-            const auto& [id, player] = *entry;
+        const auto players = in_key_order(match.players);
+        for (size_t p = 0; p < players.size(); ++p) {
+            const auto& [id, player] = *players[p];
+            // The save reads each player's track from memory, a block at a time: the next
+            // few are asked for ahead, so that the save waits for one player at most.
+            if (p + kSaveLookAhead < players.size())
+                players[p + kSaveLookAhead]->second.movement.prefetch();
             out.put<uint32_t>(id);
             areas_.movement.save_track(out, player.movement);
             save_reports(out, player.reports.view());

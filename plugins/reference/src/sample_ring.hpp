@@ -9,6 +9,7 @@
 // the positions no check can read any more (forget_positions_before) and keep only the times.
 #pragma once
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -250,16 +251,30 @@ template <class TimeAt, class FloatsAt>
 void SampleRing::restore(size_t count, size_t forgotten, TimeAt time_at, FloatsAt floats_at) {
     clear();
     if (count == 0) return;
-    reserve_times(count);
-    for (size_t i = 0; i < count; ++i)
+    reserve_times(count);  // from slot 0 on, as narrow times (wide_ is not set)
+    // What push_time stores while every time is within 32 bits of the first (the origin),
+    // written straight; from the first that is not, push_time itself (it rebases).
+    size_t i = 0;
+    origin_us_ = time_at(0);
+    for (; i < count; ++i) {
+        const int64_t t_us = i == 0 ? origin_us_ : time_at(i);
+        int64_t offset = 0;
+        if (__builtin_sub_overflow(t_us, origin_us_, &offset) || offset < INT32_MIN ||
+            offset > INT32_MAX) {
+            push_time(t_us);
+            ++i;
+            break;
+        }
+        narrow_[i] = static_cast<int32_t>(offset);
+        ++size_;
+    }
+    for (; i < count; ++i)
         push_time(time_at(i));
     if (!(forgotten > 0 && forgotten < count && !wide_)) forgotten = 0;
-    reserve_positions(count - forgotten);
-    for (size_t i = forgotten; i < count; ++i) {
-        float xyz[3];
-        floats_at(i, xyz);
-        push_floats(xyz[0], xyz[1], xyz[2]);
-    }
+    reserve_positions(count - forgotten);  // from slot 0 on, as floats (doubles_ is not set)
+    for (size_t k = forgotten; k < count; ++k)
+        floats_at(k, &floats_[3 * (k - forgotten)]);
+    positions_ = static_cast<uint32_t>(count - forgotten);
 }
 
 }  // namespace arbiter::reference

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -151,7 +152,7 @@ class Host {
     // the shard, would hold its matches longer than the fork, which grows with the whole
     // host (it copies the page tables of everything mapped) and slows every shard while the
     // copy saves. The figures are the reference plugin's on 2 cores (docs/performance.md,
-    // "Forked shards"): a carry about 6 us a player, a fork about 1 ms and 0.3 us a player
+    // "Forked shards"): a carry about 2 us a player, a fork about 1 ms and 0.3 us a player
     // the host tracks. With set_fork_shard_players, a shard forks at that many players
     // instead, whatever the rest (tests set 1; an embedder whose plugins keep much more or
     // much less per player may set its own).
@@ -159,7 +160,7 @@ class Host {
         if (fork_shard_players_ > 0) return shard_players >= fork_shard_players_;
         return shard_players * kCarryNsPerPlayer > kForkNs + all_players * kForkNsPerPlayer;
     }
-    static constexpr size_t kCarryNsPerPlayer = 6000;
+    static constexpr size_t kCarryNsPerPlayer = 2000;
     static constexpr size_t kForkNs = 1'000'000;
     static constexpr size_t kForkNsPerPlayer = 300;
     void set_fork_shard_players(size_t players) { fork_shard_players_ = players; }
@@ -373,6 +374,17 @@ class Host {
     std::unique_ptr<Correlator> correlator_;  // with [correlation] enabled
     std::chrono::steady_clock::time_point close_settle_deadline_;  // see finish_match
     std::map<std::pair<std::string, uint64_t>, OpenMatch> open_matches_;
+    // The players of open_matches_ by shard, and in all (several threads only): what
+    // begin_install weighs a fork against a carry by (forks_shard). Kept as players join
+    // and matches end, on the thread that takes batches in.
+    std::vector<size_t> shard_players_;
+    size_t open_players_ = 0;
+    void count_open_players(const std::pair<std::string, uint64_t>& match, size_t players,
+                            bool joined);
+    // Whether a reload begun now would fork a shard: prepare_plugin, which may run on
+    // another thread (serve's loader), trims the heap for such a fork only, since a
+    // trimmed heap is memory the carried shards' save and restore fault back in.
+    std::atomic<bool> a_shard_would_fork_{false};
     // The match being ended, while its plugins report their final signals.
     std::pair<std::pair<std::string, uint64_t>, const OpenMatch*> ending_match_{{}, nullptr};
     SequenceLedger ledger_;

@@ -23,6 +23,9 @@ struct ReloadReport {
     // as many at once as there are threads, so pause_us follows the largest. Empty for
     // an unsharded plugin.
     std::vector<double> shard_pause_us;
+    // Staged: of each shard's pause, the time its step's thread was on a core (in shard
+    // order, beside shard_pause_us); the rest of a pause is the step waiting for a core.
+    std::vector<double> shard_cpu_us;
     // Host::begin_install carried the shards one at a time, each on its own lane between
     // two of its batches, while the other shards and the pushing thread went on. Then
     // pause_us is the longest any shard's matches were held (its step in shard_pause_us),

@@ -52,6 +52,9 @@ struct ShardStep {
                                  // matches waited
     double save_us = 0;          // of it, the save and the restore
     double restore_us = 0;
+    // Of us, the time the step's thread was on a core (its CPU time, staged steps only):
+    // the rest it was runnable or waiting, behind the other threads of a busy box.
+    double cpu_us = 0;
     std::string remake_problem;  // a new shard left holding part of a refused state
     // The shard was forked (fork_shard_into): us is the fork and the exchange at the end,
     // with what its calls waited for room (SnapshotHandover::Result::waited_us); save_us
