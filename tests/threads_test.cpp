@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include <arbiter/arbiter_host.h>
+
 #include "arbiter/host/event_file.hpp"
 #include "arbiter/host/host.hpp"
 #include "arbiter/host/parallel_dispatch.hpp"
@@ -795,6 +797,91 @@ TEST_F(ForkedReload, OnTwoThreadsEndingAMatchDoesNotWaitForAForkedShard) {
     const auto report = end_a_match_while_reloading(2);
     ASSERT_TRUE(report);
     EXPECT_GE(report->forked_shards, 1u);
+}
+
+// The embedding API's reload that does not hold the stream (arbiter_host_begin_reload), on
+// one thread (forked) and on two (shard by shard; the counts plugin's few players are
+// carried). On one thread the copy's save waits for a file, so the reload is seen under
+// way while batches keep coming, and a second one is refused meanwhile. Either way it
+// ends, and every assessment is what the stream gives without a reload: the counts
+// carried, no batch lost or seen twice.
+TEST_F(ForkedReload, TheEmbeddingApisReloadGoesOnBesideTheStream) {
+    for (const int threads : {1, 2}) {
+        SCOPED_TRACE(threads);
+        auto assessments_of = [](arbiter_host* host) {
+            const arbiter_assessment* all = nullptr;
+            uint64_t count = 0;
+            EXPECT_EQ(arbiter_host_assessments(host, &all, &count), ARBITER_OK);
+            std::string json;
+            for (uint64_t i = 0; i < count; ++i)
+                json += std::string(all[i].json) + "\n";
+            return json;
+        };
+        TempDir dir;
+        const auto gate = dir.path() / "let-the-save-go";
+        const std::string plain = counts_config(dir.path() / "plain", "", threads);
+        arbiter_host* straight = nullptr;
+        ASSERT_EQ(arbiter_host_create_from_text(plain.data(), plain.size(), dir.path().c_str(),
+                                                &straight),
+                  ARBITER_OK);
+        for (const auto& batch : *batches_)
+            ASSERT_EQ(arbiter_host_push(straight, batch.data(), batch.size()), ARBITER_OK);
+        const std::string expected = assessments_of(straight);
+        arbiter_host_destroy(straight);
+
+        const std::string held = counts_config(
+            dir.path() / "held", "forked_save_waits_for = " + toml_literal(gate) + "\n", threads);
+        arbiter_host* host = nullptr;
+        ASSERT_EQ(
+            arbiter_host_create_from_text(held.data(), held.size(), dir.path().c_str(), &host),
+            ARBITER_OK)
+            << arbiter_host_last_error(host);
+        EXPECT_EQ(arbiter_host_reload_outcome(host), ARBITER_ERR_INVALID_ARGUMENT);
+        EXPECT_EQ(arbiter_host_begin_reload(host, nullptr), ARBITER_ERR_INVALID_ARGUMENT);
+        EXPECT_EQ(arbiter_host_begin_reload(host, "nope"), ARBITER_ERR_REFUSED);
+        EXPECT_NE(std::string(arbiter_host_last_error(host)).find("no plugin 'nope'"),
+                  std::string::npos);
+        const size_t start = batches_->size() / 3;
+        size_t i = 0;
+        for (; i < start; ++i)
+            ASSERT_EQ(arbiter_host_push(host, (*batches_)[i].data(), (*batches_)[i].size()),
+                      ARBITER_OK);
+        ASSERT_EQ(arbiter_host_begin_reload(host, "counts"), ARBITER_OK)
+            << arbiter_host_last_error(host);
+        if (threads == 1) {
+            EXPECT_EQ(arbiter_host_begin_reload(host, "counts"), ARBITER_ERR_INVALID_ARGUMENT);
+            EXPECT_NE(std::string(arbiter_host_last_error(host)).find("still under way"),
+                      std::string::npos);
+            // Batches go on while it loads and while the copy's save is held.
+            for (; i < start + 20; ++i) {
+                ASSERT_EQ(arbiter_host_push(host, (*batches_)[i].data(), (*batches_)[i].size()),
+                          ARBITER_OK);
+                EXPECT_EQ(arbiter_host_reload_outcome(host), ARBITER_PENDING);
+            }
+        }
+        std::ofstream(gate).put('\n');
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        arbiter_status outcome = ARBITER_PENDING;
+        while (outcome == ARBITER_PENDING && std::chrono::steady_clock::now() < deadline) {
+            if (i < batches_->size()) {
+                ASSERT_EQ(arbiter_host_push(host, (*batches_)[i].data(), (*batches_)[i].size()),
+                          ARBITER_OK);
+                ++i;
+            } else {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            outcome = arbiter_host_reload_outcome(host);
+        }
+        EXPECT_EQ(outcome, ARBITER_OK) << arbiter_host_last_error(host);
+        EXPECT_EQ(arbiter_host_reload_outcome(host), ARBITER_OK);  // asked again: the same
+        for (; i < batches_->size(); ++i)
+            ASSERT_EQ(arbiter_host_push(host, (*batches_)[i].data(), (*batches_)[i].size()),
+                      ARBITER_OK);
+        EXPECT_EQ(first_difference(expected, assessments_of(host)), "");
+        // A second reload once the first has ended, left to end with the host.
+        EXPECT_EQ(arbiter_host_begin_reload(host, "counts"), ARBITER_OK);
+        arbiter_host_destroy(host);
+    }
 }
 
 // A catch-up that outruns its patience slows the stream: each call waits until the new

@@ -2,9 +2,11 @@
 // catches everything: no exception may reach a caller in C, Rust or Go.
 #include "arbiter/arbiter_host.h"
 
+#include <chrono>
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <memory>
 #include <new>
 #include <string>
@@ -28,6 +30,16 @@ struct arbiter_host {
     // Inside the action callback: the pipeline is mid-batch, so only the calls the header
     // allows from there are taken; the rest fail with a reason instead of re-entering it.
     bool in_callback = false;
+    // The reload begun last by arbiter_host_begin_reload: loading (on a thread of its own,
+    // as serve's loader), then going over (Host::begin_install), then ended.
+    struct Reload {
+        std::string plugin;
+        std::future<arbiter::host::PluginSlot> loading;  // valid while the load runs
+        bool going_over = false;
+        arbiter_status outcome = ARBITER_PENDING;
+        std::string error;  // why it was refused
+    };
+    std::unique_ptr<Reload> reload;
 };
 
 namespace {
@@ -130,6 +142,66 @@ arbiter_status check_plugins_loaded(arbiter_host* host) {
     return ARBITER_OK;
 }
 
+// Loads the plugin's new version off the caller's thread, from its settings as they are
+// now; a load that throws comes back as a refused slot, as serve's loader makes it.
+std::future<arbiter::host::PluginSlot> load_in_background(
+    arbiter::host::Host& host, const arbiter::host::PluginSettings& settings) {
+    return std::async(std::launch::async, [&host, settings] {
+        try {
+            return host.prepare_plugin(settings);
+        } catch (const std::exception& error) {
+            arbiter::host::PluginSlot refused;
+            refused.settings = settings;
+            refused.error = "plugin '" + settings.name + "': " + error.what();
+            return refused;
+        }
+    });
+}
+
+const arbiter::host::PluginSettings* settings_of(const arbiter::host::Host& host,
+                                                 const std::string& name) {
+    for (const auto& slot : host.plugins())
+        if (slot.settings.name == name) return &slot.settings;
+    return nullptr;
+}
+
+// Ends the reload with its report, or loads again when the config changed the plugin
+// while it loaded (the report is then stale), as serve does.
+void end_reload(arbiter_host* host, const arbiter::host::ReloadReport& report) {
+    auto& reload = *host->reload;
+    reload.going_over = false;
+    if (report.stale) {
+        if (const auto* settings = settings_of(*host->host, reload.plugin)) {
+            reload.loading = load_in_background(*host->host, *settings);
+            return;
+        }
+        reload.outcome = ARBITER_ERR_REFUSED;
+        reload.error = "no plugin '" + reload.plugin + "' is configured any more";
+        return;
+    }
+    reload.outcome = report.ok ? ARBITER_OK : ARBITER_ERR_REFUSED;
+    if (!report.ok) reload.error = report.describe();
+    refresh_plugin_errors(host);
+}
+
+// Moves the reload under way on: once loaded, its state starts over (between two pushes,
+// here); once over, its report ends it. With `wait`, waits for the load rather than
+// leaving it for a later call.
+void advance_reload(arbiter_host* host, bool wait = false) {
+    auto* reload = host->reload.get();
+    if (!reload || reload->outcome != ARBITER_PENDING) return;
+    if (reload->loading.valid()) {
+        if (!wait && reload->loading.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+            return;
+        arbiter::host::PluginSlot prepared = reload->loading.get();
+        if (auto report = host->host->begin_install(std::move(prepared)))
+            return end_reload(host, *report);
+        reload->going_over = true;
+    }
+    if (reload->going_over)
+        if (auto report = host->host->finished_install()) end_reload(host, *report);
+}
+
 arbiter_status create(arbiter_host** out_host, const std::function<arbiter::host::ServerConfig()>& load) {
     if (!out_host) return ARBITER_ERR_INVALID_ARGUMENT;
     *out_host = nullptr;
@@ -191,6 +263,9 @@ void arbiter_host_destroy(arbiter_host* host) {
         return;
     }
     try {
+        // The load uses the host: it ends first, and what it made is dropped.
+        if (host->reload && host->reload->loading.valid()) host->reload->loading.wait();
+        host->reload.reset();
         host->host.reset();  // closes: ends open matches, flushes the sinks
     } catch (...) {
         // Nothing may unwind into the caller; the host's own destructor already logs.
@@ -206,7 +281,9 @@ arbiter_status arbiter_host_push(arbiter_host* host, const uint8_t* batch, uint6
     return guarded(host, [&] {
         if (!host->host) throw std::logic_error("the host was not created successfully");
         if (!batch && size) return invalid(host, "batch is NULL with a size above 0");
-        if (auto refused = host->host->push({batch, static_cast<size_t>(size)})) {
+        auto refused = host->host->push({batch, static_cast<size_t>(size)});
+        advance_reload(host);
+        if (refused) {
             host->last_error = *refused;
             return ARBITER_ERR_REFUSED;
         }
@@ -259,7 +336,9 @@ arbiter_status arbiter_host_reload_plugin(arbiter_host* host, const char* plugin
     return guarded(host, [&] {
         if (!host->host) throw std::logic_error("the host was not created successfully");
         if (!plugin_name) return invalid(host, "plugin_name is NULL");
+        advance_reload(host, true);  // a reload begun first goes over first
         auto report = host->host->reload_plugin(plugin_name);
+        advance_reload(host);
         refresh_plugin_errors(host);
         if (!report.ok) {
             host->last_error = report.describe();
@@ -269,13 +348,47 @@ arbiter_status arbiter_host_reload_plugin(arbiter_host* host, const char* plugin
     });
 }
 
+arbiter_status arbiter_host_begin_reload(arbiter_host* host, const char* plugin_name) {
+    return guarded(host, [&] {
+        if (!host->host) throw std::logic_error("the host was not created successfully");
+        if (!plugin_name) return invalid(host, "plugin_name is NULL");
+        advance_reload(host);
+        if (host->reload && host->reload->outcome == ARBITER_PENDING)
+            return invalid(host, ("the reload of '" + host->reload->plugin +
+                                  "' begun before is still under way (arbiter_host_reload_outcome)")
+                                     .c_str());
+        const auto* settings = settings_of(*host->host, plugin_name);
+        if (!settings) {
+            host->last_error = std::string("no plugin '") + plugin_name + "' is configured";
+            return ARBITER_ERR_REFUSED;
+        }
+        auto reload = std::make_unique<arbiter_host::Reload>();
+        reload->plugin = plugin_name;
+        reload->loading = load_in_background(*host->host, *settings);
+        host->reload = std::move(reload);
+        return ARBITER_OK;
+    });
+}
+
+arbiter_status arbiter_host_reload_outcome(arbiter_host* host) {
+    return guarded(host, [&] {
+        if (!host->host) throw std::logic_error("the host was not created successfully");
+        if (!host->reload) return invalid(host, "no reload was begun (arbiter_host_begin_reload)");
+        advance_reload(host);
+        if (host->reload->outcome == ARBITER_ERR_REFUSED) host->last_error = host->reload->error;
+        return host->reload->outcome;
+    });
+}
+
 arbiter_status arbiter_host_apply_config(arbiter_host* host, const char* config_path) {
     return guarded(host, [&] {
         if (!host->host) throw std::logic_error("the host was not created successfully");
         if (!config_path) return invalid(host, "config_path is NULL");
         auto config = arbiter::host::load_config(config_path);
         arbiter::host::embed::set_log_level(config.host.log_level);
+        advance_reload(host, true);  // a reload begun first goes over first
         auto reports = host->host->apply_config(std::move(config));
+        advance_reload(host);
         refresh_plugin_errors(host);
         for (const auto& report : reports) {
             if (report.ok) continue;

@@ -140,6 +140,22 @@ TEST(CApi, FailedReloadsAndConfigsKeepTheHostRunning) {
     arbiter_host_destroy(host);
 }
 
+// A reload begun and not yet over goes over before a whole reload, and the host then runs
+// the plugin as before; one begun and left is dropped with the host.
+TEST(CApi, AReloadBegunGoesOverBeforeAWholeReload) {
+    arbiter_host* host = nullptr;
+    std::string text = counter_config(3);
+    ASSERT_EQ(arbiter_host_create_from_text(text.data(), text.size(), nullptr, &host), ARBITER_OK);
+    ASSERT_EQ(arbiter_host_begin_reload(host, "counter"), ARBITER_OK)
+        << arbiter_host_last_error(host);
+    EXPECT_EQ(arbiter_host_reload_plugin(host, "counter"), ARBITER_OK)
+        << arbiter_host_last_error(host);
+    EXPECT_EQ(arbiter_host_reload_outcome(host), ARBITER_OK) << arbiter_host_last_error(host);
+    expect_the_counter_flags_one_player(host, 3);
+    ASSERT_EQ(arbiter_host_begin_reload(host, "counter"), ARBITER_OK);
+    arbiter_host_destroy(host);
+}
+
 }  // namespace
 
 // Lost input through the embedding API as through a file or a socket: a gap is carried by
@@ -204,7 +220,7 @@ void unset_from_inside(void* user_data, int32_t level, const char* message) {
 }
 
 TEST(CApiVersion2, TheLibraryReportsItsVersion) {
-    EXPECT_EQ(arbiter_host_api_version(), 2u);
+    EXPECT_EQ(arbiter_host_api_version(), 3u);
     EXPECT_EQ(arbiter_host_api_version(), static_cast<uint32_t>(ARBITER_HOST_API_VERSION));
 }
 

@@ -37,7 +37,8 @@
  *
  * Versions: 1 was the first release. 2 added arbiter_host_api_version, the log callback,
  * ARBITER_ERR_PLUGIN_REFUSED, and a create that fails when a plugin is refused or none is
- * configured, unless `[host] partial_start = true`.
+ * configured, unless `[host] partial_start = true`. 3 added the reload that does not hold
+ * the stream (arbiter_host_begin_reload, arbiter_host_reload_outcome, ARBITER_PENDING).
  *
  * Ownership: inputs are borrowed for the call. Strings and buffers the host returns stay
  * valid until the next call on the same host, or until it is destroyed.
@@ -51,7 +52,7 @@
 extern "C" {
 #endif
 
-#define ARBITER_HOST_API_VERSION 2
+#define ARBITER_HOST_API_VERSION 3
 
 typedef int32_t arbiter_status;
 #define ARBITER_OK 0
@@ -66,6 +67,9 @@ typedef int32_t arbiter_status;
 /* A configured plugin was refused (arbiter_host_plugin_errors says why), or the config
  * enables none. Added in 2. */
 #define ARBITER_ERR_PLUGIN_REFUSED 5
+/* Not an error: the reload begun last is still under way (arbiter_host_reload_outcome).
+ * Added in 3. */
+#define ARBITER_PENDING 6
 
 /* Actions, ordered: a higher one includes the lower ones. */
 #define ARBITER_ACTION_CLEAR 0
@@ -158,8 +162,34 @@ arbiter_status arbiter_host_assessments(arbiter_host* host, const arbiter_assess
                                         uint64_t* out_count);
 
 /* Reloads a plugin from its file, carrying its state across (ABI-RULES.md rules 12 to
- * 14). ARBITER_ERR_REFUSED when the new version fails; the old one keeps running. */
+ * 14), within the call: the stream is held for the load, the save and the restore.
+ * ARBITER_ERR_REFUSED when the new version fails; the old one keeps running. */
 arbiter_status arbiter_host_reload_plugin(arbiter_host* host, const char* plugin_name);
+
+/* Reloads a plugin as `arbiter serve` does, without holding the stream for it: the new
+ * version is loaded and created on a thread of the host's own while the relay goes on
+ * pushing; then, at a later push (or arbiter_host_reload_outcome), its state goes over.
+ * With `[host] threads` above 1, shard by shard, each between two of its own batches (a
+ * shard's matches wait for its save and restore, or, for a shard of many players, for a
+ * fork of the host); with one thread, by a fork of the host, which holds the stream for
+ * the fork alone while a copy saves and the new version catches up. A plugin that cannot
+ * go over so (isolated, without ARB_CAP_STATE, another event schema) is swapped whole at
+ * that push. One such reload at a time per host.
+ * Returns ARBITER_OK once the load has begun; ARBITER_ERR_INVALID_ARGUMENT when
+ * plugin_name is NULL or the reload begun before is still under way; ARBITER_ERR_REFUSED
+ * when the config names no such plugin. How it ended: arbiter_host_reload_outcome. A call
+ * that changes the plugins (arbiter_host_reload_plugin, arbiter_host_apply_config) first
+ * lets it finish; arbiter_host_destroy waits for its load and drops what was not swapped
+ * in. Added in 3. */
+arbiter_status arbiter_host_begin_reload(arbiter_host* host, const char* plugin_name);
+
+/* The reload begun last by arbiter_host_begin_reload, moved on as a push moves it:
+ * ARBITER_PENDING while it is under way; ARBITER_OK once it has ended and the new version
+ * runs (its state carried, or started fresh when the new version refused the state: the
+ * log says which); ARBITER_ERR_REFUSED when the new version failed (last_error says why;
+ * the old one keeps running); ARBITER_ERR_INVALID_ARGUMENT when none was begun. Asked
+ * again after it ended, it answers the same. Added in 3. */
+arbiter_status arbiter_host_reload_outcome(arbiter_host* host);
 
 /* Applies a changed server_config.toml. ARBITER_ERR_CONFIG when it has errors (the old
  * config stays); ARBITER_ERR_REFUSED when a plugin's change failed (that plugin keeps
