@@ -187,19 +187,34 @@ void end_reload(arbiter_host* host, const arbiter::host::ReloadReport& report) {
 // Moves the reload under way on: once loaded, its state starts over (between two pushes,
 // here); once over, its report ends it. With `wait`, waits for the load rather than
 // leaving it for a later call.
-void advance_reload(arbiter_host* host, bool wait = false) {
+// What it throws (out of memory, say) ends the reload, refused, and not the call that
+// moved it on: a push that went through says so.
+void advance_reload(arbiter_host* host, bool wait = false) noexcept {
     auto* reload = host->reload.get();
     if (!reload || reload->outcome != ARBITER_PENDING) return;
-    if (reload->loading.valid()) {
-        if (!wait && reload->loading.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
-            return;
-        arbiter::host::PluginSlot prepared = reload->loading.get();
-        if (auto report = host->host->begin_install(std::move(prepared)))
-            return end_reload(host, *report);
-        reload->going_over = true;
+    try {
+        if (reload->loading.valid()) {
+            if (!wait &&
+                reload->loading.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+                return;
+            arbiter::host::PluginSlot prepared = reload->loading.get();
+            if (auto report = host->host->begin_install(std::move(prepared)))
+                return end_reload(host, *report);
+            reload->going_over = true;
+        }
+        if (reload->going_over)
+            if (auto report = host->host->finished_install()) end_reload(host, *report);
+    } catch (const std::exception& error) {
+        reload->going_over = false;
+        reload->outcome = ARBITER_ERR_REFUSED;
+        try {
+            reload->error = std::string("the reload failed: ") + error.what();
+        } catch (...) {
+        }
+    } catch (...) {
+        reload->going_over = false;
+        reload->outcome = ARBITER_ERR_REFUSED;
     }
-    if (reload->going_over)
-        if (auto report = host->host->finished_install()) end_reload(host, *report);
 }
 
 arbiter_status create(arbiter_host** out_host, const std::function<arbiter::host::ServerConfig()>& load) {
