@@ -179,16 +179,23 @@ void end_reload(arbiter_host* host, const arbiter::host::ReloadReport& report) {
         reload.error = "no plugin '" + reload.plugin + "' is configured any more";
         return;
     }
-    reload.outcome = report.ok ? ARBITER_OK : ARBITER_ERR_REFUSED;
     if (!report.ok) reload.error = report.describe();
-    refresh_plugin_errors(host);
+    reload.outcome = report.ok ? ARBITER_OK : ARBITER_ERR_REFUSED;
+    try {
+        refresh_plugin_errors(host);
+    } catch (...) {
+        // Refreshed again by the next call that changes the plugins.
+    }
 }
 
 // Moves the reload under way on: once loaded, its state starts over (between two pushes,
 // here); once over, its report ends it. With `wait`, waits for the load rather than
 // leaving it for a later call.
-// What it throws (out of memory, say) ends the reload, refused, and not the call that
-// moved it on: a push that went through says so.
+//
+// What it throws (out of memory, say) never fails the call that moved it on: a push that
+// went through says so. A throw before the install began (the host is then as it was)
+// ends the reload, refused; one while ending it leaves it under way, to be ended again by
+// the next call (Host::finished_install is made to be called again after a failure).
 void advance_reload(arbiter_host* host, bool wait = false) noexcept {
     auto* reload = host->reload.get();
     if (!reload || reload->outcome != ARBITER_PENDING) return;
@@ -202,18 +209,22 @@ void advance_reload(arbiter_host* host, bool wait = false) noexcept {
                 return end_reload(host, *report);
             reload->going_over = true;
         }
-        if (reload->going_over)
-            if (auto report = host->host->finished_install()) end_reload(host, *report);
-    } catch (const std::exception& error) {
-        reload->going_over = false;
+    } catch (...) {
         reload->outcome = ARBITER_ERR_REFUSED;
         try {
-            reload->error = std::string("the reload failed: ") + error.what();
+            reload->error = "the reload failed before its install began; the old version runs on";
         } catch (...) {
         }
+        return;
+    }
+    try {
+        if (reload->going_over)
+            if (auto report = host->host->finished_install()) end_reload(host, *report);
     } catch (...) {
-        reload->going_over = false;
-        reload->outcome = ARBITER_ERR_REFUSED;
+        // Left under way: the next call ends it again; unless nothing is left to end it
+        // (a stale report whose load again could not start).
+        if (!reload->going_over && !reload->loading.valid() && reload->outcome == ARBITER_PENDING)
+            reload->outcome = ARBITER_ERR_REFUSED;
     }
 }
 

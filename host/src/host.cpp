@@ -263,7 +263,17 @@ void Host::flush() {
 void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
     const auto* events = batch.root().events();
     if (!events) return;
+    // Each player added is counted, even when a sink or the correlator throws midway:
+    // finish_match takes away every player of the match.
     size_t joined = 0;
+    struct CountJoined {
+        Host& host;
+        const VerifiedBatch& batch;
+        const size_t& joined;
+        ~CountJoined() {
+            if (joined > 0) host.count_open_players(batch.relay_id, batch.match_id, joined, true);
+        }
+    } count_joined{*this, batch, joined};
     for (const fb::Event* event : *events) {
         const uint32_t player = event->player();
         if (player == 0) continue;
@@ -285,16 +295,19 @@ void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
         if (correlator_ && !account.empty())
             correlator_->watch({batch.relay_id, batch.match_id, player}, account);
     }
-    if (joined > 0) count_open_players({batch.relay_id, batch.match_id}, joined, true);
 }
 
-void Host::count_open_players(const std::pair<std::string, uint64_t>& match, size_t players,
-                              bool joined) {
+void Host::count_open_players(std::string_view relay_id, uint64_t match_id, size_t players,
+                              bool joined) noexcept {
     if (shard_players_.empty()) return;  // one thread: no shards
-    size_t& in_shard = shard_players_[shard_of(match.first, match.second, shards_)];
+    size_t& in_shard = shard_players_[shard_of(relay_id, match_id, shards_)];
     in_shard = joined ? in_shard + players : in_shard - std::min(in_shard, players);
     open_players_ =
         joined ? open_players_ + players : open_players_ - std::min(open_players_, players);
+    update_fork_hint();
+}
+
+void Host::update_fork_hint() noexcept {
     bool forks = false;
     for (const size_t shard : shard_players_)
         forks = forks || forks_shard(shard, open_players_);
@@ -423,7 +436,7 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
     // Its players stay known to the sinks for the signals of its end.
     const OpenMatch ending = std::move(it->second);
     open_matches_.erase(it);
-    count_open_players({relay_id, match_id}, ending.players.size(), false);
+    count_open_players(relay_id, match_id, ending.players.size(), false);
     if (!complete) {  // complete: the ledger was told at push
         ledger_.match_ended(relay_id, match_id, false);
         // An end without MatchEnd after damaged input adds a stretch through the end.

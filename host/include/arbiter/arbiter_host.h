@@ -1,5 +1,5 @@
 /*
- * Arbiter host, embedding C API, version 2.
+ * Arbiter host, embedding C API, version 3.
  *
  * For relays written in C, Rust, C#, Go or anything else that can call C: the whole host
  * (plugin loading, ingest, dispatch, aggregation, sinks) behind opaque handles. The same
@@ -17,7 +17,10 @@
  * still raised on the calling thread (inside a later push, or any call that reads the
  * host), but a plugin's log lines reach the log callback from a worker thread, one line
  * at a time; a log callback must then not wait for anything the pushing thread holds
- * (a lock taken around arbiter_host_push, say), or both wait for ever.
+ * (a lock taken around arbiter_host_push, say), or both wait for ever. The same holds,
+ * with any thread count, from arbiter_host_begin_reload until its outcome is known: the
+ * new version is loaded and created on a thread of the host's own, and with one thread
+ * its catch-up runs on another, so their log lines reach the callback from there.
  *
  * From inside the action callback, the calls that do not re-enter the pipeline may be
  * made on the same host: arbiter_host_set_action_callback (the new callback hears the
@@ -173,8 +176,9 @@ arbiter_status arbiter_host_reload_plugin(arbiter_host* host, const char* plugin
  * shard's matches wait for its save and restore, or, for a shard of many players, for a
  * fork of the host); with one thread, by a fork of the host, which holds the stream for
  * the fork alone while a copy saves and the new version catches up. A plugin that cannot
- * go over so (isolated, without ARB_CAP_STATE, another event schema) is swapped whole at
- * that push. One such reload at a time per host.
+ * go over so (without ARB_CAP_STATE; on several threads, one not sharded by match; on one
+ * thread, an isolated one or one built for another event schema) is swapped whole at
+ * that push, as arbiter_host_reload_plugin swaps it. One such reload at a time per host.
  * Returns ARBITER_OK once the load has begun; ARBITER_ERR_INVALID_ARGUMENT when
  * plugin_name is NULL or the reload begun before is still under way; ARBITER_ERR_REFUSED
  * when the config names no such plugin. How it ended: arbiter_host_reload_outcome. A call

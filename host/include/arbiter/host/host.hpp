@@ -163,7 +163,10 @@ class Host {
     static constexpr size_t kCarryNsPerPlayer = 2000;
     static constexpr size_t kForkNs = 1'000'000;
     static constexpr size_t kForkNsPerPlayer = 300;
-    void set_fork_shard_players(size_t players) { fork_shard_players_ = players; }
+    void set_fork_shard_players(size_t players) {
+        fork_shard_players_ = players;
+        update_fork_hint();
+    }
     // A staged install's report once its last shard is across, else nullopt; the replaced
     // generation goes to `retired` (to destroy off the event path), or is released here.
     // Cheap when nothing is under way: a server asks after each batch.
@@ -379,8 +382,9 @@ class Host {
     // and matches end, on the thread that takes batches in.
     std::vector<size_t> shard_players_;
     size_t open_players_ = 0;
-    void count_open_players(const std::pair<std::string, uint64_t>& match, size_t players,
-                            bool joined);
+    void count_open_players(std::string_view relay_id, uint64_t match_id, size_t players,
+                            bool joined) noexcept;
+    void update_fork_hint() noexcept;
     // Whether a reload begun now would fork a shard: prepare_plugin, which may run on
     // another thread (serve's loader), trims the heap for such a fork only, since a
     // trimmed heap is memory the carried shards' save and restore fault back in.
