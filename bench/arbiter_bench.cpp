@@ -510,7 +510,8 @@ void run_memory(const Settings& s) {
          std::vector<std::pair<std::string, std::vector<PluginSpec>>>{
              {"noop (the host's own)", {noop_plugin()}},
              {"reference", {reference_plugin()}},
-             {"lagpool", {lagpool_plugin()}}}) {
+             {"lagpool", {lagpool_plugin()}},
+             {"kaladin", {kaladin_plugin()}}}) {
         std::vector<double> per_player;
         for (int r = 0; r < s.reps; ++r) {
             malloc_trim(0);

@@ -5,7 +5,7 @@
 
 namespace arbiter::kaladin {
 
-std::optional<IntervalWindow> newest_window(const std::deque<Input>& recent, size_t min_intervals,
+std::optional<IntervalWindow> newest_window(const Ring<Input>& recent, size_t min_intervals,
                                             int64_t min_span_us) {
     if (recent.size() < min_intervals + 1) return std::nullopt;
     const int64_t end_us = recent.back().t_us;

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <vector>
 
@@ -24,7 +23,7 @@ struct IntervalWindow {
     std::vector<int64_t> intervals_us;  // in order
     int64_t from_us = 0, to_us = 0;
 };
-std::optional<IntervalWindow> newest_window(const std::deque<Input>& recent, size_t min_intervals,
+std::optional<IntervalWindow> newest_window(const Ring<Input>& recent, size_t min_intervals,
                                             int64_t min_span_us);
 
 // The CV of the intervals, the single shortest and longest left out (sample standard

@@ -7,8 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
+
+#include <arbiter/sdk/ring.hpp>
 
 namespace arbiter::kaladin {
 
@@ -28,7 +29,7 @@ class InputStream {
     // `keep_us` of relay time, and at least `keep_count` inputs.
     void prune(int64_t now_us, int64_t keep_us, size_t keep_count);
 
-    const std::deque<Input>& recent() const { return recent_; }
+    const Ring<Input>& recent() const { return recent_; }
     uint64_t distinct() const { return distinct_; }
     uint64_t merged() const { return merged_; }
     std::optional<uint64_t> last_tick() const { return last_tick_; }
@@ -41,7 +42,7 @@ class InputStream {
     }
 
     // For state restore.
-    void restore(std::deque<Input> recent, uint64_t distinct, uint64_t merged,
+    void restore(Ring<Input> recent, uint64_t distinct, uint64_t merged,
                  std::optional<uint64_t> last_tick) {
         recent_ = std::move(recent);
         distinct_ = distinct;
@@ -50,7 +51,7 @@ class InputStream {
     }
 
   private:
-    std::deque<Input> recent_;
+    Ring<Input> recent_;
     uint64_t distinct_ = 0;  // distinct inputs ever counted
     uint64_t merged_ = 0;    // orders folded into another input (same tick, or a repeat)
     std::optional<uint64_t> last_tick_;

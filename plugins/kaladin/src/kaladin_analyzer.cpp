@@ -183,7 +183,7 @@ void KaladinAnalyzer::on_event(MatchState& match, const fb::Event& event, Signal
         case fb::EventBody::PositionUpdate:
             if (id != 0) {
                 const fb::Vec3* at = event.body_as_PositionUpdate()->position();
-                if (at) player(match, id).positions.add(t_us, {at->x(), at->y(), at->z()});
+                if (at) player(match, id).positions.add(t_us, at->x(), at->y(), at->z());
             }
             break;
         case fb::EventBody::Stimulus:

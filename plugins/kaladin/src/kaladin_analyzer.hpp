@@ -74,16 +74,17 @@ class KaladinAnalyzer final : public Analyzer {
 
   private:
     struct PlayerState {
+        // Precision: the player's positions as received, their recent round trips, and the
+        // spread of their aimed orders block by block. The positions come first: a position
+        // update (most of a relay's events) reads the record's first line and no other.
+        PositionTrack positions;
+        RoundTrip rtt;
+        PrecisionTracker precision;
         std::string tier;
         InputStream inputs;
         std::optional<int64_t> first_input_us;
         uint32_t since_window = 0;  // distinct inputs since the last CV window
         ReactionTracker reactions;
-        // Precision: the player's positions as received, their recent round trips, and the
-        // spread of their aimed orders block by block.
-        PositionTrack positions;
-        RoundTrip rtt;
-        PrecisionTracker precision;
         // The player's extremes, for a baseline.
         double peak_rate = -1;  // over full windows only
         double min_cv = -1, min_entropy = -1;

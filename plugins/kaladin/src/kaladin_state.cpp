@@ -18,28 +18,39 @@ constexpr const char* kStateTag = "KLD1";
 constexpr uint32_t kStateVersion = 2;
 // The checks a version 1 blob reports on (precision came with version 2).
 constexpr size_t kVersion1Checks = 4;
+
+// A position is saved as a double, but every one kept arrived as a float (the schema's
+// Vec3): a value no float holds was not written by kaladin.
+float get_position(StateReader& in) {
+    const double value = in.get_finite("position");
+    const auto narrow = static_cast<float>(value);
+    if (static_cast<double>(narrow) != value)
+        throw StateError("state blob has a position no event could carry (not a float)");
+    return narrow;
+}
 }  // namespace
 
 void KaladinAnalyzer::restore_precision(StateReader& in, PlayerState& p) {
-    std::deque<std::pair<int64_t, Vec>> points;
+    Ring<TrackPoint> points;
     const uint64_t point_count = in.get_count(8 + 3 * 8);
+    points.reserve(point_count);
     for (uint64_t k = 0; k < point_count; ++k) {
-        const int64_t t_us = in.get_relay_time("position time");
-        Vec at;
-        at.x = in.get_finite("position");
-        at.y = in.get_finite("position");
-        at.z = in.get_finite("position");
-        if (!points.empty() && t_us < points.back().first)
+        TrackPoint point;
+        point.t_us = in.get_relay_time("position time");
+        point.x = get_position(in);
+        point.y = get_position(in);
+        point.z = get_position(in);
+        if (!points.empty() && point.t_us < points.back().t_us)
             throw StateError("state blob has positions out of relay-time order");
-        points.emplace_back(t_us, at);
+        points.push_back(point);
     }
     p.positions.restore(std::move(points));
-    std::deque<uint32_t> rtts;
+    std::vector<uint32_t> rtts;
     const uint64_t rtt_count = in.get_count(4);
     if (rtt_count > RoundTrip::kKeep) throw StateError("state blob keeps too many round trips");
     for (uint64_t k = 0; k < rtt_count; ++k)
         rtts.push_back(in.get<uint32_t>());
-    p.rtt.restore(std::move(rtts));
+    p.rtt.restore(rtts);
     const bool has_first = in.get<uint8_t>() != 0;
     const int64_t first = in.get_relay_time("first aim");
     const int64_t last = in.get_relay_time("last aim");
@@ -124,14 +135,15 @@ std::vector<uint8_t> KaladinAnalyzer::save_state() {
             }
             // ---- version 2 ----
             out.put<uint64_t>(p.positions.points().size());
-            for (const auto& [t_us, at] : p.positions.points()) {
-                out.put<int64_t>(t_us);
-                out.put<double>(at.x);
-                out.put<double>(at.y);
-                out.put<double>(at.z);
+            for (const TrackPoint& point : p.positions.points()) {
+                out.put<int64_t>(point.t_us);
+                out.put<double>(point.x);
+                out.put<double>(point.y);
+                out.put<double>(point.z);
             }
-            out.put<uint64_t>(p.rtt.samples().size());
-            for (uint32_t rtt : p.rtt.samples())
+            const std::vector<uint32_t> rtts = p.rtt.samples();
+            out.put<uint64_t>(rtts.size());
+            for (uint32_t rtt : rtts)
                 out.put<uint32_t>(rtt);
             const PrecisionTracker& precision = p.precision;
             out.put<uint8_t>(precision.first_us() ? 1 : 0);
@@ -175,8 +187,9 @@ void KaladinAnalyzer::restore_state(std::span<const uint8_t> blob) {
             const uint32_t id = in.get<uint32_t>();
             PlayerState p;
             p.tier = in.get_string();
-            std::deque<Input> recent;
+            Ring<Input> recent;
             const uint64_t input_count = in.get_count(16);
+            recent.reserve(input_count);
             for (uint64_t k = 0; k < input_count; ++k) {
                 Input input;
                 input.t_us = in.get_relay_time("input time");
@@ -201,8 +214,9 @@ void KaladinAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 const uint64_t stimulus = in.get<uint64_t>();
                 pending[stimulus] = in.get_relay_time("stimulus time");
             }
-            std::deque<int64_t> delays;
+            Ring<int64_t> delays;
             const uint64_t delay_count = in.get_count(8);
+            delays.reserve(delay_count);
             for (uint64_t k = 0; k < delay_count; ++k)
                 delays.push_back(in.get_relay_time("reaction delay"));
             const bool has_rtt = in.get<uint8_t>() != 0;

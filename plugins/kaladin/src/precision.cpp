@@ -35,47 +35,64 @@ std::optional<double> aim_error_mrad(Vec own, Vec aim, Vec target, double min_ra
     return angle * 1e3;
 }
 
-void PositionTrack::add(int64_t t_us, Vec position) {
+void PositionTrack::add(int64_t t_us, float x, float y, float z) {
     // Events come in relay-time order; a stray older one is not worth a reordering.
-    if (!points_.empty() && t_us < points_.back().first) return;
-    points_.emplace_back(t_us, position);
+    if (!points_.empty() && t_us < points_.back().t_us) return;
     // Keep the newest point at or before (newest - kKeepUs) as the left end of a bracket.
-    while (points_.size() > 1 && points_[1].first <= t_us - kKeepUs)
+    // The points the new one makes unneeded go before it comes, so that the ring holds no
+    // more than the window at any moment.
+    while (points_.size() > 1 && points_[1].t_us <= t_us - kKeepUs)
         points_.pop_front();
+    points_.push_back({t_us, x, y, z});
 }
 
 std::optional<Vec> PositionTrack::latest(int64_t t_us) const {
     if (points_.empty()) return std::nullopt;
-    if (std::llabs(t_us - points_.back().first) > kMaxGapUs / 2) return std::nullopt;
-    return points_.back().second;
+    if (std::llabs(t_us - points_.back().t_us) > kMaxGapUs / 2) return std::nullopt;
+    return points_.back().position();
 }
 
 std::optional<Vec> PositionTrack::at(int64_t t_us) const {
-    if (points_.empty() || t_us < points_.front().first) return std::nullopt;
-    if (t_us >= points_.back().first) return latest(t_us);
-    const auto after =
-        std::upper_bound(points_.begin(), points_.end(), t_us,
-                         [](int64_t t, const std::pair<int64_t, Vec>& p) { return t < p.first; });
+    if (points_.empty() || t_us < points_.front().t_us) return std::nullopt;
+    if (t_us >= points_.back().t_us) return latest(t_us);
+    const auto after = std::upper_bound(points_.begin(), points_.end(), t_us,
+                                        [](int64_t t, const TrackPoint& p) { return t < p.t_us; });
     const auto before = std::prev(after);
-    if (before->first == t_us) return before->second;  // known exactly, whatever follows
-    const int64_t gap = after->first - before->first;
+    if (before->t_us == t_us) return before->position();  // known exactly, whatever follows
+    const int64_t gap = after->t_us - before->t_us;
     if (gap > kMaxGapUs) return std::nullopt;
-    if (gap <= 0) return after->second;
-    const double f = static_cast<double>(t_us - before->first) / static_cast<double>(gap);
-    const Vec& a = before->second;
-    const Vec& b = after->second;
+    if (gap <= 0) return after->position();
+    const double f = static_cast<double>(t_us - before->t_us) / static_cast<double>(gap);
+    const Vec a = before->position();
+    const Vec b = after->position();
     return Vec{a.x + f * (b.x - a.x), a.y + f * (b.y - a.y), a.z + f * (b.z - a.z)};
 }
 
 void RoundTrip::add(uint32_t rtt_us) {
-    samples_.push_back(rtt_us);
-    while (samples_.size() > kKeep)
-        samples_.pop_front();
+    if (size_ < kKeep) {
+        samples_[(head_ + size_++) % kKeep] = rtt_us;
+    } else {
+        samples_[head_] = rtt_us;  // over the oldest
+        head_ = static_cast<uint8_t>((head_ + 1) % kKeep);
+    }
+}
+
+std::vector<uint32_t> RoundTrip::samples() const {
+    std::vector<uint32_t> out(size_);
+    for (size_t i = 0; i < size_; ++i)
+        out[i] = samples_[(head_ + i) % kKeep];
+    return out;
+}
+
+void RoundTrip::restore(std::span<const uint32_t> samples) {
+    head_ = size_ = 0;
+    for (uint32_t sample : samples.last(std::min(samples.size(), kKeep)))
+        add(sample);
 }
 
 int64_t RoundTrip::median_us() const {
-    if (samples_.empty()) return 0;
-    std::vector<uint32_t> sorted(samples_.begin(), samples_.end());
+    if (size_ == 0) return 0;
+    std::vector<uint32_t> sorted = samples();
     std::sort(sorted.begin(), sorted.end());
     const size_t n = sorted.size();
     return n % 2 ? sorted[n / 2] : (int64_t{sorted[n / 2 - 1]} + sorted[n / 2]) / 2;

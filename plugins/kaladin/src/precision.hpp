@@ -22,14 +22,14 @@
 // Pixel-perfect aim alone is not enough: it must also not tire.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
-#include <utility>
 #include <vector>
 
 #include <arbiter/sdk/prefetch.hpp>
+#include <arbiter/sdk/ring.hpp>
 
 namespace arbiter::kaladin {
 
@@ -42,6 +42,15 @@ struct Vec {
 // large angle) or the aim point is the player's own position.
 std::optional<double> aim_error_mrad(Vec own, Vec aim, Vec target, double min_range_m);
 
+// A position as the relay received it. Positions arrive as floats (the schema's Vec3), so
+// they are kept as floats: 24 bytes a point instead of 32, and every value read back is
+// the one that arrived.
+struct TrackPoint {
+    int64_t t_us = 0;
+    float x = 0, y = 0, z = 0;
+    Vec position() const { return {x, y, z}; }
+};
+
 // A player's positions as the relay received them, the last few seconds.
 class PositionTrack {
   public:
@@ -51,28 +60,26 @@ class PositionTrack {
     // interpolated between; a position older than half of it is not used.
     static constexpr int64_t kMaxGapUs = 1'000'000;
 
-    void add(int64_t t_us, Vec position);
+    void add(int64_t t_us, float x, float y, float z);
     // The position at relay time t_us, interpolated; nullopt when the relay cannot say.
     std::optional<Vec> at(int64_t t_us) const;
     // The newest position, if it is at most kMaxGapUs / 2 older than t_us.
     std::optional<Vec> latest(int64_t t_us) const;
 
-    const std::deque<std::pair<int64_t, Vec>>& points() const { return points_; }
-    // Asks the memory system for what add() reads and writes: the newest point and the
-    // slot after it, and the oldest (which the window lets go of).
+    const Ring<TrackPoint>& points() const { return points_; }
+    // Asks the memory system for what add() reads and writes: the newest point, the slot
+    // after it, and the two oldest (which the window lets go of).
     void prefetch() const {
-        if (points_.empty()) return;
-        const auto* newest = &points_.back();
-        prefetch_line(newest);
-        prefetch_line(newest + 1);
-        prefetch_line(&points_.front());
+        for (const TrackPoint* point :
+             {points_.newest(), points_.next_slot(), points_.oldest(), points_.second_oldest()})
+            if (point) prefetch_line(point);
     }
-    void restore(std::deque<std::pair<int64_t, Vec>> points) { points_ = std::move(points); }
+    void restore(Ring<TrackPoint> points) { points_ = std::move(points); }
     // Input was lost: nothing is interpolated across the gap.
     void clear() { points_.clear(); }
 
   private:
-    std::deque<std::pair<int64_t, Vec>> points_;  // in relay-time order
+    Ring<TrackPoint> points_;  // in relay-time order
 };
 
 // The round trip a rewind uses: the median of the relay's last few samples, so that one
@@ -83,11 +90,16 @@ class RoundTrip {
     void add(uint32_t rtt_us);
     // 0 before the first sample.
     int64_t median_us() const;
-    const std::deque<uint32_t>& samples() const { return samples_; }
-    void restore(std::deque<uint32_t> samples) { samples_ = std::move(samples); }
+    // The samples kept, oldest first.
+    std::vector<uint32_t> samples() const;
+    // At most kKeep samples, oldest first.
+    void restore(std::span<const uint32_t> samples);
 
   private:
-    std::deque<uint32_t> samples_;  // the newest kKeep
+    // The newest kKeep in place (no allocation for nine numbers), oldest at head_.
+    std::array<uint32_t, kKeep> samples_{};
+    uint8_t head_ = 0;
+    uint8_t size_ = 0;
 };
 
 // One block of relay time with enough aimed orders.

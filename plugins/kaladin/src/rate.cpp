@@ -4,8 +4,7 @@
 
 namespace arbiter::kaladin {
 
-RateMeasure measure_rate(const std::deque<Input>& recent, int64_t window_us,
-                         int64_t first_input_us) {
+RateMeasure measure_rate(const Ring<Input>& recent, int64_t window_us, int64_t first_input_us) {
     RateMeasure m;
     if (recent.empty()) return m;
     m.to_us = recent.back().t_us;

@@ -6,8 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
-
 #include "inputs.hpp"
 
 namespace arbiter::kaladin {
@@ -21,8 +19,7 @@ struct RateMeasure {
 };
 
 // The rate over the `window_us` before the newest input of `recent`.
-RateMeasure measure_rate(const std::deque<Input>& recent, int64_t window_us,
-                         int64_t first_input_us);
+RateMeasure measure_rate(const Ring<Input>& recent, int64_t window_us, int64_t first_input_us);
 
 // The trip-wire: min(absolute, share × the relay's ticks a minute).
 double rate_tripwire(double absolute_per_min, double tick_share, double tick_rate_hz);

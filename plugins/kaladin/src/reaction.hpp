@@ -8,10 +8,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <vector>
+
+#include <arbiter/sdk/ring.hpp>
 
 namespace arbiter::kaladin {
 
@@ -32,8 +33,8 @@ class ReactionTracker {
 
     // For state save and restore.
     const std::map<uint64_t, int64_t>& pending() const { return pending_; }
-    const std::deque<int64_t>& delays_us() const { return delays_us_; }
-    void restore(std::map<uint64_t, int64_t> pending, std::deque<int64_t> delays,
+    const Ring<int64_t>& delays_us() const { return delays_us_; }
+    void restore(std::map<uint64_t, int64_t> pending, Ring<int64_t> delays,
                  std::optional<uint32_t> lowest) {
         pending_ = std::move(pending);
         delays_us_ = std::move(delays);
@@ -42,7 +43,7 @@ class ReactionTracker {
 
   private:
     std::map<uint64_t, int64_t> pending_;  // stimulus id -> relay time sent
-    std::deque<int64_t> delays_us_;        // stimulus to answer, raw
+    Ring<int64_t> delays_us_;              // stimulus to answer, raw
     std::optional<uint32_t> lowest_rtt_us_;
 };
 

@@ -527,9 +527,9 @@ TEST(AnalyzerPrecision, StateRestoredMidSessionChangesNothing) {
     EXPECT_TRUE(of(fresh.feed(alone.batch()), "aim.precision").empty());
 }
 
-TEST(AnalyzerPrecision, VersionOneStateStillRestores) {
-    // A blob as kaladin 0.1 wrote it before the precision check: one match, one player.
-    StateWriter v1("KLD1", 1);
+// One match, one player, as kaladin writes it up to the version 2 part (the whole of a
+// version 1 blob).
+void put_one_player_to_version_two(StateWriter& v1) {
     v1.put<uint64_t>(1);
     v1.put_string("relay");
     v1.put<uint64_t>(1);
@@ -559,6 +559,12 @@ TEST(AnalyzerPrecision, VersionOneStateStillRestores) {
         v1.put<double>(-1);
         v1.put<uint8_t>(0);
     }
+}
+
+TEST(AnalyzerPrecision, VersionOneStateStillRestores) {
+    // A blob as kaladin 0.1 wrote it before the precision check.
+    StateWriter v1("KLD1", 1);
+    put_one_player_to_version_two(v1);
     Harness<KaladinAnalyzer> h;
     ASSERT_EQ(h.restore_state(v1.finish()), ARB_OK) << h.error();
     // Its players start their precision afresh, and are judged as anyone.
@@ -569,6 +575,39 @@ TEST(AnalyzerPrecision, VersionOneStateStillRestores) {
     ASSERT_TRUE(blob);
     Harness<KaladinAnalyzer> again;
     EXPECT_EQ(again.restore_state(*blob), ARB_OK) << again.error();
+}
+
+// A version 2 blob whose one player has one position of x = `x`.
+std::vector<uint8_t> blob_with_position(double x) {
+    StateWriter v2("KLD1", 2);
+    put_one_player_to_version_two(v2);
+    v2.put<uint64_t>(1);  // one position
+    v2.put<int64_t>(1'000'000);
+    v2.put<double>(x);
+    v2.put<double>(2.5);
+    v2.put<double>(0);
+    v2.put<uint64_t>(0);  // round trips
+    v2.put<uint8_t>(0);   // no first aim
+    v2.put<int64_t>(0);
+    v2.put<int64_t>(0);
+    v2.put<int64_t>(0);   // open block
+    v2.put<uint64_t>(0);  // its aim errors
+    v2.put<uint64_t>(0);  // blocks
+    v2.put<uint64_t>(0);  // thin blocks
+    v2.put<uint64_t>(0);  // aims
+    v2.put<double>(-1);   // the precision check's report
+    v2.put<uint8_t>(0);
+    return v2.finish();
+}
+
+TEST(AnalyzerPrecision, APositionNoEventCouldCarryIsRefused) {
+    // Positions arrive as floats and are kept as floats: a saved one that no float holds
+    // was not written by kaladin, and the blob is refused rather than rounded.
+    Harness<KaladinAnalyzer> h;
+    EXPECT_EQ(h.restore_state(blob_with_position(0.5)), ARB_OK) << h.error();
+    Harness<KaladinAnalyzer> other;
+    EXPECT_EQ(other.restore_state(blob_with_position(0.1)), ARB_ERR_STATE);
+    EXPECT_NE(other.error().find("not a float"), std::string::npos) << other.error();
 }
 
 struct BadKey {

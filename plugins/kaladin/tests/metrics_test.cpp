@@ -1,6 +1,5 @@
 // Each metric at and around its limit, table-driven.
 #include <cmath>
-#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,7 +62,7 @@ TEST(Rate, TripwireIsTheLowerOfAbsoluteAndTickShare) {
 }
 
 TEST(Rate, CountsTheWindowBeforeTheNewestInput) {
-    std::deque<Input> inputs;
+    Ring<Input> inputs;
     for (int i = 0; i <= 600; ++i)  // one every 100 ms for 60 s
         inputs.push_back({int64_t{i} * 100'000, static_cast<uint64_t>(i)});
     const auto m = measure_rate(inputs, 30'000'000, 0);
@@ -71,7 +70,7 @@ TEST(Rate, CountsTheWindowBeforeTheNewestInput) {
     EXPECT_DOUBLE_EQ(m.per_min, 600.0);
     EXPECT_TRUE(m.full);
     // A player seen for 10 s is measured over the whole 30 s: lower, never higher.
-    std::deque<Input> short_run(inputs.begin(), inputs.begin() + 101);
+    Ring<Input> short_run(inputs.begin(), inputs.begin() + 101);
     const auto s = measure_rate(short_run, 30'000'000, 0);
     EXPECT_DOUBLE_EQ(s.per_min, 202.0);
     EXPECT_FALSE(s.full);
@@ -120,7 +119,7 @@ TEST(Cv, NoOffsetIsAdded) {
 }
 
 TEST(Window, NeedsBothIntervalsAndSpan) {
-    std::deque<Input> inputs;
+    Ring<Input> inputs;
     for (int i = 0; i <= 150; ++i)  // 150 intervals of 100 ms: 15 s
         inputs.push_back({int64_t{i} * 100'000, static_cast<uint64_t>(i) * 2});
     EXPECT_FALSE(newest_window(inputs, 100, 30'000'000));
@@ -130,7 +129,7 @@ TEST(Window, NeedsBothIntervalsAndSpan) {
     ASSERT_TRUE(w);
     EXPECT_EQ(w->intervals_us.size(), 300u);
     // Slow inputs: 100 intervals take longer than 30 s, and 100 it is.
-    std::deque<Input> slow;
+    Ring<Input> slow;
     for (int i = 0; i <= 120; ++i)
         slow.push_back({int64_t{i} * 1'000'000, static_cast<uint64_t>(i) * 20});
     w = newest_window(slow, 100, 30'000'000);
@@ -247,8 +246,8 @@ INSTANTIATE_TEST_SUITE_P(Kaladin, AimError,
 TEST(PositionTrack, InterpolatesBetweenUpdatesAndRefusesGaps) {
     PositionTrack track;
     EXPECT_FALSE(track.at(0));
-    track.add(1'000'000, {0, 0, 0});
-    track.add(1'100'000, {1, 2, 0});
+    track.add(1'000'000, 0, 0, 0);
+    track.add(1'100'000, 1, 2, 0);
     auto mid = track.at(1'025'000);
     ASSERT_TRUE(mid);
     EXPECT_NEAR(mid->x, 0.25, 1e-12);
@@ -260,19 +259,19 @@ TEST(PositionTrack, InterpolatesBetweenUpdatesAndRefusesGaps) {
     EXPECT_TRUE(track.latest(1'100'000 + PositionTrack::kMaxGapUs / 2));
     EXPECT_FALSE(track.latest(1'100'001 + PositionTrack::kMaxGapUs / 2));
     // Updates a lost stretch apart are not interpolated between.
-    track.add(1'100'000 + PositionTrack::kMaxGapUs + 1, {9, 9, 0});
+    track.add(1'100'000 + PositionTrack::kMaxGapUs + 1, 9, 9, 0);
     EXPECT_FALSE(track.at(1'200'000));
     EXPECT_TRUE(track.at(1'100'000));
     // Out of order: left out.
-    track.add(1'050'000, {5, 5, 5});
+    track.add(1'050'000, 5, 5, 5);
     EXPECT_NEAR(track.at(1'050'000)->x, 0.5, 1e-12);
 }
 
 TEST(PositionTrack, KeepsTwoSecondsAndTheBracketBeforeThem) {
     PositionTrack track;
     for (int64_t t = 0; t <= 10'000'000; t += 100'000)
-        track.add(t, {static_cast<double>(t) / 1e6, 0, 0});
-    EXPECT_EQ(track.points().front().first, 10'000'000 - PositionTrack::kKeepUs);
+        track.add(t, static_cast<float>(t) / 1e6f, 0, 0);
+    EXPECT_EQ(track.points().front().t_us, 10'000'000 - PositionTrack::kKeepUs);
     EXPECT_TRUE(track.at(10'000'000 - PositionTrack::kKeepUs));
     EXPECT_FALSE(track.at(10'000'000 - PositionTrack::kKeepUs - 1));
 }

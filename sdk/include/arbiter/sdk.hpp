@@ -9,5 +9,6 @@
 #include <arbiter/sdk/key_order.hpp>
 #include <arbiter/sdk/look_ahead.hpp>
 #include <arbiter/sdk/plugin.hpp>
+#include <arbiter/sdk/ring.hpp>
 #include <arbiter/sdk/signals.hpp>
 #include <arbiter/sdk/state.hpp>
