@@ -3,7 +3,6 @@
 // nothing.
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -106,7 +105,8 @@ void LagpoolAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 const double reported_score = in.get_finite("reported score");
                 if (reported) kind.reported = reported_score;
                 const uint64_t overdraw_count = in.get_count(8 + 24);
-                std::deque<Overdraw> items;
+                Ring<Overdraw> items;
+                items.reserve(overdraw_count);
                 for (uint64_t i = 0; i < overdraw_count; ++i) {
                     Overdraw o;
                     o.t_us = in.get_relay_time("overdraw time");

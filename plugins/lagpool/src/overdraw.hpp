@@ -16,7 +16,8 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+
+#include <arbiter/sdk/ring.hpp>
 
 namespace arbiter::lagpool {
 
@@ -57,13 +58,13 @@ class OverdrawWindow {
     void add(const Overdraw& overdraw, double window_s);
 
     OverdrawSummary summary(double burst_s) const;
-    const std::deque<Overdraw>& items() const { return items_; }
+    const Ring<Overdraw>& items() const { return items_; }
 
     // For restoring a saved window (lagpool_state.cpp); items in relay-time order.
-    void restore(std::deque<Overdraw> items) { items_ = std::move(items); }
+    void restore(Ring<Overdraw> items) { items_ = std::move(items); }
 
   private:
-    std::deque<Overdraw> items_;
+    Ring<Overdraw> items_;
 };
 
 // The score of a window: 1 - exp(-overdrawn / scale) once there are min_episodes
