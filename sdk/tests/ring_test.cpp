@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <deque>
 #include <random>
+#include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -26,10 +28,8 @@ TEST(Ring, AnEmptyRingHoldsNoBlock) {
     EXPECT_TRUE(ring.empty());
     EXPECT_EQ(ring.capacity(), 0u);
     EXPECT_EQ(ring.begin(), ring.end());
-    EXPECT_EQ(ring.newest(), nullptr);
-    EXPECT_EQ(ring.oldest(), nullptr);
-    EXPECT_EQ(ring.second_oldest(), nullptr);
-    EXPECT_EQ(ring.next_slot(), nullptr);
+    EXPECT_EQ(ring.address(0), nullptr);
+    EXPECT_EQ(ring.address(size_t{0} - 1), nullptr);
     EXPECT_LE(sizeof(Ring<int64_t>), 24u);
 }
 
@@ -58,8 +58,8 @@ TEST(Ring, BehavesAsADequeThroughWrapsGrowthAndClears) {
         if (!expected.empty()) {
             ASSERT_EQ(ring.front(), expected.front());
             ASSERT_EQ(ring.back(), expected.back());
-            ASSERT_EQ(*ring.oldest(), expected.front());
-            ASSERT_EQ(*ring.newest(), expected.back());
+            ASSERT_EQ(ring.address(0), &ring.front());
+            ASSERT_EQ(ring.address(expected.size() - 1), &ring.back());
         }
         if (step % 97 == 0) {
             ASSERT_TRUE(std::equal(ring.begin(), ring.end(), expected.begin(), expected.end()));
@@ -94,15 +94,30 @@ TEST(Ring, TheSlotsAPushAndAPopTouchAreTheOnesNamed) {
     Ring<int64_t> ring;
     for (int64_t i = 0; i < 6; ++i)  // capacity 6, full
         ring.push_back(i);
-    EXPECT_EQ(ring.next_slot(), nullptr) << "a full ring's next push moves it to a new block";
+    EXPECT_EQ(ring.address(6), nullptr) << "a full ring's next push moves it to a new block";
     ring.pop_front();
     ring.pop_front();
-    const int64_t* next = ring.next_slot();
+    const int64_t* next = ring.address(ring.size());
     ASSERT_NE(next, nullptr);
-    EXPECT_EQ(*ring.second_oldest(), 3);
+    EXPECT_EQ(*ring.address(1), 3);
     ring.push_back(6);  // wraps to the slot the 0 was in
-    EXPECT_EQ(ring.newest(), next);
+    EXPECT_EQ(&ring.back(), next);
     EXPECT_EQ(*next, 6);
+}
+
+TEST(Ring, GrowthStopsAtTheLargestSizeWithAClearError) {
+    using R = Ring<uint8_t>;
+    constexpr size_t kMax = R::kMaxSize;
+    EXPECT_EQ(kMax, 4'294'967'295u);
+    // Half again, until that would pass the largest size; then the largest size.
+    EXPECT_EQ(R::next_capacity(0, 1), 4u);
+    EXPECT_EQ(R::next_capacity(4'000'000'000, 4'000'000'001), kMax);
+    EXPECT_EQ(R::next_capacity(kMax - 1, kMax), kMax);
+    // Past it, an error rather than a block too small for what it must hold.
+    EXPECT_THROW((void)R::next_capacity(kMax, kMax + 1), std::length_error);
+    R ring;
+    EXPECT_THROW(ring.reserve(kMax + 1), std::length_error);
+    EXPECT_EQ(ring.capacity(), 0u) << "a refused reserve leaves the ring as it was";
 }
 
 TEST(Ring, CopiesAreDeepAndMovesLeaveAnEmptyRing) {
@@ -133,7 +148,10 @@ TEST(Ring, StandardAlgorithmsWorkOnItsIterators) {
     }
     static_assert(std::random_access_iterator<Ring<int64_t>::const_iterator>);
     static_assert(std::random_access_iterator<Ring<int64_t>::iterator>);
+    static_assert(std::is_convertible_v<Ring<int64_t>::iterator, Ring<int64_t>::const_iterator>);
+    static_assert(!std::is_convertible_v<Ring<int64_t>::const_iterator, Ring<int64_t>::iterator>);
     const Ring<int64_t>& view = ring;
+    EXPECT_TRUE(ring.begin() == view.begin()) << "a mutable and a const iterator compare";
     const auto after = std::upper_bound(view.begin(), view.end(), 305);
     ASSERT_NE(after, view.end());
     EXPECT_EQ(*after, 310);

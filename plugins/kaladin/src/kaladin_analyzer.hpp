@@ -75,8 +75,8 @@ class KaladinAnalyzer final : public Analyzer {
   private:
     struct PlayerState {
         // Precision: the player's positions as received, their recent round trips, and the
-        // spread of their aimed orders block by block. The positions come first: a position
-        // update (most of a relay's events) reads the record's first line and no other.
+        // spread of their aimed orders block by block. The positions come first: of the
+        // record, a position update (most of a relay's events) reads the first 24 bytes.
         PositionTrack positions;
         RoundTrip rtt;
         PrecisionTracker precision;

@@ -6,6 +6,7 @@
 // Version 2 added the precision check (its positions, round trip, blocks and report);
 // a version 1 blob still restores, its players starting their precision afresh.
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -20,13 +21,14 @@ constexpr uint32_t kStateVersion = 2;
 constexpr size_t kVersion1Checks = 4;
 
 // A position is saved as a double, but every one kept arrived as a float (the schema's
-// Vec3): a value no float holds was not written by kaladin.
-float get_position(StateReader& in) {
+// Vec3): a value no float holds was not written by kaladin. (The range is checked first:
+// converting a double beyond float's range is undefined.)
+float get_float_coordinate(StateReader& in) {
     const double value = in.get_finite("position");
-    const auto narrow = static_cast<float>(value);
-    if (static_cast<double>(narrow) != value)
+    if (!(std::fabs(value) <= std::numeric_limits<float>::max()) ||
+        static_cast<double>(static_cast<float>(value)) != value)
         throw StateError("state blob has a position no event could carry (not a float)");
-    return narrow;
+    return static_cast<float>(value);
 }
 }  // namespace
 
@@ -37,9 +39,9 @@ void KaladinAnalyzer::restore_precision(StateReader& in, PlayerState& p) {
     for (uint64_t k = 0; k < point_count; ++k) {
         TrackPoint point;
         point.t_us = in.get_relay_time("position time");
-        point.x = get_position(in);
-        point.y = get_position(in);
-        point.z = get_position(in);
+        point.x = get_float_coordinate(in);
+        point.y = get_float_coordinate(in);
+        point.z = get_float_coordinate(in);
         if (!points.empty() && point.t_us < points.back().t_us)
             throw StateError("state blob has positions out of relay-time order");
         points.push_back(point);

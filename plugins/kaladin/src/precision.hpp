@@ -70,8 +70,10 @@ class PositionTrack {
     // Asks the memory system for what add() reads and writes: the newest point, the slot
     // after it, and the two oldest (which the window lets go of).
     void prefetch() const {
+        const size_t n = points_.size();
+        // n - 1 of an empty track wraps past the block, and address() says nullptr.
         for (const TrackPoint* point :
-             {points_.newest(), points_.next_slot(), points_.oldest(), points_.second_oldest()})
+             {points_.address(n - 1), points_.address(n), points_.address(0), points_.address(1)})
             if (point) prefetch_line(point);
     }
     void restore(Ring<TrackPoint> points) { points_ = std::move(points); }

@@ -608,6 +608,10 @@ TEST(AnalyzerPrecision, APositionNoEventCouldCarryIsRefused) {
     Harness<KaladinAnalyzer> other;
     EXPECT_EQ(other.restore_state(blob_with_position(0.1)), ARB_ERR_STATE);
     EXPECT_NE(other.error().find("not a float"), std::string::npos) << other.error();
+    // Beyond float's range (converting it would be undefined), refused the same way.
+    Harness<KaladinAnalyzer> far;
+    EXPECT_EQ(far.restore_state(blob_with_position(1e300)), ARB_ERR_STATE);
+    EXPECT_NE(far.error().find("not a float"), std::string::npos) << far.error();
 }
 
 struct BadKey {

@@ -1,5 +1,7 @@
 // Each metric at and around its limit, table-driven.
+#include <algorithm>
 #include <cmath>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -265,6 +267,41 @@ TEST(PositionTrack, InterpolatesBetweenUpdatesAndRefusesGaps) {
     // Out of order: left out.
     track.add(1'050'000, 5, 5, 5);
     EXPECT_NEAR(track.at(1'050'000)->x, 0.5, 1e-12);
+}
+
+// RoundTrip keeps its nine samples in an array used circularly: the newest nine, oldest
+// first, as a queue that drops its oldest would keep them, and the median of those.
+TEST(RoundTrip, KeepsTheNewestNineInOrderAndTheirMedian) {
+    uint64_t seed = 5;
+    auto next_rtt = [&seed] {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        return static_cast<uint32_t>(seed >> 40) % 300'000;
+    };
+    RoundTrip rtt;
+    std::deque<uint32_t> expected;
+    EXPECT_EQ(rtt.median_us(), 0) << "no sample yet";
+    for (int i = 0; i < 100; ++i) {
+        const uint32_t sample = next_rtt();
+        rtt.add(sample);
+        expected.push_back(sample);
+        if (expected.size() > RoundTrip::kKeep) expected.pop_front();
+        ASSERT_EQ(rtt.samples(), std::vector<uint32_t>(expected.begin(), expected.end())) << i;
+        std::vector<uint32_t> sorted(expected.begin(), expected.end());
+        std::sort(sorted.begin(), sorted.end());
+        const size_t n = sorted.size();
+        const int64_t median =
+            n % 2 ? sorted[n / 2] : (int64_t{sorted[n / 2 - 1]} + sorted[n / 2]) / 2;
+        ASSERT_EQ(rtt.median_us(), median) << i;
+    }
+    // A restore keeps the newest nine of what it is given, oldest first.
+    std::vector<uint32_t> many;
+    for (uint32_t i = 1; i <= 12; ++i)
+        many.push_back(i * 1000);
+    rtt.restore(many);
+    EXPECT_EQ(rtt.samples(), std::vector<uint32_t>(many.end() - 9, many.end()));
+    rtt.restore(std::vector<uint32_t>{7, 3});
+    EXPECT_EQ(rtt.samples(), (std::vector<uint32_t>{7, 3}));
+    EXPECT_EQ(rtt.median_us(), 5);
 }
 
 TEST(PositionTrack, KeepsTwoSecondsAndTheBracketBeforeThem) {

@@ -1,23 +1,25 @@
 // A first-in first-out window of plain values: what a per-player std::deque is used for,
 // in a fraction of its memory.
 //
-// libstdc++'s std::deque allocates a map and a 512-byte block as soon as it is made, even
-// empty, and a record holding four of them costs 2.4 KB a player before anything is kept;
-// at 100,000 players that is the difference between a plugin's state fitting the page
-// tables' reach or not (docs/performance.md, players). A Ring costs 24 bytes while empty
-// and one block while not: its values sit in one array used circularly, which grows by
-// half again when full and keeps its size when emptied (a window refills to the same size).
+// libstdc++'s std::deque allocates a map and a 512-byte block the moment it is made, so a
+// player record with a few of them costs kilobytes before it keeps anything
+// (docs/performance.md, memory per tracked player). A Ring is 24 bytes while empty and one
+// block while not: its values sit in one array used circularly, which grows by half again
+// when full and keeps its size when emptied (a window refills to the same size).
 //
 //   arbiter::Ring<int64_t> window;
 //   window.push_back(t_us);
 //   while (window.size() > 1 && window[1] <= t_us - keep_us) window.pop_front();
 //
-// Values are trivially copyable (times, counts, small structs of them). Indexing and the
-// iterators are random access, so the standard algorithms (upper_bound, a reverse walk)
-// work on it as on a deque; an iterator stays valid until the ring is changed.
+// Values are trivially copyable and default-constructible (times, counts, small structs of
+// them). Indexing and the iterators are random access, so the standard algorithms
+// (upper_bound, a reverse walk) work on it. Unlike a deque's, its references and iterators
+// do not survive a change: push_back may move every value to a new block, and pop_front
+// shifts which value each index (and so each iterator) names.
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -31,7 +33,8 @@
 namespace arbiter {
 
 template <class T>
-requires std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>
+requires std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T> &&
+    std::is_copy_assignable_v<T>
 class Ring {
   public:
     using value_type = T;
@@ -54,7 +57,7 @@ class Ring {
         operator Iterator<true>() const requires(!Const) { return {ring_, index_}; }
 
         reference operator*() const { return (*ring_)[index_]; }
-        pointer operator->() const { return &(*ring_)[index_]; }
+        pointer operator->() const { return std::addressof((*ring_)[index_]); }
         reference operator[](difference_type n) const { return *(*this + n); }
         Iterator& operator++() { return ++index_, *this; }
         Iterator operator++(int) { return Iterator(ring_, index_++); }
@@ -141,12 +144,13 @@ class Ring {
     const_reverse_iterator rend() const { return const_reverse_iterator(begin()); }
 
     void push_back(const T& value) {
-        if (size_ == capacity_) grow(size_ + 1);
+        if (size_ == capacity_) grow(size_t{size_} + 1);
         slots_[slot(size_)] = value;
         ++size_;
     }
     // Drops the oldest value (the ring must not be empty).
     void pop_front() {
+        assert(size_ > 0);
         head_ = head_ + 1 == capacity_ ? 0 : head_ + 1;
         --size_;
     }
@@ -157,24 +161,29 @@ class Ring {
         if (count > capacity_) grow(count);
     }
 
-    // The addresses push_back and pop_front are about to touch, for a look-ahead's
-    // prefetch (look_ahead.hpp): the slot the next value goes to, the newest value and the
-    // two oldest. nullptr where there is none.
-    const T* next_slot() const { return capacity_ > size_ ? &slots_[slot(size_)] : nullptr; }
-    const T* newest() const { return size_ ? &back() : nullptr; }
-    const T* oldest() const { return size_ ? &front() : nullptr; }
-    const T* second_oldest() const { return size_ > 1 ? &(*this)[1] : nullptr; }
+    // Where value i is stored, or for i == size() where the next push_back will store it,
+    // for a look-ahead's prefetch (look_ahead.hpp); nullptr when that is outside the block
+    // (the ring is empty, or full and about to move to a new one).
+    const T* address(size_t i) const { return i < capacity_ ? &slots_[slot(i)] : nullptr; }
+
+    // The most values a ring holds.
+    static constexpr size_t kMaxSize = std::numeric_limits<uint32_t>::max();
+    // The block a full ring of `capacity` slots moves to for `at_least` values: half again
+    // as large (at least 4 slots, at least at_least, at most kMaxSize); throws
+    // std::length_error past kMaxSize.
+    static constexpr size_t next_capacity(size_t capacity, size_t at_least) {
+        if (at_least > kMaxSize)
+            throw std::length_error("arbiter::Ring: more than 2^32 - 1 values");
+        return std::min(std::max<size_t>({4, at_least, capacity + capacity / 2}), kMaxSize);
+    }
 
   private:
     size_t slot(size_t i) const {
-        const size_t at = head_ + i;
+        const size_t at = size_t{head_} + i;
         return at >= capacity_ ? at - capacity_ : at;
     }
     void grow(size_t at_least) {
-        constexpr size_t kMax = std::numeric_limits<uint32_t>::max();
-        if (at_least > kMax) throw std::length_error("arbiter::Ring: more than 2^32 - 1 values");
-        const size_t wanted = std::max<size_t>({4, at_least, capacity_ + capacity_ / 2});
-        const auto capacity = static_cast<uint32_t>(std::min(wanted, kMax));
+        const auto capacity = static_cast<uint32_t>(next_capacity(capacity_, at_least));
         // Values only: trivially copyable, default-initialised slots are never read
         // before they are written.
         std::unique_ptr<T[]> slots(new T[capacity]);
