@@ -77,19 +77,28 @@ int64_t SampleRing::longest_step(size_t first, size_t last) const {
             longest = std::max(longest, wide_[slot(i)] - wide_[slot(i - 1)]);
         return longest;
     }
-    // Two times from the same origin differ by exactly their offsets' difference.
+    // Two times from the same origin differ by exactly their offsets' difference. Four
+    // maxima, each over every fourth step, so that no step waits for the comparison of the
+    // one before it (one running maximum made the walk a chain of dependent compares: a
+    // fifth of an event's cost through every bundled plugin, docs/performance.md).
+    int64_t lanes[4] = {0, 0, 0, 0};
     int64_t previous = narrow_[slot(first - 1)];
     for (size_t i = first; i < last;) {
         const size_t s = slot(i);
         const size_t run = std::min<size_t>(last - i, capacity_ - s);
         const int32_t* times = narrow_.get() + s;
-        for (size_t k = 0; k < run; ++k) {
-            longest = std::max(longest, int64_t{times[k]} - previous);
-            previous = times[k];
-        }
+        lanes[0] = std::max(lanes[0], int64_t{times[0]} - previous);
+        size_t k = 1;
+        for (; k + 4 <= run; k += 4)
+            for (size_t lane = 0; lane < 4; ++lane)
+                lanes[lane] =
+                    std::max(lanes[lane], int64_t{times[k + lane]} - times[k + lane - 1]);
+        for (; k < run; ++k)
+            lanes[0] = std::max(lanes[0], int64_t{times[k]} - times[k - 1]);
+        previous = times[run - 1];
         i += run;
     }
-    return longest;
+    return std::max({lanes[0], lanes[1], lanes[2], lanes[3]});
 }
 
 Vec3 SampleRing::position(size_t i) const {
