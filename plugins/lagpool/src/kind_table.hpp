@@ -1,6 +1,9 @@
-// A player's budgets by kind name: a few entries, kept sorted by name in one allocation.
-// Every position looks one up; a std::map's nodes, one allocation each, cost a cache miss
-// apiece once 100,000 players' state is past the caches, where this costs one.
+// A player's budgets by kind name: a few entries, kept sorted by name, inside the player's
+// record. Every position looks one up; a std::map's nodes, one allocation each, cost a
+// cache miss apiece once 100,000 players' state is past the caches. The bundled config has
+// two kinds (movement, dig), held in the record itself, so that the look-ahead's request
+// for the record brings them in too, rather than a block the record points to and that
+// could only be asked for once the record had come; more kinds go to a block of their own.
 #pragma once
 
 #include <algorithm>
@@ -9,9 +12,9 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 #include <arbiter/sdk/prefetch.hpp>
+#include <boost/container/small_vector.hpp>
 
 namespace arbiter::lagpool {
 
@@ -29,7 +32,9 @@ class KindTable {
 
     // Asks the memory system for the entries (a name of up to 15 characters, as the
     // bundled kinds' names are, is held in its entry; a longer one is not asked for).
-    void prefetch() const { prefetch_span(std::span<const Entry>(entries_)); }
+    void prefetch() const {
+        prefetch_span(std::span<const Entry>(entries_.data(), entries_.size()));
+    }
 
     size_t count(std::string_view name) const { return index_of(name) < entries_.size() ? 1 : 0; }
     Value& at(std::string_view name) {
@@ -52,7 +57,7 @@ class KindTable {
     }
     template <class Predicate>
     void erase_if(Predicate&& drop) {
-        std::erase_if(entries_, std::forward<Predicate>(drop));
+        entries_.erase(std::remove_if(entries_.begin(), entries_.end(), drop), entries_.end());
     }
 
   private:
@@ -72,7 +77,8 @@ class KindTable {
                    : entries_.size();
     }
 
-    std::vector<Entry> entries_;
+    // Two in place: the bundled kinds.
+    boost::container::small_vector<Entry, 2> entries_;
 };
 
 }  // namespace arbiter::lagpool
