@@ -201,13 +201,14 @@ void restore_arrivals(StateReader& in, Arrivals& arrivals) {
 }
 }  // namespace
 
-// The blob: for each match its key, its players and then its own state; then the live
-// sessions, none (kStateVersion says why). Each player's sections come in the order the
-// versions added them, which is why the movement area has two.
 namespace {
+// How many players ahead the save asks for a player's track (save_state).
 constexpr size_t kSaveLookAhead = 2;
 }  // namespace
 
+// The blob: for each match its key, its players and then its own state; then the live
+// sessions, none (kStateVersion says why). Each player's sections come in the order the
+// versions added them, which is why the movement area has two.
 std::vector<uint8_t> ReferenceAnalyzer::save_state() {
     StateWriter out(kStateTag, kStateVersion);
     // Room for about the last blob's size at once (or, before the first, for 2.5 KiB a

@@ -21,12 +21,6 @@ bool is_float(double v) {
     return static_cast<double>(static_cast<float>(v)) == v;
 }
 
-// t - origin as 32 bits, if it fits.
-bool offset_of(int64_t t, int64_t origin, int64_t& offset) {
-    return !__builtin_sub_overflow(t, origin, &offset) && offset >= INT32_MIN &&
-           offset <= INT32_MAX;
-}
-
 }  // namespace
 
 SampleRing::SampleRing(const SampleRing& other) {

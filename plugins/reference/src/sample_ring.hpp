@@ -220,6 +220,11 @@ class SampleRing {
     // A time that is not within 32 bits of the origin: the origin moves to the earliest
     // time, or every time is kept whole when the track spans more than 32 bits.
     void rebase(int64_t t_us);
+    // t - origin as 32 bits, if it fits.
+    static bool offset_of(int64_t t, int64_t origin, int64_t& offset) {
+        return !__builtin_sub_overflow(t, origin, &offset) && offset >= INT32_MIN &&
+               offset <= INT32_MAX;
+    }
     void narrow_if_possible();
     void reserve_times(size_t capacity);
     void reserve_positions(size_t capacity);
@@ -259,8 +264,7 @@ void SampleRing::restore(size_t count, size_t forgotten, TimeAt time_at, FloatsA
     for (; i < count; ++i) {
         const int64_t t_us = i == 0 ? origin_us_ : time_at(i);
         int64_t offset = 0;
-        if (__builtin_sub_overflow(t_us, origin_us_, &offset) || offset < INT32_MIN ||
-            offset > INT32_MAX) {
+        if (!offset_of(t_us, origin_us_, offset)) {
             push_time(t_us);
             ++i;
             break;
