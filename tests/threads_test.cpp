@@ -493,12 +493,21 @@ TEST(ForkedShards, TheRuleWeighsThePlayersOfTheMatchesOpenAtTheReload) {
         ADD_FAILURE() << "the staged reload did not end within 60 s";
         return 0;
     };
-    join(1, 1'000, 0);
-    EXPECT_EQ(forked_shards(), 1u);
-    join(1, 1'000, 1);  // the same players again: no one joined
-    EXPECT_EQ(forked_shards(), 1u);
+    // A match of 400 is carried; counted twice, its players would fork the shard. So its
+    // players sending again (no one joined) must leave the count, and the rule, as they were.
+    ASSERT_FALSE(host.forks_shard(400, 400));
+    ASSERT_TRUE(host.forks_shard(800, 800));
+    join(1, 400, 0);
+    EXPECT_EQ(forked_shards(), 0u);
+    join(1, 400, 1);
+    EXPECT_EQ(forked_shards(), 0u);
     host.end_match("relay-a", 1);
-    join(2, 300, 0);
+    join(2, 1'000, 0);
+    EXPECT_EQ(forked_shards(), 1u);
+    join(2, 1'000, 1);  // the same players again: no one joined
+    EXPECT_EQ(forked_shards(), 1u);
+    host.end_match("relay-a", 2);
+    join(3, 300, 0);
     EXPECT_EQ(forked_shards(), 0u);
     EXPECT_TRUE(host.close());
 }

@@ -209,10 +209,20 @@ void advance_reload(arbiter_host* host, bool wait = false) noexcept {
                 return end_reload(host, *report);
             reload->going_over = true;
         }
+    } catch (const std::exception& error) {
+        reload->outcome = ARBITER_ERR_REFUSED;
+        try {
+            reload->error = "the reload of plugin '" + reload->plugin +
+                            "' failed before its install began (" + error.what() +
+                            "); the old version runs on";
+        } catch (...) {
+        }
+        return;
     } catch (...) {
         reload->outcome = ARBITER_ERR_REFUSED;
         try {
-            reload->error = "the reload failed before its install began; the old version runs on";
+            reload->error = "the reload of plugin '" + reload->plugin +
+                            "' failed before its install began; the old version runs on";
         } catch (...) {
         }
         return;
