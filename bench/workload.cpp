@@ -1,5 +1,7 @@
 #include "workload.hpp"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -98,8 +100,11 @@ bool has_accounts_plugin() {
 }
 
 std::unique_ptr<host::Host> make_host(const std::vector<PluginSpec>& plugins, uint32_t threads) {
+    // As root, isolated plugins' runners need an unprivileged user to become.
     std::string text = "[host]\nserver_id = \"bench\"\nlog_level = \"warn\"\nthreads = " +
-                       std::to_string(threads) + "\n[sinks]\nsecurity_log = \"\"\n";
+                       std::to_string(threads) + "\n" +
+                       (::geteuid() == 0 ? "runner_user = \"nobody\"\n" : "") +
+                       "[sinks]\nsecurity_log = \"\"\n";
     for (const PluginSpec& plugin : plugins)
         text += "[plugins." + plugin.name + "]\nlibrary = \"" + plugin.library + "\"\n" +
                 (plugin.isolated ? "isolation = \"process\"\n" : "");

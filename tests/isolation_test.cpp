@@ -35,7 +35,7 @@ constexpr bool kSanitized =
 
 // The sample's config: the bundled plugins, each isolated when asked.
 std::string bundled_config(bool isolated) {
-    std::string text = "[host]\nserver_id = \"isolation\"\n";
+    std::string text = "[host]\nserver_id = \"isolation\"\n" + runner_user_line();
     for (const char* name : {"reference", "accounts", "lagpool", "kaladin"}) {
         text += std::string("\n[plugins.") + name + "]\nlibrary = \"" + name + "\"\n";
         if (isolated) text += "isolation = \"process\"\n";
@@ -140,6 +140,38 @@ TEST(Isolation, AnIsolatedPluginLogsAndIsReconfiguredThroughTheBoundary) {
     // The plugin's own log lines cross too, tagged with its key.
     host::Host logged(parse(host_table(dir / "work2") + misbehaving_table("none"), dir.path()));
     EXPECT_THAT(log.text(), HasSubstr("[plugin bad] created, mode none"));
+}
+
+TEST(Isolation, AChangeOfIsolationInTheConfigMovesThePluginAcrossTheBoundary) {
+    TempDir dir;
+    const std::string base = host_table(dir / "work") + "[plugins.reference]\nlibrary = " +
+                             toml_literal(reference_plugin()) + "\n";
+    host::Host host(parse(base, dir.path()));
+    ASSERT_TRUE(host.plugin_errors().empty()) << joined(host.plugin_errors());
+    ASSERT_FALSE(host.plugins()[0].instance->isolation().isolated);
+
+    // Into a child: a new instance there, not the old one under new settings.
+    const auto isolated = host.apply_config(parse(base + "isolation = \"process\"\n", dir.path()));
+    ASSERT_EQ(isolated.size(), 1u);
+    EXPECT_TRUE(isolated[0].ok) << isolated[0].describe();
+    EXPECT_EQ(isolated[0].change, "reload");
+    const host::IsolationStatus child = host.plugins()[0].instance->isolation();
+    EXPECT_TRUE(child.isolated);
+    EXPECT_GT(child.pid, 0);
+    EXPECT_NE(child.pid, ::getpid());
+
+    // A new limit for the child is a new child.
+    const auto limited = host.apply_config(
+        parse(base + "isolation = \"process\"\nmemory_mb = 512\n", dir.path()));
+    ASSERT_EQ(limited.size(), 1u);
+    EXPECT_EQ(limited[0].change, "reload");
+    EXPECT_NE(host.plugins()[0].instance->isolation().pid, child.pid);
+
+    // And back into the host's process.
+    const auto back = host.apply_config(parse(base, dir.path()));
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back[0].change, "reload");
+    EXPECT_FALSE(host.plugins()[0].instance->isolation().isolated);
 }
 
 struct BadCase {
@@ -307,6 +339,7 @@ TEST(Isolation, AMissingRunnerIsAClearRefusalAndTheOthersLoad) {
     TempDir dir;
     host::Host host(parse("[host]\nwork_dir = " + toml_literal(dir / "work") +
                               "\nplugin_runner = " + toml_literal(dir / "no-such-runner") + "\n" +
+                              runner_user_line() +
                               plugin_table("echo", test_plugin("echo")) + misbehaving_table("none"),
                           dir.path()));
     const std::string errors = joined(host.plugin_errors());

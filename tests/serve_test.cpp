@@ -83,7 +83,9 @@ class Serve : public ::testing::Test {
     // A config with every transport, the given plugins and any extra [serve] keys.
     std::string config_text(const std::string& plugins, const std::string& serve_extra = "",
                             const std::string& host_extra = "") const {
-        return "[host]\nserver_id = \"serve-test\"\nlog_level = \"info\"\n" + host_extra +
+        // As root (CI), isolated plugins' runners need an unprivileged user to become.
+        const std::string runner_user = ::geteuid() == 0 ? "runner_user = \"nobody\"\n" : "";
+        return "[host]\nserver_id = \"serve-test\"\nlog_level = \"info\"\n" + runner_user + host_extra +
                "\n[sinks]\nsecurity_log = \"security.jsonl\"\n" + "\n[serve]\nunix_socket = \"" +
                relay_socket().string() + "\"\ntcp_listen = \"127.0.0.1:0\"\ntoken = \"" + kToken +
                "\"\ncontrol_socket = \"" + control_socket().string() +

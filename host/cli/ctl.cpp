@@ -60,6 +60,19 @@ void print_status(const json& status) {
                                       plugin.value("pid", 0), plugin.value("restarts", 0))
                         : "QUARANTINED: " + plugin.value("quarantined", "");
         }
+        // What the plugin lost past its bounds (docs/server-config.md): it goes on, throttled.
+        if (const json& past = plugin.value("past_bounds", json::object()); !past.empty()) {
+            std::string throttled;
+            auto note = [&](const char* key, const char* what) {
+                if (const uint64_t count = past.value(key, uint64_t{0}); count > 0)
+                    throttled += fmt::format("{}{} {}", throttled.empty() ? "" : ", ", count, what);
+            };
+            note("log_lines", "log lines");
+            note("metric_names", "new metric names");
+            note("signals_over_bound", "signals past max_signals_per_call");
+            note("signals_about_strangers", "signals about players not in the match");
+            if (!throttled.empty()) state += "; THROTTLED, dropped: " + throttled;
+        }
         std::cout << fmt::format(
             "{:<12} {:<10} {:>10} {:>8} {:>12.1f} {:>12.1f} {:>9}  {}\n", plugin.value("name", ""),
             plugin.value("version", ""), plugin.value("calls", 0), plugin.value("errors", 0),

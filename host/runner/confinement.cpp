@@ -1,6 +1,8 @@
 #include "confinement.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -10,6 +12,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "isolation/channel.hpp"
@@ -138,7 +142,40 @@ std::string load_filter() {
     return problem;
 }
 
+// Tasks (threads) the real user `uid` has on the machine now: what RLIMIT_NPROC counts.
+// Read before the filter is loaded, from every /proc/PID/status.
+uint64_t tasks_of_user(uid_t uid) {
+    uint64_t tasks = 0;
+    DIR* proc = ::opendir("/proc");
+    if (!proc) return 0;
+    while (const dirent* entry = ::readdir(proc)) {
+        if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
+        const std::string path = std::string("/proc/") + entry->d_name + "/status";
+        std::FILE* status = std::fopen(path.c_str(), "re");
+        if (!status) continue;  // gone meanwhile
+        char line[256];
+        long real_uid = -1, threads = 0;
+        while (std::fgets(line, sizeof line, status)) {
+            if (std::strncmp(line, "Uid:", 4) == 0) real_uid = std::strtol(line + 4, nullptr, 10);
+            else if (std::strncmp(line, "Threads:", 8) == 0) threads = std::strtol(line + 8, nullptr, 10);
+        }
+        std::fclose(status);
+        if (real_uid == static_cast<long>(uid) && threads > 0) tasks += static_cast<uint64_t>(threads);
+    }
+    ::closedir(proc);
+    return tasks;
+}
+
 }  // namespace
+
+bool become_user(uid_t uid, gid_t gid) {
+    if (uid == 0) return false;
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(gid, gid, gid) != 0 ||
+        ::setresuid(uid, uid, uid) != 0)
+        return false;
+    // A process that can become root again has not changed user.
+    return ::setuid(0) != 0 && ::getuid() == uid && ::geteuid() == uid && ::getgid() == gid;
+}
 
 std::string confine(const Limits& limits, int socket_fd) {
     g_socket_fd = socket_fd;
@@ -160,6 +197,12 @@ std::string confine(const Limits& limits, int socket_fd) {
         if (auto problem = set_limit(resource, 0, name); !problem.empty()) return problem;
     if (auto problem = set_limit(RLIMIT_NOFILE, 64, "RLIMIT_NOFILE"); !problem.empty())
         return problem;
+    if (limits.max_threads) {
+        // This thread is counted among the user's already.
+        const rlim_t tasks = tasks_of_user(::getuid()) + limits.max_threads - 1;
+        if (auto problem = set_limit(RLIMIT_NPROC, tasks, "RLIMIT_NPROC"); !problem.empty())
+            return problem;
+    }
 
     struct sigaction action {};
     action.sa_sigaction = &on_forbidden_call;

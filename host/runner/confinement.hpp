@@ -8,12 +8,21 @@
 #include <cstdint>
 #include <string>
 
+#include <sys/types.h>
+
 namespace arbiter::runner {
 
 struct Limits {
     uint64_t memory_mb = 0;    // RLIMIT_AS; 0 = none
     uint64_t cpu_seconds = 0;  // RLIMIT_CPU; 0 = none
+    // This process's threads, its first included; 0 = none. RLIMIT_NPROC counts every task
+    // of the real user, so the limit is set to what the user has now plus these.
+    uint64_t max_threads = 0;
 };
+
+// Becomes `uid` and `gid` for good (no supplementary groups, no way back to root); false
+// when any step fails or root can still be had again.
+bool become_user(uid_t uid, gid_t gid);
 
 // Applies the limits and loads the filter; "" when done, else what failed (the runner
 // then runs no plugin). Call once, before the plugin is loaded, with the socket to the

@@ -5,7 +5,9 @@
 // same checks as the host's own PluginInstance. Not for people: the host starts it.
 //
 // Usage: arbiter-plugin-runner --parent PID --request-bytes N --reply-bytes N
-//                              [--memory-mb N] [--cpu-seconds N]
+//                              [--memory-mb N] [--cpu-seconds N] [--max-threads N]
+//                              [--uid UID --gid GID]
+// With --uid, the runner (started as root) becomes that user before anything else.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -16,6 +18,7 @@
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -67,6 +70,7 @@ struct Options {
     int64_t parent = 0;
     uint64_t request_bytes = 0, reply_bytes = 0;
     Limits limits;
+    std::optional<uint64_t> uid, gid;
 };
 
 bool parse_number(std::string_view text, uint64_t& out) {
@@ -89,10 +93,17 @@ bool parse_options(int argc, char** argv, Options& options) {
             options.limits.memory_mb = value;
         else if (flag == "--cpu-seconds")
             options.limits.cpu_seconds = value;
+        else if (flag == "--max-threads")
+            options.limits.max_threads = value;
+        else if (flag == "--uid")
+            options.uid = value;
+        else if (flag == "--gid")
+            options.gid = value;
         else
             return false;
     }
-    return argc % 2 == 1 && options.parent > 0 && options.request_bytes >= 4096 &&
+    return argc % 2 == 1 && options.parent > 0 && options.uid.has_value() == options.gid.has_value() &&
+           options.request_bytes >= 4096 &&
            options.reply_bytes >= 4096 && options.request_bytes <= (1ull << 32) &&
            options.reply_bytes <= (1ull << 32);
 }
@@ -181,6 +192,8 @@ class Runner {
         in.finish();
         settings_.name = label;
         settings_.library = source;
+        // The host holds the plugin to its bounds, on its side of the link.
+        settings_.limits = host::PluginBounds::kUnbounded;
         try {
             library_ = host::PluginLibrary::open_copy(copy, source, label, &metrics_);
             reply.identity = library_->identity();
@@ -236,6 +249,10 @@ class Runner {
 int run(int argc, char** argv) {
     Options options;
     if (!parse_options(argc, argv, options)) return iso::kExitBadStart;
+    // First of all, the user the host chose; set before the death signal, which a change
+    // of user clears.
+    if (options.uid && !become_user(static_cast<uid_t>(*options.uid), static_cast<gid_t>(*options.gid)))
+        return iso::kExitConfinement;
     // Gone with the host, whatever ends it.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != options.parent) return iso::kExitBadStart;

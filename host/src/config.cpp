@@ -432,14 +432,17 @@ void read_isolation(TableReader& reader, const toml::table& table,
                            "expected \"none\" (in the host's process) or \"process\" (in a "
                            "confined child process), got \"" + mode + "\"");
     }
-    const char* const keys[] = {"memory_mb",   "cpu_seconds",  "checkpoint_batches",
-                                "checkpoint_seconds", "max_restarts", "restart_window_s"};
+    const char* const keys[] = {"memory_mb",          "cpu_seconds",      "checkpoint_batches",
+                                "checkpoint_seconds", "max_restarts",     "restart_window_s",
+                                "max_threads",        "run_between_calls"};
     reader.integer("memory_mb", isolation.memory_mb, 64, 1024 * 1024);
     reader.integer("cpu_seconds", isolation.cpu_seconds, 0, 365ll * 24 * 3600);
     reader.integer("checkpoint_batches", isolation.checkpoint_batches, 1, 1'000'000'000);
     reader.integer("checkpoint_seconds", isolation.checkpoint_seconds, 1, 24 * 3600);
     reader.integer("max_restarts", isolation.max_restarts, 0, 1000);
     reader.integer("restart_window_s", isolation.restart_window_s, 1, 7 * 24 * 3600);
+    reader.integer("max_threads", isolation.max_threads, 1, 4096);
+    reader.boolean("run_between_calls", isolation.run_between_calls);
     if (isolation.process) return;
     for (const char* key : keys)
         if (const toml::node* node = table.get(key))
@@ -485,6 +488,15 @@ void read_plugin(const std::string& name, const toml::table& table, const Source
     reader.integer("deadline_ms", plugin.deadline_ms, 1, 600'000);
     reader.boolean("tripwires", plugin.tripwires);
     read_isolation(reader, table, plugin.isolation);
+    if (plugin.isolation.process) {
+        // [host] says how every child starts; each isolated plugin carries it, so that a
+        // change there starts its child again like a change of its own table.
+        plugin.isolation.runner = out.host.plugin_runner;
+        plugin.isolation.runner_user = out.host.runner_user;
+    }
+    reader.integer("max_signals_per_call", plugin.limits.max_signals_per_call, 1, 10'000'000);
+    reader.integer("max_metric_names", plugin.limits.max_metric_names, 0, 100'000);
+    reader.integer("log_bytes_per_s", plugin.limits.log_bytes_per_s, 1024, 1ll << 30);
     if (reader.string("sha256", plugin.sha256)) {
         std::transform(plugin.sha256.begin(), plugin.sha256.end(), plugin.sha256.begin(),
                        [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -624,6 +636,12 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
         }
         if (reader.string("plugin_runner", config.host.plugin_runner))
             config.host.plugin_runner = resolve_path(config.host.plugin_runner, base_dir);
+        if (reader.string("runner_user", config.host.runner_user) &&
+            (config.host.runner_user.empty() || config.host.runner_user == "root"))
+            reader.problem(*host->get("runner_user"), "runner_user",
+                           "expected the name of an unprivileged user for isolated plugins' "
+                           "runners (a dedicated one, such as \"arbiter-plugins\"), not \"" +
+                               config.host.runner_user + "\"");
         if (!config.host.work_dir.empty() &&
             std::filesystem::path(config.host.work_dir).is_relative())
             config.host.work_dir = (base_dir / config.host.work_dir).lexically_normal().string();

@@ -96,6 +96,8 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
                             const std::filesystem::path& plugin_runner, uint32_t shards) {
     PluginSlot slot;
     slot.settings = settings;
+    // One set of bounds for the generation, whichever process and however many shards.
+    auto bounds = std::make_shared<PluginBounds>(settings.name, settings.limits, &metrics);
     try {
         check_bundled_plugin_exists(settings);
         auto baseline = read_plugin_baseline(settings);
@@ -106,31 +108,32 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
                                                         settings.pin());
             slot.instance = std::make_unique<IsolatedInstance>(
                 library, settings, baseline,
-                plugin_runner.empty() ? default_plugin_runner() : plugin_runner, &metrics);
+                plugin_runner.empty() ? default_plugin_runner() : plugin_runner, &metrics,
+                bounds);
         } else {
             library = PluginLibrary::load(settings.library, settings.name, store, &metrics,
                                           settings.pin());
             if (shards > 1 && library->has(ARB_CAP_SHARD_BY_MATCH)) {
                 std::vector<std::unique_ptr<AnalyzerInstance>> instances;
                 for (uint32_t k = 0; k < shards; ++k)
-                    instances.push_back(std::make_unique<PluginInstance>(library, settings,
-                                                                         baseline, k, shards,
-                                                                         &metrics));
+                    instances.push_back(std::make_unique<PluginInstance>(
+                        library, settings, baseline, k, shards, &metrics, bounds));
                 auto sharded = std::make_unique<ShardedInstance>(std::move(instances));
                 sharded->remember_config(settings, baseline);
-                sharded->set_remake([library, settings, baseline, shards,
-                                     metrics = &metrics](uint32_t shard) {
+                sharded->set_remake([library, settings, baseline, shards, metrics = &metrics,
+                                     bounds](uint32_t shard) {
                     return std::make_unique<PluginInstance>(library, settings, baseline, shard,
-                                                            shards, metrics);
+                                                            shards, metrics, bounds);
                 });
                 slot.instance = std::move(sharded);
             } else {
-                slot.instance =
-                    std::make_unique<PluginInstance>(library, settings, baseline, 0, 1, &metrics);
+                slot.instance = std::make_unique<PluginInstance>(library, settings, baseline, 0,
+                                                                 1, &metrics, bounds);
             }
         }
         slot.model_class = settings.model_class.value_or(library->identity().declared_class);
         slot.library = std::move(library);
+        slot.bounds = std::move(bounds);
         const auto& id = slot.library->identity();
         spdlog::info("plugin '{}': loaded {} {} (ABI {}, schema {}, capabilities {}, class {}{})",
                      settings.name, id.name, id.version,

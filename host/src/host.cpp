@@ -349,14 +349,22 @@ void Host::aggregate_correlation(std::vector<SignalRecord> signals) {
 void Host::aggregate(std::vector<SignalRecord> signals) {
     // Most batches bring no signal: nothing to copy or call on the hot path.
     if (signals.empty()) return;
-    for (SignalRecord& signal : signals) {
-        const OpenMatch* match = match_of(signal.player);
-        if (!match) continue;
-        auto player = match->players.find(signal.player.player);
-        if (player == match->players.end()) continue;
-        signal.account = player->second.account;
-        signal.player_first_seen_us = player->second.first_seen_us;
-    }
+    // A signal about a player the match never had is dropped: a plugin reports on players
+    // the relay sent, and one that names others (twenty thousand of them in one call)
+    // would make an assessment and a store row of each.
+    std::erase_if(signals, [&](SignalRecord& signal) {
+        if (const OpenMatch* match = match_of(signal.player)) {
+            const auto player = match->players.find(signal.player.player);
+            if (player != match->players.end()) {
+                signal.account = player->second.account;
+                signal.player_first_seen_us = player->second.first_seen_us;
+                return false;
+            }
+        }
+        if (const PluginSlot* slot = dispatcher_.find(signal.plugin); slot && slot->bounds)
+            slot->bounds->count_signal_about_a_stranger();
+        return true;
+    });
     // A sink may add or remove sinks from inside its call (an embedding program changing
     // its callback from the callback): each call goes over a copy, which also keeps the
     // sink being called alive.

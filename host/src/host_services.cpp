@@ -5,6 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "arbiter/host/plugin_bounds.hpp"
+#include "arbiter/host/untrusted_text.hpp"
+
 namespace arbiter::host {
 
 void Metrics::add(const std::string& name, double value) {
@@ -33,6 +36,16 @@ std::map<std::string, double> Metrics::snapshot() const {
 std::map<std::string, Metrics::Value> Metrics::entries() const {
     std::lock_guard lock(mutex_);
     return values_;
+}
+
+bool Metrics::admit_name(const std::string& owner, std::string_view name, uint64_t limit) {
+    std::lock_guard lock(mutex_);
+    auto owned = names_by_owner_.find(owner);
+    if (owned == names_by_owner_.end()) owned = names_by_owner_.emplace(owner, std::set<std::string, std::less<>>{}).first;
+    if (owned->second.contains(name)) return true;
+    if (owned->second.size() >= limit) return false;
+    owned->second.emplace(name);
+    return true;
 }
 
 bool valid_metric_name(std::string_view name) {
@@ -84,7 +97,9 @@ void service_log(arb_host* host, uint32_t level, arb_string message) noexcept tr
             spd_level = spdlog::level::err;
             break;
     }
-    spdlog::log(spd_level, "[plugin {}] {}", context_of(host)->plugin_name, view(message));
+    ServiceContext* context = context_of(host);
+    if (context->bounds && !context->bounds->admit_log_line(view(message).size())) return;
+    spdlog::log(spd_level, "[plugin {}] {}", context->plugin_name, view(message));
 } catch (...) {
     // The line is lost; nothing better can be done without allocating.
 }
@@ -98,13 +113,15 @@ void record_metric(arb_host* host, arb_string name, double value, bool set) noex
     ServiceContext* context = context_of(host);
     std::string_view metric = view(name);
     if (!valid_metric_name(metric) || !std::isfinite(value)) {
-        spdlog::warn(
-            "[plugin {}] ignored metric '{}' = {}: a name is 1 to 64 of [a-z0-9_.] and a value is "
-            "finite",
-            context->plugin_name, metric, value);
+        // Said within the plugin's log budget: the warning is the plugin's doing.
+        if (!context->bounds || context->bounds->admit_log_line(metric.size() + 80))
+            spdlog::warn("[plugin {}] ignored metric '{}' = {}: a name is 1 to 64 of [a-z0-9_.] "
+                         "and a value is finite",
+                         context->plugin_name, escape_for_message(metric, 80), value);
         return;
     }
     if (!context->metrics) return;
+    if (context->bounds && !context->bounds->admit_metric(metric)) return;
     std::string full = context->plugin_name + "." + std::string(metric);
     if (set) full += context->gauge_suffix;
     set ? context->metrics->set(full, value) : context->metrics->add(full, value);

@@ -1,6 +1,7 @@
 #include "arbiter/host/isolated_instance.hpp"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -10,9 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 
@@ -20,10 +26,12 @@
 #include <spdlog/spdlog.h>
 
 #include "arbiter/host/config.hpp"
+#include "arbiter/host/file_trust.hpp"
 #include "arbiter/host/plugin_instance.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "isolation/channel.hpp"
 #include "isolation/messages.hpp"
+#include "isolation/reply_intake.hpp"
 
 namespace arbiter::host {
 
@@ -86,9 +94,39 @@ struct IsolatedInstance::Child {
         if (areas.base) ::munmap(areas.base, areas.total());
     }
 
+    // Between calls the child is stopped (unless run_between_calls), so that no thread
+    // of the plugin runs while it is not being asked: CPU the host never gave it.
+    bool paused = false;
+    void pause() {
+        if (pid > 0 && !paused) paused = ::kill(pid, SIGSTOP) == 0;
+    }
+    void resume() {
+        if (pid > 0 && paused) {
+            ::kill(pid, SIGCONT);
+            paused = false;
+        }
+    }
+
+    // The child's threads, its first included, as the kernel counts them; 0 when unknown.
+    uint64_t threads() const {
+        const std::string path = fmt::format("/proc/{}/status", pid);
+        std::FILE* status = std::fopen(path.c_str(), "re");
+        if (!status) return 0;
+        char line[256];
+        uint64_t count = 0;
+        while (std::fgets(line, sizeof line, status))
+            if (std::strncmp(line, "Threads:", 8) == 0) {
+                count = std::strtoull(line + 8, nullptr, 10);
+                break;
+            }
+        std::fclose(status);
+        return count;
+    }
+
     // Waits up to `grace` for the child to end by itself, then kills it; returns how it
     // ended (waitpid's status) and forgets the pid.
     int reap(milliseconds grace) {
+        resume();  // a stopped child cannot end by itself
         int status = 0;
         const auto until = Clock::now() + grace;
         for (;;) {
@@ -121,9 +159,10 @@ int moved_up(int fd) {
 
 namespace {
 
-// The runner has the host's user: without this, it could read the host's memory, its
-// environment and its open files through /proc/<host>. Said once, since it also stops core
-// dumps of the host.
+// A runner with the host's user could read the host's memory, its environment and its
+// open files through /proc/<host>; being undumpable stops that for a process without
+// CAP_SYS_PTRACE. A root host never starts a runner as root (runner_as), so the runner has
+// no such capability either way. Said once, since it also stops core dumps of the host.
 void keep_host_memory_from_children() {
     static std::once_flag once;
     std::call_once(once, [] {
@@ -137,15 +176,97 @@ void keep_host_memory_from_children() {
     });
 }
 
+// Who the runner becomes: nobody else than the host's user when the host is not root
+// (it could not change user); when it is, the configured runner_user, never root.
+struct RunnerUser {
+    bool change = false;
+    uid_t uid = 0;
+    gid_t gid = 0;
+};
+
+RunnerUser runner_as(const std::string& name) {
+    const bool root = ::geteuid() == 0;
+    if (!root) {
+        if (!name.empty())
+            throw std::runtime_error(fmt::format(
+                "[host] runner_user = \"{}\" needs the host to run as root, and it runs as uid "
+                "{}: remove runner_user (the runner then runs as the host's user)",
+                escape_for_message(name, 64), ::geteuid()));
+        return {};
+    }
+    if (name.empty())
+        throw std::runtime_error(
+            "the host runs as root, and a runner started as root could read the host's memory "
+            "and files whatever its filter: set [host] runner_user to an unprivileged user "
+            "(a dedicated one, such as \"arbiter-plugins\"), or run the host as such a user");
+    std::vector<char> buffer(16384);
+    struct passwd entry {};
+    struct passwd* found = nullptr;
+    const int error = ::getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found);
+    if (error != 0 || !found)
+        throw std::runtime_error(fmt::format("[host] runner_user: no user \"{}\" on this machine{}",
+                                             escape_for_message(name, 64),
+                                             error ? std::string(": ") + std::strerror(error) : ""));
+    if (found->pw_uid == 0)
+        throw std::runtime_error(fmt::format(
+            "[host] runner_user: \"{}\" is uid 0, which is root by another name",
+            escape_for_message(name, 64)));
+    return {true, found->pw_uid, found->pw_gid};
+}
+
+// The library's bytes in sealed memory the runner can read whoever it has become, and
+// nobody can change: the private copy itself is the host user's alone.
+int sealed_library(const std::filesystem::path& copy) {
+    const std::vector<uint8_t> bytes = read_trusted_file(copy, kPluginLibraryRules);
+    const int fd = ::memfd_create("arbiter-plugin-library", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    size_t written = 0;
+    while (written < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            ::close(fd);
+            return -1;
+        }
+        written += static_cast<size_t>(n);
+    }
+    if (::fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 }  // namespace
 
 void IsolatedInstance::start_child() {
+    // Whoever could write the runner would run code unconfined at each start of a child.
+    if (const auto problem = untrusted_file(runner_, kPluginRunnerRules))
+        throw Fault{"could not start the plugin runner: " + *problem};
+    RunnerUser user;
+    try {
+        user = runner_as(settings_.isolation.runner_user);
+    } catch (const std::runtime_error& refused) {
+        throw Fault{refused.what()};
+    }
     keep_host_memory_from_children();
     auto child = std::make_unique<Child>();
     auto fail = [&](const std::string& what) {
         return Fault{fmt::format("could not start the plugin runner {}: {}: {}", runner_.string(),
                                  what, std::strerror(errno))};
     };
+    int library = -1;
+    try {
+        library = sealed_library(library_->private_copy());
+    } catch (const std::runtime_error& unreadable) {
+        throw Fault{unreadable.what()};
+    }
+    if (library >= 0) library = moved_up(library);
+    if (library < 0) throw fail("sealing a copy of the library");
+    struct CloseLibrary {
+        int fd;
+        ~CloseLibrary() { ::close(fd); }
+    } close_library{library};
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) throw fail("socketpair");
     child->socket = pair[0];
@@ -182,7 +303,8 @@ void IsolatedInstance::start_child() {
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, child_end, iso::kRunnerSocketFd);
     posix_spawn_file_actions_adddup2(&actions, memory, iso::kRunnerMemoryFd);
-    posix_spawn_file_actions_addclosefrom_np(&actions, iso::kRunnerMemoryFd + 1);
+    posix_spawn_file_actions_adddup2(&actions, library, iso::kRunnerLibraryFd);
+    posix_spawn_file_actions_addclosefrom_np(&actions, iso::kRunnerLibraryFd + 1);
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
     sigset_t none, all;
@@ -201,10 +323,16 @@ void IsolatedInstance::start_child() {
     const std::string reply = std::to_string(child->areas.reply_size);
     const std::string memory_mb = std::to_string(settings_.isolation.memory_mb);
     const std::string cpu = std::to_string(settings_.isolation.cpu_seconds);
+    const std::string threads = std::to_string(settings_.isolation.max_threads);
+    const std::string uid = std::to_string(user.uid), gid = std::to_string(user.gid);
     const std::string path = runner_.string();
-    const char* argv[] = {path.c_str(),      "--parent",    parent.c_str(),    "--request-bytes",
-                          request.c_str(),   "--reply-bytes", reply.c_str(),   "--memory-mb",
-                          memory_mb.c_str(), "--cpu-seconds", cpu.c_str(),     nullptr};
+    std::vector<const char*> argv = {path.c_str(),      "--parent",      parent.c_str(),
+                                     "--request-bytes", request.c_str(), "--reply-bytes",
+                                     reply.c_str(),     "--memory-mb",   memory_mb.c_str(),
+                                     "--cpu-seconds",   cpu.c_str(),     "--max-threads",
+                                     threads.c_str()};
+    if (user.change) argv.insert(argv.end(), {"--uid", uid.c_str(), "--gid", gid.c_str()});
+    argv.push_back(nullptr);
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
     // A sanitizer build's runner: no symbolizer (a process the filter forbids) and no
     // handler of its own for a crash, so that the plugin's crash reads as one.
@@ -215,7 +343,8 @@ void IsolatedInstance::start_child() {
 #endif
     pid_t pid = -1;
     const int spawned = ::posix_spawn(&pid, path.c_str(), &actions, &attributes,
-                                      const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+                                      const_cast<char* const*>(argv.data()),
+                                      const_cast<char* const*>(envp));
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     ::close(child_end);
@@ -230,7 +359,9 @@ void IsolatedInstance::start_child() {
 
     // Load and negotiate in the child.
     iso::MessageWriter load;
-    load.text(library_->private_copy().string()).text(library_->source().string()).text(label_);
+    load.text(fmt::format("/proc/self/fd/{}", iso::kRunnerLibraryFd))
+        .text(library_->source().string())
+        .text(label_);
     iso::RunnerReply loaded = exchange(iso::Op::load, load.data(), slow_deadline(settings_));
     iso::RunnerReply notes;  // the load's log lines and metrics, nothing else
     notes.logs = std::move(loaded.logs);
@@ -331,6 +462,7 @@ IsolatedInstance::Fault IsolatedInstance::fault_from_link(const iso::ChannelErro
 void IsolatedInstance::send_request(iso::Op op, std::span<const uint8_t> payload,
                                     Clock::time_point until, milliseconds deadline) {
     if (!child_) throw Fault{"no process is running"};
+    child_->resume();
     try {
         child_->channel->send(op, payload, until);
     } catch (const iso::ChannelError& error) {
@@ -359,6 +491,14 @@ iso::RunnerReply IsolatedInstance::receive_reply(iso::Op op, Clock::time_point u
         if (reply.identity && op != iso::Op::load)
             throw iso::ChannelError(iso::ChannelError::Kind::protocol,
                                     "an identity in answer to another call");
+        // The runner's RLIMIT_NPROC counts the whole user's tasks, which others may free:
+        // the count of the child's own is checked here too.
+        if (const uint64_t threads = child_->threads(); threads > settings_.isolation.max_threads)
+            throw fault_from_child(fmt::format("started {} threads, more than max_threads = {}, "
+                                               "and was killed",
+                                               threads, settings_.isolation.max_threads),
+                                   true);
+        if (!settings_.isolation.run_between_calls) child_->pause();
         return reply;
     } catch (const iso::ChannelError& error) {
         throw fault_from_link(error, deadline);
@@ -386,13 +526,16 @@ void IsolatedInstance::drop_started() {
 IsolatedInstance::IsolatedInstance(std::shared_ptr<PluginLibrary> library,
                                    const PluginSettings& settings,
                                    std::span<const uint8_t> baseline,
-                                   const std::filesystem::path& runner, Metrics* metrics)
+                                   const std::filesystem::path& runner, Metrics* metrics,
+                                   std::shared_ptr<PluginBounds> bounds)
     : library_(std::move(library)),
       label_(library_->label()),
       runner_(runner),
       settings_(settings),
       baseline_(baseline.begin(), baseline.end()),
       metrics_(metrics),
+      bounds_(bounds ? std::move(bounds)
+                     : std::make_shared<PluginBounds>(label_, settings.limits, metrics)),
       last_checkpoint_(Clock::now()) {
     try {
         start_child();
@@ -419,50 +562,7 @@ IsolationStatus IsolatedInstance::isolation() const {
 // ---- replies ------------------------------------------------------------------------
 
 CallResult IsolatedInstance::accept(iso::RunnerReply&& reply) {
-    // Tagged by the host, not by the runner, which could write anything: a line from an
-    // isolated plugin never reads as the host's own.
-    for (const iso::LogLine& line : reply.logs)
-        spdlog::log(static_cast<spdlog::level::level_enum>(line.level), "(isolated '{}') {}",
-                    label_, escape_for_message(line.text, iso::kMaxLogLineBytes));
-    if (reply.logs_dropped)
-        spdlog::warn("plugin '{}': {} more log line(s) of one call not shown", label_,
-                     reply.logs_dropped);
-    if (metrics_) {
-        // Only the plugin's own names and the host's count of its dropped signals.
-        const std::string own = label_ + ".";
-        const std::string dropped = "host.signals_dropped." + label_;
-        for (const iso::MetricUpdate& metric : reply.metrics) {
-            const bool ours = metric.name.starts_with(own) &&
-                              valid_metric_name(std::string_view(metric.name).substr(own.size()));
-            if (!ours && metric.name != dropped) continue;
-            metric.counter ? metrics_->add(metric.name, metric.value)
-                           : metrics_->set(metric.name, metric.value);
-        }
-    }
-    CallResult result;
-    result.status = reply.call.status;
-    result.error = escape_for_message(reply.call.error, 4096);
-    result.dropped = reply.call.dropped;
-    for (RawSignal& signal : reply.call.signals) {
-        // The runner checked them; the host checks again, since the runner is the plugin's.
-        const arb_signal view{ARB_SIGNAL_SIZE_1_0,
-                              signal.player,
-                              signal.tripwire ? ARB_SIGNAL_TRIPWIRE : 0u,
-                              signal.score,
-                              signal.confidence,
-                              {signal.code.data(), signal.code.size()},
-                              {signal.evidence_json.data(), signal.evidence_json.size()}};
-        if (const std::string problem = signal_problem(&view); !problem.empty()) {
-            ++result.dropped;
-            if (metrics_) metrics_->add("host.signals_dropped." + label_, 1);
-            spdlog::warn("plugin '{}': dropped a signal (code '{}', player {}): {}", label_,
-                         escape_for_message(signal.code, 128), signal.player, problem);
-            continue;
-        }
-        if (signal.evidence_json.empty()) signal.evidence_json = "{}";
-        result.signals.push_back(std::move(signal));
-    }
-    return result;
+    return iso::take_in_reply(std::move(reply), label_, *bounds_, metrics_);
 }
 
 CallResult IsolatedInstance::recovered_from(const Fault& fault) {

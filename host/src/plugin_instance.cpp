@@ -70,14 +70,24 @@ bool PluginInstance::check_signal_and_keep(const arb_signal* signal, CallResult&
         ++result.dropped;
         if (context_->quiet.load(std::memory_order_relaxed)) return false;
         if (metrics_) metrics_->add("host.signals_dropped." + label(), 1);
-        std::string code =
-            signal && signal->code.data
-                ? std::string(signal->code.data, std::min<uint64_t>(signal->code.size, 128))
-                : "";
-        spdlog::warn("plugin '{}': dropped a signal (code '{}', player {}): {}", label(), code,
-                     signal ? signal->player : 0, problem);
+        // Within the plugin's log budget: a flood of bad signals is the plugin's flood.
+        if (context_->bounds->admit_log_line(problem.size() + 128)) {
+            std::string code =
+                signal && signal->code.data
+                    ? std::string(signal->code.data, std::min<uint64_t>(signal->code.size, 128))
+                    : "";
+            spdlog::warn("plugin '{}': dropped a signal (code '{}', player {}): {}", label(),
+                         escape_for_message(code, 128), signal ? signal->player : 0, problem);
+        }
         return false;
     }
+    const uint64_t evidence_bytes = signal->evidence_json.size;
+    if (!context_->bounds->admit_signal(result.signals.size(), result.evidence_bytes,
+                                        evidence_bytes)) {
+        ++result.dropped;
+        return false;
+    }
+    result.evidence_bytes += evidence_bytes;
     RawSignal raw;
     raw.player = signal->player;
     raw.code.assign(signal->code.data, signal->code.size);
@@ -143,7 +153,8 @@ std::string check_config_schema(const PluginLibrary& library, const PluginSettin
 
 PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
                                const PluginSettings& settings, std::span<const uint8_t> baseline,
-                               uint32_t shard_index, uint32_t shard_count, Metrics* metrics)
+                               uint32_t shard_index, uint32_t shard_count, Metrics* metrics,
+                               std::shared_ptr<PluginBounds> bounds)
     : library_(std::move(library)),
       context_(std::make_unique<ServiceContext>()),
       metrics_(metrics),
@@ -151,6 +162,9 @@ PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
       shard_count_(shard_count) {
     context_->plugin_name = library_->label();
     context_->metrics = metrics;
+    context_->bounds = bounds ? std::move(bounds)
+                              : std::make_shared<PluginBounds>(library_->label(), settings.limits,
+                                                               metrics);
     if (shard_count > 1) context_->gauge_suffix = "#" + std::to_string(shard_index);
     if (std::string problem = check_config_schema(*library_, settings); !problem.empty())
         throw PluginError(problem);

@@ -551,9 +551,14 @@ enum class ConfigStep {
 
 ConfigStep step_for(const PluginSettings* running, bool active, bool can_reconfigure,
                     const PluginSettings& wanted) {
-    // A new pin or signer is checked by loading the file again against it.
+    // A new pin or signer is checked by loading the file again against it. A new isolation
+    // (into a child, out of one, other limits for it) is a new instance: the running one
+    // cannot move across the process boundary, and keeping it while the settings say
+    // otherwise would have `ctl status` report a child that does not exist. New bounds
+    // come with a new generation too (each holds its own, plugin_bounds.hpp).
     if (!running || !active || running->library != wanted.library ||
-        running->pin() != wanted.pin())
+        running->pin() != wanted.pin() || running->isolation != wanted.isolation ||
+        running->limits != wanted.limits)
         return ConfigStep::load;
     if (running->config == wanted.config && running->baseline == wanted.baseline)
         return ConfigStep::keep;
@@ -593,7 +598,6 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
     refuse_inside_take_in("apply a config");
     settle_install();
     catch_up();  // the batches pushed before the change run as things were
-    std::vector<ReloadReport> reports;
     // A fresh generation of a plugin: the one prepared off the event path, else loaded now.
     auto fresh_slot = [&](const PluginSettings& settings) {
         if (prepared) {
@@ -612,13 +616,8 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
         }
         return load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner, shards_);
     };
-    aggregator_.set_settings(next.aggregation);
+    auto running = [&](const std::string& name) -> PluginSlot* { return dispatcher_.find(name); };
 
-    const bool sinks_changed =
-        next.sinks.security_log != config_.sinks.security_log ||
-        next.sinks.report_threshold != config_.sinks.report_threshold ||
-        next.host.server_id != config_.host.server_id ||
-        next.aggregation.review_threshold != config_.aggregation.review_threshold;
     if (next.host.work_dir != config_.host.work_dir)
         spdlog::warn("host.work_dir changed: it takes effect at the next start, not on a reload");
     next.host.work_dir = config_.host.work_dir;
@@ -628,6 +627,132 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
         spdlog::warn("host.threads changed: it takes effect at the next start, not on a reload");
     next.host.threads = config_.host.threads;
 
+    // First everything that can fail without touching what runs: each fresh generation the
+    // change needs, and the new security-event log. One that fails refuses the whole
+    // config, so that the host never runs half of one file and half of another.
+    struct Change {
+        const PluginSettings* settings;
+        ConfigStep step;
+        PluginSlot fresh;  // step == load
+    };
+    std::vector<Change> changes;
+    std::vector<ReloadReport> refusals;
+    for (const PluginSettings& settings : next.plugins) {
+        if (!settings.enabled) continue;
+        const PluginSlot* old = running(settings.name);
+        Change change{&settings,
+                      old ? step_for(&old->settings, old->active(),
+                                     old->active() && old->library->has(ARB_CAP_RECONFIGURE),
+                                     settings)
+                          : ConfigStep::load,
+                      {}};
+        if (change.step == ConfigStep::load) {
+            change.fresh = fresh_slot(settings);
+            // A plugin refused before and refused again under the same table is not part
+            // of this change: it stays refused, and the rest applies.
+            const bool refused_as_before =
+                old && !old->active() && old->settings.makes_what(settings);
+            if (!change.fresh.active() && !refused_as_before) {
+                ReloadReport report;
+                report.plugin = settings.name;
+                report.change = old ? "reload" : "added";
+                report.from_version = old && old->active() ? old->library->identity().version : "";
+                report.error = change.fresh.error;
+                refusals.push_back(std::move(report));
+            }
+        }
+        changes.push_back(std::move(change));
+    }
+    const bool sinks_changed =
+        next.sinks.security_log != config_.sinks.security_log ||
+        next.sinks.report_threshold != config_.sinks.report_threshold ||
+        next.host.server_id != config_.host.server_id ||
+        next.aggregation.review_threshold != config_.aggregation.review_threshold;
+    std::shared_ptr<SecurityEventLog> new_security_log;
+    if (sinks_changed && !next.sinks.security_log.empty()) {
+        // Opened before the old one is let go: a path that cannot be written refuses.
+        try {
+            new_security_log = std::make_shared<SecurityEventLog>(
+                next.sinks.security_log, next.host.server_id, next.sinks.report_threshold,
+                next.aggregation.review_threshold);
+        } catch (const std::exception& error) {
+            ReloadReport report;
+            report.plugin = "(sinks)";
+            report.change = "settings";
+            report.error = error.what();
+            refusals.push_back(std::move(report));
+        }
+    }
+    auto release = [&](PluginSlot slot) {
+        if (!slot.library) return;
+        if (retired)
+            retired->push_back(std::move(slot));
+        else
+            release_retired(std::move(slot));
+    };
+    auto refuse_whole = [&](std::vector<ReloadReport> reports) {
+        for (Change& change : changes) release(std::move(change.fresh));
+        for (ReloadReport& report : reports) {
+            report.ok = false;
+            report.error += " (the config was not applied: every change in it waits until "
+                            "this is mended; the running config stays)";
+            spdlog::error("{}", report.describe());
+        }
+        return reports;
+    };
+    if (!refusals.empty()) return refuse_whole(std::move(refusals));
+
+    // Then the live reconfigurations, which the plugins may refuse: one refused puts those
+    // already taken back to their old tables.
+    std::vector<ReloadReport> reports;
+    std::vector<std::pair<PluginSlot*, PluginSettings>> reconfigured;  // with the old settings
+    for (Change& change : changes) {
+        if (change.step != ConfigStep::reconfigure) continue;
+        const PluginSettings& settings = *change.settings;
+        PluginSlot& slot = *running(settings.name);
+        ReloadReport report;
+        report.plugin = settings.name;
+        report.change = "reconfigured";
+        report.to_version = slot.library->identity().version;
+        try {
+            auto result = slot.instance->configure(settings, read_plugin_baseline(settings));
+            report.ok = result.ok();
+            if (result.status == ARB_ERR_CONFIG)
+                report.error = describe_config_refusal(settings, result.error);
+            else if (!result.ok())
+                report.error = fmt::format("{}: plugin '{}': configure failed with {}: {}",
+                                           settings.position.str(), settings.name,
+                                           status_name(result.status), result.error);
+        } catch (const PluginError& error) {
+            report.error = error.what();
+        }
+        if (!report.ok) {
+            for (auto& [taken, old_settings] : reconfigured) {
+                CallResult undone;
+                try {
+                    undone = taken->instance->configure(old_settings,
+                                                        read_plugin_baseline(old_settings));
+                } catch (const PluginError& error) {
+                    undone.status = ARB_ERR_CONFIG;
+                    undone.error = error.what();
+                }
+                if (!undone.ok())
+                    spdlog::error("plugin '{}': could not take its old table back ({}: {}); it "
+                                  "runs with the new one",
+                                  old_settings.name, status_name(undone.status), undone.error);
+                else
+                    taken->settings = std::move(old_settings);
+            }
+            return refuse_whole({std::move(report)});
+        }
+        reconfigured.emplace_back(&slot, slot.settings);
+        slot.settings = settings;
+        slot.model_class = settings.model_class.value_or(slot.library->identity().declared_class);
+        reports.push_back(std::move(report));
+    }
+
+    // Nothing can fail from here on.
+    aggregator_.set_settings(next.aggregation);
     std::vector<PluginSlot> old_slots = dispatcher_.take_slots();
     std::vector<PluginSlot> slots;
     auto take_old = [&](const std::string& name) -> std::optional<PluginSlot> {
@@ -638,30 +763,22 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
         old_slots.erase(it);
         return slot;
     };
-
-    for (const PluginSettings& settings : next.plugins) {
+    for (Change& change : changes) {
+        const PluginSettings& settings = *change.settings;
         ReloadReport report;
         report.plugin = settings.name;
         std::optional<PluginSlot> old = take_old(settings.name);
-        if (!settings.enabled) {
-            if (old) old_slots.push_back(std::move(*old));  // removed below
-            continue;
-        }
         if (!old) {
-            PluginSlot fresh = fresh_slot(settings);
             report.change = "added";
-            report.ok = fresh.active();
-            report.error = fresh.error;
-            if (fresh.active()) report.to_version = fresh.library->identity().version;
-            slots.push_back(std::move(fresh));
+            report.ok = change.fresh.active();
+            report.error = change.fresh.error;
+            if (change.fresh.active()) report.to_version = change.fresh.library->identity().version;
+            slots.push_back(std::move(change.fresh));
             reports.push_back(report);
             continue;
         }
         PluginSlot slot = std::move(*old);
-        const ConfigStep step =
-            step_for(&slot.settings, slot.active(),
-                     slot.active() && slot.library->has(ARB_CAP_RECONFIGURE), settings);
-        if (step == ConfigStep::keep) {
+        if (change.step == ConfigStep::keep) {
             const bool changed = slot.settings.weight != settings.weight ||
                                  slot.settings.model_class != settings.model_class ||
                                  slot.settings.tripwires != settings.tripwires ||
@@ -674,30 +791,9 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
                 report.ok = true;
                 reports.push_back(report);
             }
-        } else if (step == ConfigStep::reconfigure) {
-            report.change = "reconfigured";
-            report.to_version = slot.library->identity().version;
-            try {
-                auto result = slot.instance->configure(settings, read_plugin_baseline(settings));
-                report.ok = result.ok();
-                if (result.status == ARB_ERR_CONFIG)
-                    report.error = describe_config_refusal(settings, result.error);
-                else if (!result.ok())
-                    report.error = fmt::format("{}: plugin '{}': configure failed with {}: {}",
-                                               settings.position.str(), settings.name,
-                                               status_name(result.status), result.error);
-            } catch (const PluginError& error) {
-                report.error = error.what();
-            }
-            if (report.ok) {
-                slot.settings = settings;
-                slot.model_class =
-                    settings.model_class.value_or(slot.library->identity().declared_class);
-            }
-            reports.push_back(report);
-        } else {
+        } else if (change.step == ConfigStep::load) {
             PluginSlot replaced;
-            report = swap_in(slot, fresh_slot(settings), retired ? &replaced : nullptr);
+            report = swap_in(slot, std::move(change.fresh), retired ? &replaced : nullptr);
             if (retired && replaced.library) retired->push_back(std::move(replaced));
             reports.push_back(report);
         }
@@ -713,39 +809,21 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
     }
     // The removed plugins' instances are destroyed and their libraries released: off the
     // event path when the caller asked, else now.
-    if (retired)
-        for (PluginSlot& gone : old_slots)
-            retired->push_back(std::move(gone));
+    for (PluginSlot& gone : old_slots) release(std::move(gone));
     old_slots.clear();
     dispatcher_.set_slots(std::move(slots));
 
     if (sinks_changed) {
-        // Open the new log before letting go of the old one: a path that cannot be
-        // written leaves the old log in place.
-        std::shared_ptr<SecurityEventLog> replacement;
+        if (security_log_) {
+            security_log_->flush();
+            sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), security_log_), sinks_.end());
+        }
+        security_log_ = std::move(new_security_log);
+        if (security_log_) add_sink(security_log_);
         ReloadReport report;
         report.plugin = "(sinks)";
         report.change = "settings";
         report.ok = true;
-        try {
-            if (!next.sinks.security_log.empty())
-                replacement = std::make_shared<SecurityEventLog>(
-                    next.sinks.security_log, next.host.server_id, next.sinks.report_threshold,
-                    next.aggregation.review_threshold);
-        } catch (const std::exception& error) {
-            report.ok = false;
-            report.error = error.what();
-            next.sinks = config_.sinks;
-        }
-        if (report.ok) {
-            if (security_log_) {
-                security_log_->flush();
-                sinks_.erase(std::remove(sinks_.begin(), sinks_.end(), security_log_),
-                             sinks_.end());
-            }
-            security_log_ = replacement;
-            if (security_log_) add_sink(security_log_);
-        }
         reports.push_back(report);
     }
     config_ = std::move(next);

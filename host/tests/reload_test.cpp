@@ -284,6 +284,53 @@ TEST_F(Reload, AConfigThePluginRefusesLeavesTheOldOneInForce) {
     EXPECT_NE(evidence_of(host, 1).find("\"seen\":3"), std::string::npos);
 }
 
+TEST_F(Reload, AConfigWithAPluginThatCannotLoadIsRefusedWhole) {
+    Host host(config(2));
+    // A new weight for the running plugin and a second plugin whose file is not there: the
+    // weight must not change either.
+    auto reports = host.apply_config(
+        config(2, 0.5, "[plugins.second]\nlibrary = \"" + (dir_ / "missing.so").string() + "\"\n"));
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_FALSE(reports[0].ok);
+    EXPECT_EQ(reports[0].plugin, "second");
+    EXPECT_NE(reports[0].error.find("the config was not applied"), std::string::npos)
+        << reports[0].error;
+    EXPECT_EQ(host.plugins().size(), 1u);
+    EXPECT_DOUBLE_EQ(host.plugins()[0].settings.weight, 1.0);
+    EXPECT_DOUBLE_EQ(host.config().plugins[0].weight, 1.0);
+    host.push(update(1));
+    host.push(update(1));
+    auto assessment = host.assessment({"relay", 1, 1});
+    ASSERT_TRUE(assessment.has_value());
+    EXPECT_DOUBLE_EQ(assessment->checks.at(0).weight, 1.0);
+
+    // Mended, the same change applies in full.
+    auto applied = host.apply_config(config(2, 0.5));
+    ASSERT_EQ(applied.size(), 1u);
+    EXPECT_TRUE(applied[0].ok) << applied[0].error;
+    EXPECT_DOUBLE_EQ(host.plugins()[0].settings.weight, 0.5);
+}
+
+TEST_F(Reload, ATableOnePluginRefusesTakesBackTheOthersNewTable) {
+    const std::string second = "[plugins.second]\nlibrary = \"" + std::string(COUNTER_V2) +
+                               "\"\n[plugins.second.config]\nreport_at = ";
+    Host host(config(3, 1.0, second + "3\n"));
+    ASSERT_EQ(host.plugins().size(), 2u);
+    // counter takes report_at = 5 live; second refuses 0: counter goes back to 3.
+    auto reports = host.apply_config(config(5, 1.0, second + "0\n"));
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_EQ(reports[0].plugin, "second");
+    EXPECT_FALSE(reports[0].ok);
+    for (int i = 0; i < 3; ++i)
+        host.push(update(1));
+    auto assessment = host.assessment({"relay", 1, 1});
+    ASSERT_TRUE(assessment.has_value());
+    bool counter_reported = false;
+    for (const auto& check : assessment->checks)
+        counter_reported = counter_reported || check.plugin == "counter";
+    EXPECT_TRUE(counter_reported) << "counter kept report_at = 5 after the config was refused";
+}
+
 TEST_F(Reload, WeightsAndAddedAndRemovedPlugins) {
     Host host(config(2));
     auto reweighted = host.apply_config(config(2, 0.5));

@@ -2,6 +2,8 @@
 // batches that the good plugin answers, and a sink that records every signal.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -31,10 +33,17 @@ inline std::string toml_literal(const std::filesystem::path& path) {
     return "'" + path.string() + "'";
 }
 
+// The line a [host] table needs for isolated plugins where the tests run as root (CI
+// does): a root host starts their runners as an unprivileged user, here Debian's nobody.
+inline std::string runner_user_line() {
+    return ::geteuid() == 0 ? "runner_user = \"nobody\"\n" : "";
+}
+
 // The [host] table every test config starts with: the plugin copies go into the
 // test's own folder, so that the test can look at them and they leave with it.
 inline std::string host_table(const std::filesystem::path& work_dir) {
-    return "[host]\nserver_id = \"integration\"\nwork_dir = " + toml_literal(work_dir) + "\n";
+    return "[host]\nserver_id = \"integration\"\nwork_dir = " + toml_literal(work_dir) + "\n" +
+           runner_user_line();
 }
 
 inline std::string plugin_table(std::string_view key, const std::filesystem::path& library) {

@@ -24,6 +24,9 @@ namespace arbiter::host::isolation {
 // The runner's fixed descriptors: the socket and the shared memory.
 inline constexpr int kRunnerSocketFd = 3;
 inline constexpr int kRunnerMemoryFd = 4;
+// The plugin library's bytes, sealed: the runner loads it as /proc/self/fd/5, so that a
+// runner that became another user needs no right to the host's private copy.
+inline constexpr int kRunnerLibraryFd = 5;
 
 // Exit codes the runner uses for what it can tell the host no other way.
 inline constexpr int kExitBadStart = 90;         // wrong arguments or descriptors

@@ -582,9 +582,21 @@ json EventProcessor::status_json(const std::string& connections_json) const {
                       {"busy_ms", static_cast<double>(slot.stats.busy_ns) / 1e6},
                       {"slowest_call_ms", static_cast<double>(slot.stats.slowest_ns) / 1e6},
                       {"over_deadline", slot.stats.over_deadline},
-                      {"isolation", slot.settings.isolation.process ? "process" : "none"}};
-        if (slot.active() && slot.settings.isolation.process) {
-            const IsolationStatus isolated = slot.instance->isolation();
+                      {"isolation", "none"}};
+        // What the instance is, not what the settings ask for: the two differ while a
+        // change of isolation is being loaded, or when it was refused.
+        const IsolationStatus isolated =
+            slot.active() ? slot.instance->isolation() : IsolationStatus{};
+        if (slot.bounds) {
+            const PluginBounds::Refused refused = slot.bounds->refused();
+            entry["past_bounds"] = {{"log_lines", refused.log_lines},
+                                    {"log_bytes", refused.log_bytes},
+                                    {"metric_names", refused.metric_names},
+                                    {"signals_over_bound", refused.signals_over_bound},
+                                    {"signals_about_strangers", refused.signals_about_strangers}};
+        }
+        if (isolated.isolated) {
+            entry["isolation"] = "process";
             entry["pid"] = isolated.pid;
             entry["restarts"] = isolated.restarts;
             entry["checkpoints"] = isolated.checkpoints;

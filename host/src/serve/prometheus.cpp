@@ -62,10 +62,12 @@ MetricsView metrics_view(const Host& host, Metrics& metrics) {
     for (const auto& slot : host.plugins()) {
         const IsolationStatus isolated =
             slot.active() ? slot.instance->isolation() : IsolationStatus{};
+        // Isolated as the instance is, not as the settings ask (a change may be loading).
         view.plugins.push_back({slot.settings.name, slot.active(), slot.stats.calls,
                                 slot.stats.errors, slot.stats.busy_ns, slot.stats.over_deadline,
-                                slot.settings.isolation.process, !isolated.quarantined.empty(),
-                                isolated.restarts});
+                                isolated.isolated, !isolated.quarantined.empty(),
+                                isolated.restarts,
+                                slot.bounds ? slot.bounds->refused() : PluginBounds::Refused{}});
         plugin_keys.emplace(slot.settings.name, true);
     }
     for (const auto& [name, value] : metrics.entries()) {
@@ -148,6 +150,19 @@ std::string render_prometheus(const MetricsView& view) {
     per_plugin("arbiter_plugin_quarantined", "gauge",
                "1 when an isolated plugin failed too often and gets no more calls.",
                [](const Plugin& p) { return p.quarantined ? 1.0 : 0.0; });
+    // What plugins lost past their bounds ([plugins.NAME] max_signals_per_call and the rest).
+    out.family("arbiter_plugin_dropped_total", "counter",
+               "What a plugin gave past its bounds and the host dropped, by kind.");
+    for (const auto& plugin : view.plugins) {
+        const PluginBounds::Refused& past = plugin.past_bounds;
+        for (const auto& [kind, count] :
+             {std::pair{"log_lines", past.log_lines}, std::pair{"metric_names", past.metric_names},
+              std::pair{"signals_over_bound", past.signals_over_bound},
+              std::pair{"signals_about_strangers", past.signals_about_strangers}})
+            out.sample("arbiter_plugin_dropped_total",
+                       fmt::format("plugin=\"{}\",kind=\"{}\"", label(plugin.name), kind),
+                       static_cast<double>(count));
+    }
 
     // A plugin's own metrics keep their names as a label: they are the plugin's to choose,
     // and Prometheus names cannot hold the dots they may have.

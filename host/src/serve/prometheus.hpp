@@ -27,6 +27,7 @@ struct MetricsView {
         uint64_t calls = 0, errors = 0, busy_ns = 0, over_deadline = 0;
         bool isolated = false, quarantined = false;
         uint64_t restarts = 0;
+        PluginBounds::Refused past_bounds{};  // what it lost past its bounds
     };
     std::vector<Plugin> plugins;
     // What plugins record: "<plugin>.<metric>" in the host's Metrics, split here.

@@ -30,7 +30,8 @@ struct CallResult {
     arb_status status = ARB_OK;
     std::string error;  // status != ARB_OK: the plugin's last error
     std::vector<RawSignal> signals;
-    size_t dropped = 0;  // malformed signals the host refused
+    size_t dropped = 0;         // malformed signals the host refused, and those past a bound
+    size_t evidence_bytes = 0;  // of the signals kept (PluginBounds::admit_signal)
     bool ok() const { return status == ARB_OK; }
 };
 

@@ -69,8 +69,13 @@ struct HostSettings {
     // not start as if all were well.
     bool partial_start = false;
     // The program that runs an isolated plugin; "" = arbiter-plugin-runner beside the
-    // bundled plugins' folder (<prefix>/lib/arbiter).
+    // bundled plugins' folder (<prefix>/lib/arbiter). Held to the plugin library's file
+    // rules (file_trust.hpp): whoever can write it runs code unconfined at each start.
     std::string plugin_runner;
+    // The user an isolated plugin's runner becomes when the host runs as root; required
+    // then (a runner left root could read the host's memory whatever the filter). ""
+    // when the host does not run as root, which then refuses it.
+    std::string runner_user;
     // Worker threads dispatch spreads matches over (parallel_dispatch.hpp); 0 or 1 runs
     // every plugin on the pushing thread. Unset: the number of cores for the `arbiter`
     // commands, 1 for a host embedded through the C API (whose callbacks promise the
@@ -117,6 +122,15 @@ struct ServeSettings {
     uint64_t idle_match_end_s = 600;  // a match with no batch for this long is ended; 0 = never
 };
 
+// What one plugin may take of the host, in its process or isolated (plugin_bounds.hpp):
+// past a bound the rest is dropped and counted. Read from [plugins.NAME].
+struct PluginLimits {
+    uint64_t max_signals_per_call = 100'000;  // signals one call may report
+    uint64_t max_metric_names = 256;          // distinct metric names the plugin may use
+    uint64_t log_bytes_per_s = 64 * 1024;     // log it may write, a second's worth at once
+    bool operator==(const PluginLimits&) const = default;
+};
+
 struct PluginSettings {
     std::string name;               // the key under [plugins]
     std::filesystem::path library;  // resolved path of the .so
@@ -149,8 +163,19 @@ struct PluginSettings {
         uint64_t checkpoint_seconds = 10;    // or this long after the last save
         uint64_t max_restarts = 3;           // faults allowed within restart_window_s;
         uint64_t restart_window_s = 300;     // one more quarantines the plugin
+        // Threads of the child, its first included: the runner bounds them (RLIMIT_NPROC)
+        // and the host checks the count after each call; past it the child is a fault.
+        uint64_t max_threads = 64;
+        // Whether the child may run between calls. Off: the host stops it (SIGSTOP) once
+        // it has answered and lets it go on (SIGCONT) with the next call, so that no
+        // thread of the plugin uses the host's CPU while the plugin is not being asked.
+        bool run_between_calls = false;
+        // [host] plugin_runner and runner_user, as the child is started with them.
+        std::string runner;
+        std::string runner_user;
         bool operator==(const Isolation&) const = default;
     } isolation;
+    PluginLimits limits;
     std::vector<uint8_t> config;  // [plugins.NAME.config] as a FlexBuffers map
     SourcePosition position;      // of [plugins.NAME]
     // Where each key of the plugin's own table stands, by dotted path, so that a
@@ -160,12 +185,12 @@ struct PluginSettings {
     // The position of a key path the plugin named, or of its table.
     SourcePosition locate(const std::string& key_path) const;
     // Whether an instance made from `other` is what these settings would make: the same
-    // plugin, library, pin, table, baseline and isolation. (Weight, class and trip-wires are the
+    // plugin, library, pin, table, baseline, isolation and bounds. (Weight, class and trip-wires are the
     // host's own, applied to a generation at its swap.)
     bool makes_what(const PluginSettings& other) const {
         return name == other.name && library == other.library && pin() == other.pin() &&
                config == other.config && baseline == other.baseline &&
-               isolation == other.isolation;
+               isolation == other.isolation && limits == other.limits;
     }
     // What the library's bytes must satisfy before they are loaded.
     LibraryPin pin() const { return {sha256, signers, signature}; }

@@ -38,6 +38,7 @@ struct PluginSlot {
     std::unique_ptr<AnalyzerInstance> instance;
     std::string error;                                // why it was refused
     ModelClass model_class = ModelClass::validation;  // the operator's, else the plugin's
+    std::shared_ptr<PluginBounds> bounds;             // what it has been refused, for status
 
     bool active() const { return instance != nullptr; }
 };

@@ -21,6 +21,9 @@ struct FileRules {
 };
 
 inline constexpr FileRules kPluginLibraryRules{"plugin library", 1024ull << 20};
+// The program isolated plugins run in: started at each start of a child, and unconfined
+// until it confines itself, so held to a library's rules.
+inline constexpr FileRules kPluginRunnerRules{"plugin runner", 1024ull << 20};
 inline constexpr FileRules kBaselineRules{"baseline file", 256ull << 20};
 inline constexpr FileRules kTokenRules{"token file", 4096, true};
 inline constexpr FileRules kConfigRules{"config file", 16ull << 20};

@@ -178,8 +178,13 @@ class Host {
     static bool release_retired(PluginSlot retired);
     // Applies a changed server_config.toml the same way: aggregation and sinks at once; a
     // plugin added, removed, reweighted, reconfigured (through configure when it has the
-    // capability, else by a reload with its state) or pointed at a new library. Plugins
-    // whose change fails keep running as they were. One report per plugin touched.
+    // capability, else by a reload with its state) or pointed at a new library, or moved
+    // into or out of a child process (a new isolation). All or nothing: every fresh
+    // generation and the new security-event log are made first, and one that fails (or a
+    // table a plugin refuses, which takes back the tables others took) refuses the whole
+    // config, with the running one left as it was; the reports then name what failed. A
+    // plugin refused before under the same table does not hold the rest back. One report
+    // per plugin touched.
     //
     // A server keeps the slow half off the event path, as for a reload: it asks
     // plugins_to_load (from running_plugins(), taken on the event thread) which plugins

@@ -5,12 +5,17 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <string_view>
 
 #include <arbiter/arbiter_plugin.h>
 
 namespace arbiter::host {
+
+class PluginBounds;
 
 // Counters and gauges, by name. Thread-safe.
 class Metrics {
@@ -25,10 +30,15 @@ class Metrics {
     double get(const std::string& name) const;
     std::map<std::string, double> snapshot() const;
     std::map<std::string, Value> entries() const;
+    // Whether `owner` (a plugin) may record under `name`: one it has used before, or a new
+    // one while it has used fewer than `limit`. Kept here, with the names, so that a new
+    // generation of the plugin finds the names of the old one already counted.
+    bool admit_name(const std::string& owner, std::string_view name, uint64_t limit);
 
   private:
     mutable std::mutex mutex_;
     std::map<std::string, Value> values_;
+    std::map<std::string, std::set<std::string, std::less<>>, std::less<>> names_by_owner_;
 };
 
 // What one arb_host* stands for: a plugin library (negotiation) or one instance.
@@ -45,6 +55,9 @@ struct ServiceContext {
     std::atomic<int64_t> relay_time_us{0};
     // Drops the plugin's log lines and metrics (AnalyzerInstance::set_quiet).
     std::atomic<bool> quiet{false};
+    // What the plugin may take of the host's log and metrics; null: unbounded (a library
+    // being negotiated, before any instance exists).
+    std::shared_ptr<PluginBounds> bounds;
 
     arb_host* handle() { return reinterpret_cast<arb_host*>(this); }
 };

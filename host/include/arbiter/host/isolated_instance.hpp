@@ -28,6 +28,7 @@
 
 #include "arbiter/host/analyzer_instance.hpp"
 #include "arbiter/host/host_services.hpp"
+#include "arbiter/host/plugin_bounds.hpp"
 #include "arbiter/host/plugin_library.hpp"
 
 namespace arbiter::host {
@@ -49,7 +50,7 @@ class IsolatedInstance final : public AnalyzerInstance {
     // plugin in the host's process, with what went wrong in the child.
     IsolatedInstance(std::shared_ptr<PluginLibrary> library, const PluginSettings& settings,
                      std::span<const uint8_t> baseline, const std::filesystem::path& runner,
-                     Metrics* metrics);
+                     Metrics* metrics, std::shared_ptr<PluginBounds> bounds = nullptr);
     ~IsolatedInstance() override;
     IsolatedInstance(const IsolatedInstance&) = delete;
     IsolatedInstance& operator=(const IsolatedInstance&) = delete;
@@ -123,6 +124,7 @@ class IsolatedInstance final : public AnalyzerInstance {
     PluginSettings settings_;  // what the child is created with (config follows configure)
     std::vector<uint8_t> baseline_;
     Metrics* metrics_;
+    std::shared_ptr<PluginBounds> bounds_;  // held on this side: the runner is the plugin's
     std::unique_ptr<Child> child_;
     std::optional<Request> started_;  // sent by start_batch, not yet collected
 

@@ -14,6 +14,7 @@
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/host_services.hpp"
 #include "arbiter/host/ingest.hpp"
+#include "arbiter/host/plugin_bounds.hpp"
 #include "arbiter/host/plugin_library.hpp"
 
 namespace arbiter::host {
@@ -35,10 +36,12 @@ class CreateError : public PluginError {
 class PluginInstance final : public AnalyzerInstance {
   public:
     // Creates an instance; throws PluginError with the plugin's own reason, and, for a
-    // config error, the file, line and column of the key it names.
+    // config error, the file, line and column of the key it names. `bounds`: what the
+    // plugin may take of the host, shared by every shard of it; null makes bounds of this
+    // instance's own from settings.limits.
     PluginInstance(std::shared_ptr<PluginLibrary> library, const PluginSettings& settings,
                    std::span<const uint8_t> baseline, uint32_t shard_index, uint32_t shard_count,
-                   Metrics* metrics);
+                   Metrics* metrics, std::shared_ptr<PluginBounds> bounds = nullptr);
     ~PluginInstance() override;
     PluginInstance(const PluginInstance&) = delete;
     PluginInstance& operator=(const PluginInstance&) = delete;
