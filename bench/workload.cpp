@@ -107,7 +107,8 @@ std::unique_ptr<host::Host> make_host(const std::vector<PluginSpec>& plugins, ui
                        "[sinks]\nsecurity_log = \"\"\n";
     for (const PluginSpec& plugin : plugins)
         text += "[plugins." + plugin.name + "]\nlibrary = \"" + plugin.library + "\"\n" +
-                (plugin.isolated ? "isolation = \"process\"\n" : "");
+                (plugin.isolated ? "isolation = \"process\"\n" : "") +
+                (plugin.runs_between_calls ? "run_between_calls = true\n" : "");
     // The host logs each plugin it loads and reloads at info; the tables are the output.
     spdlog::set_level(spdlog::level::warn);
     host::ConfigLoadOptions options;

@@ -66,6 +66,7 @@ struct PluginSpec {
     std::string name;
     std::string library;
     bool isolated = false;  // isolation = "process"
+    bool runs_between_calls = false;  // and run_between_calls = true (not stopped)
 };
 
 // The bundled plugins (reference, lagpool) and the no-op plugin of bench/.
