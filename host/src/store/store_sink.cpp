@@ -28,11 +28,6 @@ bool worth_logging(uint64_t n) { return n <= 5 || (n & (n - 1)) == 0; }
 
 }  // namespace
 
-std::string review_subject(const PlayerKey& player, const std::string& account) {
-    if (!account.empty()) return account;
-    return fmt::format("{}/{}/{}", player.relay_id, player.match_id, player.player);
-}
-
 struct StoreSink::Record {
     struct Event {
         SignalRecord signal;

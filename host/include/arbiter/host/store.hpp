@@ -23,6 +23,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -36,9 +37,18 @@ namespace store {
 class Database;
 }
 
-// The player a reviewer judges: the account of their join, or, without one, the player
-// within their match ("relay/match/player").
+// The player a reviewer judges, as the store keys them: the account of their join, or,
+// without one, the player within their match ("player:relay/match/player"). The two kinds
+// never meet: an account that begins with "player:" or "account:" is keyed with
+// "account:" before it, so no relay can give an account that names another relay's
+// unnamed player (issue 39).
 std::string review_subject(const PlayerKey& player, const std::string& account);
+// The key of an account's player (review_subject with an account).
+std::string account_subject(std::string_view account);
+// What a reviewer typed, as a key: "account:NAME" is the account NAME, "player:..." an
+// unnamed player; anything else is an account. Keys come back as they are.
+std::string canonical_subject(std::string_view typed);
+
 
 class StoreSink : public Sink {
   public:
@@ -129,12 +139,13 @@ class ReviewStore {
         std::string json;  // everything, as JSON (docs/review.md has its fields)
     };
     // The latest `max_matches` assessments and `max_events` flags (matches_total and
-    // events_total say how many there are), every server and verdict.
+    // events_total say how many there are), every server and verdict. `subject` as a
+    // reviewer types it (canonical_subject); the dossier names the key.
     std::optional<Dossier> dossier(const std::string& subject, size_t max_matches = 200,
                                    size_t max_events = 500);
 
-    // Records a verdict (confirmed, false_positive, inconclusive) on a player by a
-    // reviewer, and marks their unreviewed events as reviewed with it. Throws
+    // Records a verdict (confirmed, false_positive, inconclusive) on a player (as
+    // canonical_subject reads it) by a reviewer, and marks their unreviewed events as reviewed with it. Throws
     // std::invalid_argument for an unknown verdict or an empty reviewer name,
     // UnknownPlayer when the store has no such player, and std::runtime_error when the
     // store fails.
