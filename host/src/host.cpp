@@ -40,15 +40,21 @@ Host::Host(ServerConfig config)
 }
 
 void Host::open_sinks() {
-    if (config_.store.enabled())
-        add_sink(std::make_shared<StoreSink>(config_.store, config_.host.server_id,
-                                             config_.sinks.report_threshold,
-                                             config_.aggregation.review_threshold));
+    if (config_.store.enabled()) {
+        store_sink_ = std::make_shared<StoreSink>(config_.store, config_.host.server_id,
+                                                  config_.sinks.report_threshold,
+                                                  config_.aggregation.review_threshold);
+        add_sink(store_sink_);
+    }
     if (config_.sinks.security_log.empty()) return;
     security_log_ = std::make_shared<SecurityEventLog>(
         config_.sinks.security_log, config_.host.server_id, config_.sinks.report_threshold,
         config_.aggregation.review_threshold);
     add_sink(security_log_);
+}
+
+uint64_t Host::store_records_lost() const {
+    return store_sink_ ? store_sink_->counters().lost : 0;
 }
 
 Host::~Host() {

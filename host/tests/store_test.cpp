@@ -1,12 +1,19 @@
 // The store on SQLite: its schema and migrations, the writer that never drops, what
 // kill -9 keeps, the review queue with tier 6's cross-server ranking, verdicts, their
 // export, and seed 000's trust score.
+#include <linux/capability.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <set>
@@ -29,6 +36,26 @@ namespace {
 
 using test::TempDir;
 using ::testing::HasSubstr;
+
+// Root writes whatever a file's mode says: without CAP_DAC_OVERRIDE in its effective set
+// (for this thread and the threads it starts meanwhile) a mode of 0444 holds for it as
+// for anyone. Not root: nothing to drop, the mode holds already.
+class WithoutModeOverride {
+  public:
+    WithoutModeOverride() { set(false); }
+    ~WithoutModeOverride() { set(true); }
+
+  private:
+    static void set(bool effective) {
+        __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+        __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+        if (::syscall(SYS_capget, &header, data) != 0) return;
+        const uint32_t bit = 1u << CAP_DAC_OVERRIDE;
+        if (!(data[0].permitted & bit)) return;
+        data[0].effective = effective ? data[0].effective | bit : data[0].effective & ~bit;
+        ::syscall(SYS_capset, &header, data);
+    }
+};
 
 // Every store test runs on both back ends: an SQLite file, and a real PostgreSQL server
 // the suite starts for itself (one server, the schema emptied before each test).
@@ -57,6 +84,27 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
         settings.commit_interval_ms = commit_ms;
         settings.max_queued = max_queued;
         return settings;
+    }
+
+    // The store cannot be written (true) or can again (false): the SQLite file's mode, or
+    // PostgreSQL's default for new transactions (an operator's read-only switch).
+    void set_read_only(const StoreSettings& settings, bool read_only) const {
+        if (GetParam() == "sqlite") {
+            // With its WAL files, as an operator would (`chmod 644 store.db*`): SQLite makes
+            // them with the file's mode, read only too while it was.
+            for (const char* suffix : {"", "-wal", "-shm"})
+                if (std::filesystem::exists(settings.path + suffix))
+                    std::filesystem::permissions(settings.path + suffix,
+                                                 read_only ? std::filesystem::perms(0444)
+                                                           : std::filesystem::perms(0644));
+            return;
+        }
+        auto db = store::open_postgres(postgres_->conninfo());
+        db->execute("SET default_transaction_read_only = off");
+        db->execute(fmt::format(
+            "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_read_only "
+            "= {}', current_database()); END $$",
+            read_only ? "on" : "off"));
     }
 
     static inline std::unique_ptr<test::PostgresServer> postgres_;
@@ -286,10 +334,87 @@ TEST_P(StoreTest, WritesFlagsAtTheThresholdAndEveryAssessment) {
         sink.flush();
         // 500 flags, the match, its assessment; a queue of 1000 was never full.
         EXPECT_EQ(sink.counters().committed, 502u);
+        EXPECT_EQ(sink.counters().lost, 0u);
     }
     EXPECT_EQ(count(settings, "security_events"), 500);
     EXPECT_EQ(count(settings, "assessments"), 1);
     EXPECT_EQ(count(settings, "matches"), 1);
+}
+
+// Issue 39: a store that cannot be written held the event thread once max_queued records
+// waited, and with it every relay and /metrics. Each way a store becomes unwritable is
+// made here as it happens: a file of mode 0444 (root is held to it, see
+// WithoutModeOverride), a PostgreSQL database whose transactions are read only.
+TEST_P(StoreTest, AStoreThatCannotBeWrittenIsRefusedAtStartOrStartedAndWrittenOnceItCan) {
+    TempDir dir;
+    auto settings = settings_in(dir, 20, 10);
+    { StoreSink created(settings, "s1", 0.3, 0.7); }
+    std::unique_ptr<StoreSink> sink;
+    {
+        WithoutModeOverride held;
+        set_read_only(settings, true);
+        try {
+            StoreSink refused(settings, "s1", 0.3, 0.7);
+            ADD_FAILURE() << "started on a store it cannot write";
+        } catch (const std::runtime_error& error) {
+            EXPECT_THAT(error.what(), HasSubstr("on_unwritable"));
+        }
+        settings.start_unwritable = true;
+        sink = std::make_unique<StoreSink>(settings, "s1", 0.3, 0.7);
+    }
+    // Every record is taken at once: 10 wait for the store, the other 90 are lost and
+    // counted, and the thread that gave them went on.
+    for (uint32_t i = 0; i < 100; ++i) sink->on_signal(flag("r", 1, 1 + i, "a", 0.9));
+    EXPECT_EQ(sink->counters().lost, 90u);
+    // The cause goes away: the store is opened again and the 10 are written.
+    set_read_only(settings, false);
+    sink->flush();
+    EXPECT_EQ(sink->counters().committed, 10u);
+    EXPECT_GE(sink->counters().reopens, 1u);
+    EXPECT_EQ(count(settings, "security_events"), 10);
+}
+
+// A disk that fills while the store runs (a small tmpfs, filled up): records past the
+// bound are lost and counted rather than waited for, and once room is made the held ones
+// are written.
+TEST_P(StoreTest, AFullDiskLosesOnlyPastTheBoundAndIsWrittenOnceThereIsRoom) {
+    if (GetParam() != "sqlite") GTEST_SKIP() << "a disk the test can fill is SQLite's";
+    TempDir dir;
+    const auto small = dir / "small";
+    std::filesystem::create_directories(small);
+    // 4 MiB of tmpfs, mounted by the test: a full disk it can make and free. It needs root
+    // (CAP_SYS_ADMIN); elsewhere the test says so and skips.
+    if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=4m") != 0)
+        GTEST_SKIP() << "cannot mount a small tmpfs to fill (" << std::strerror(errno)
+                     << "): run as root for this test";
+    struct Unmount {
+        std::filesystem::path at;
+        ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
+    } unmount{small};
+    StoreSettings settings;
+    settings.path = (small / "store.db").string();
+    settings.commit_interval_ms = 20;
+    settings.max_queued = 50;
+    StoreSink sink(settings, "s1", 0.3, 0.7);
+    sink.on_signal(flag("r", 1, 1, "a", 0.9));
+    sink.flush();
+    ASSERT_EQ(sink.counters().committed, 1u);
+    {
+        std::ofstream filler(small / "filler", std::ios::binary);
+        const std::string block(64 * 1024, 'x');
+        while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) &&
+               filler.flush()) {
+        }
+    }
+    SignalRecord big = flag("r", 1, 2, "b", 0.9);
+    big.evidence_json = "{\"pad\":\"" + std::string(8 * 1024, 'p') + "\"}";
+    for (int i = 0; i < 200; ++i) sink.on_signal(big);
+    EXPECT_EQ(sink.counters().lost, 150u);
+    EXPECT_EQ(sink.counters().committed, 1u);
+    std::filesystem::remove(small / "filler");
+    sink.flush();
+    EXPECT_EQ(sink.counters().committed, 51u);
+    EXPECT_EQ(count(settings, "security_events"), 51);
 }
 
 TEST_P(StoreTest, KillDashNineKeepsEverythingFlushedAndLosesAtMostTheLastInterval) {

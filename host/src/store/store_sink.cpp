@@ -51,6 +51,39 @@ struct StoreSink::Record {
     std::variant<Event, AssessmentRow, MatchRow> row;
 };
 
+namespace {
+
+// Whether the writer may write here: one row into each table it writes, taken back. A
+// read-only file or transaction, a revoked privilege or a server that is down fail here,
+// at start, rather than at the first commit. (A full disk may only show at a commit.)
+void check_writable(Database& db) {
+    db.begin();
+    try {
+        db.execute(
+            "INSERT INTO matches (server_id, relay_id, match_id, first_seen_unix) VALUES "
+            "('', '', -1, 0) ON CONFLICT (server_id, relay_id, match_id) DO NOTHING");
+        db.execute(
+            "INSERT INTO assessments (server_id, relay_id, match_id, player, account, subject, "
+            "action, combined_score, final, assessment_json, updated_unix) VALUES ('', '', -1, "
+            "0, '', '', '', 0, 0, '{}', 0) ON CONFLICT (server_id, relay_id, match_id, player) "
+            "DO NOTHING");
+        db.execute(
+            "INSERT INTO security_events (server_id, relay_id, match_id, player, account, "
+            "subject, plugin, event_type, model_class, severity, score, confidence, "
+            "weighted_score, tripwire, evidence, relay_time_us, recorded_unix) VALUES ('', '', "
+            "-1, 0, '', '', '', '', '', 0, 0, 0, 0, 0, '{}', 0, 0)");
+    } catch (...) {
+        try {
+            db.rollback();
+        } catch (const DatabaseError&) {
+        }
+        throw;
+    }
+    db.rollback();
+}
+
+}  // namespace
+
 StoreSink::StoreSink(const StoreSettings& settings, std::string server_id, double report_threshold,
                      double review_threshold)
     : settings_(settings),
@@ -61,11 +94,26 @@ StoreSink::StoreSink(const StoreSettings& settings, std::string server_id, doubl
     // restart, meet with a chance of one in 2^64 per pair of writers.
     if (sodium_init() < 0) throw std::runtime_error("libsodium cannot start");
     randombytes_buf(&writer_id_, sizeof writer_id_);
+    std::string unwritable;
     try {
         db_ = store::open_and_migrate(settings);
+        check_writable(*db_);
     } catch (const DatabaseError& error) {
-        throw std::runtime_error(fmt::format("{}: the store: {}", settings.where(), error.what()));
+        // Refused for what it is (a newer schema, not a database): never started on.
+        if (!error.transient() || !settings.start_unwritable)
+            throw std::runtime_error(fmt::format(
+                "{}: the store: {}{}", settings.where(), error.what(),
+                error.transient() ? "; make it writable, or set [store] on_unwritable = "
+                                    "\"start\" to start without it"
+                                  : ""));
+        unwritable = error.what();
+        db_.reset();
     }
+    if (!unwritable.empty())
+        spdlog::warn("store {}: cannot be written ({}); starting without it ([store] "
+                     "on_unwritable = \"start\"): it is opened again each second while "
+                     "records wait, and past max_queued ({}) they are lost and counted",
+                     settings_.where(), unwritable, settings_.max_queued);
     writer_ = std::thread([this] { write_loop(); });
 }
 
@@ -80,14 +128,12 @@ StoreSink::~StoreSink() {
 }
 
 void StoreSink::push(Record record) {
-    std::unique_lock lock(mutex_);
+    std::lock_guard lock(mutex_);
+    // Never a wait: the event thread serves every relay and the assessments, which must not
+    // stop for a store that cannot keep up. The writer logs the count.
     if (queue_.size() + in_flight_ >= settings_.max_queued) {
-        ++counters_.waits;
-        if (worth_logging(counters_.waits))
-            spdlog::warn("store {}: {} records wait for the database; the stream waits for room "
-                         "({} time(s) so far)",
-                         settings_.where(), queue_.size() + in_flight_, counters_.waits);
-        room_.wait(lock, [&] { return queue_.size() + in_flight_ < settings_.max_queued; });
+        ++counters_.lost;
+        return;
     }
     queue_.push_back(std::move(record));
     counters_.queued = queue_.size();
@@ -117,15 +163,20 @@ void StoreSink::flush() {
     ++flushes_waiting_;
     wake_writer_.notify_one();
     // A database that is down is retried for a while, not for ever: a server that is
-    // stopping must stop, and says what it could not write.
-    const bool done = done_.wait_for(lock, std::chrono::seconds(30), [&] {
+    // stopping must stop, and says what it could not write. One that already used up a
+    // whole drain without writing since is not waited for again (the host's close and the
+    // sink's destructor would otherwise wait twice).
+    const auto limit = drain_gave_up_ ? std::chrono::seconds(0) : kDrainLimit;
+    const bool done = done_.wait_for(lock, limit, [&] {
         return (queue_.empty() && in_flight_ == 0) || stopping_;
     });
     --flushes_waiting_;
-    if (!done)
-        spdlog::error("store {}: {} record(s) still not written after 30 s of trying ({} "
+    if (!done && !drain_gave_up_)
+        spdlog::error("store {}: {} record(s) still not written after {} s of trying ({} "
                       "failure(s)); they stay queued while the process runs",
-                      settings_.where(), queue_.size() + in_flight_, counters_.failures);
+                      settings_.where(), queue_.size() + in_flight_, kDrainLimit.count(),
+                      counters_.failures);
+    if (!done) drain_gave_up_ = true;
 }
 
 StoreSink::Counters StoreSink::counters() const {
@@ -136,11 +187,13 @@ StoreSink::Counters StoreSink::counters() const {
 void StoreSink::write_loop() {
     const auto interval = std::chrono::milliseconds(settings_.commit_interval_ms);
     std::vector<Record> batch;
+    uint64_t failing = 0;  // attempts failed in a row
     for (;;) {
+        report_lost(false);
         {
             std::unique_lock lock(mutex_);
             // Commits come every interval, many records to one transaction; at once when
-            // the queue is full (the event thread waits) or someone waits for a flush.
+            // the queue is full or someone waits for a flush.
             wake_writer_.wait_for(lock, interval, [&] {
                 return stopping_ || flushes_waiting_ > 0 || queue_.size() >= settings_.max_queued;
             });
@@ -162,13 +215,24 @@ void StoreSink::write_loop() {
             counters_.committed += batch.size();
             ++counters_.commits;
             in_flight_ = 0;
+            drain_gave_up_ = false;
+            if (failing > 0)
+                spdlog::info("store {}: written again after {} failed attempt(s); {} record(s) "
+                             "held meanwhile are in",
+                             settings_.where(), failing, batch.size());
+            failing = 0;
             batch.clear();
         } catch (const std::exception& error) {
             // Held, not dropped: the same records go again after a pause.
             const auto* refused = dynamic_cast<const store::DatabaseError*>(&error);
             const bool record_refused = refused && !refused->transient();
+            // Anything but the record's own fault: the next attempt opens the store again,
+            // since a connection can stay as it was when the cause has gone (SQLite keeps a
+            // file it opened read only so after a chmod).
+            if (!record_refused) db_.reset();
             std::unique_lock lock(mutex_);
             ++counters_.failures;
+            ++failing;
             if (worth_logging(counters_.failures))
                 spdlog::error("store {}: cannot write {} record(s): {}; they are held and tried "
                               "again in 1 s ({} failure(s) so far)",
@@ -179,29 +243,61 @@ void StoreSink::write_loop() {
         }
         {
             std::lock_guard lock(mutex_);
-            room_.notify_all();
             if (queue_.empty() && in_flight_ == 0) done_.notify_all();
         }
         if (!batch.empty()) {
             std::unique_lock lock(mutex_);
             wake_writer_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });
             if (stopping_) {
-                spdlog::error("store {}: stopping with {} record(s) it could not write",
-                              settings_.where(), batch.size());
+                const uint64_t left = batch.size() + queue_.size();
+                counters_.lost += left;
+                spdlog::error("store {}: stopping with {} record(s) it could not write; they "
+                              "are lost",
+                              settings_.where(), left);
                 done_.notify_all();
+                lock.unlock();
+                report_lost(true);
                 return;
             }
         }
     }
 }
 
+store::Database& StoreSink::connection() {
+    if (!db_) {
+        db_ = store::open_and_migrate(settings_);
+        std::lock_guard lock(mutex_);
+        ++counters_.reopens;
+    }
+    return *db_;
+}
+
+void StoreSink::report_lost(bool stopping) {
+    uint64_t lost = 0;
+    {
+        std::lock_guard lock(mutex_);
+        lost = counters_.lost;
+    }
+    if (lost == lost_reported_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!stopping && lost_reported_ > 0 && now - lost_reported_at_ < std::chrono::seconds(10))
+        return;
+    spdlog::error("store {}: {} record(s) lost ({} since the last report): the store could not "
+                  "take them (max_queued {} were waiting); the relays and the assessments went "
+                  "on without them",
+                  settings_.where(), lost, lost - lost_reported_, settings_.max_queued);
+    lost_reported_ = lost;
+    lost_reported_at_ = now;
+}
+
 void StoreSink::isolate_refused(std::vector<Record>& batch) {
     // Only when the database answers: one that is down refuses everything, and then the
     // records wait for it.
     try {
-        auto alive = db_->prepare("SELECT 1");
+        auto alive = connection().prepare("SELECT 1");
         alive->step();
     } catch (const std::exception&) {
+        db_.reset();
         return;
     }
     // Each record then says for itself whether the database refuses it (a constraint, a
@@ -227,6 +323,7 @@ void StoreSink::isolate_refused(std::vector<Record>& batch) {
         } catch (const store::DatabaseError& error) {
             if (error.transient()) {
                 // Not this record's fault: it and the rest wait for the database.
+                db_.reset();
                 transient = true;
                 held.push_back(std::move(one.front()));
                 continue;
@@ -247,7 +344,7 @@ void StoreSink::isolate_refused(std::vector<Record>& batch) {
 }
 
 void StoreSink::write(std::vector<Record>& records) {
-    Database& db = *db_;
+    Database& db = connection();
     auto event = db.prepare(store::kInsertSecurityEvent);
     auto match = db.prepare(
         "INSERT INTO matches (server_id, relay_id, match_id, first_seen_unix) VALUES (?, ?, ?, ?) "

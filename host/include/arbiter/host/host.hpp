@@ -59,6 +59,7 @@ struct HostCounters {
 };
 
 class Correlator;
+class StoreSink;
 
 class Host {
   public:
@@ -233,6 +234,8 @@ class Host {
         return metrics_;
     }
     const ServerConfig& config() const { return config_; }
+    // Records the store could not take and lost ([store] max_queued; 0 without a store).
+    uint64_t store_records_lost() const;
     // A sink hears what is taken in from now on: the batches pushed before it are taken in
     // first (to the sinks there were), as with one thread.
     void add_sink(std::shared_ptr<Sink> sink) {
@@ -374,6 +377,7 @@ class Host {
     Aggregator aggregator_;
     std::vector<std::shared_ptr<Sink>> sinks_;
     std::shared_ptr<SecurityEventLog> security_log_;
+    std::shared_ptr<StoreSink> store_sink_;  // with [store]
     std::unique_ptr<Correlator> correlator_;  // with [correlation] enabled
     std::chrono::steady_clock::time_point close_settle_deadline_;  // see finish_match
     std::map<std::pair<std::string, uint64_t>, OpenMatch> open_matches_;
