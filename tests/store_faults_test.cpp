@@ -1,6 +1,7 @@
-// `arbiter serve` and its store when things go wrong (issue 39): a store whose disk fills
-// up while relays stream. Real parts: the server process, its relay socket, an SQLite
-// file, a small tmpfs the test fills.
+// `arbiter serve` and its store when things go wrong (issue 39): a recorded match sent
+// again to a restarted server, and a store whose disk fills up while relays stream. Real
+// parts: the server process, its relay socket, an SQLite file, a small tmpfs the test
+// fills.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -12,12 +13,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "arbiter/host/config.hpp"
+#include "arbiter/host/store.hpp"
 #include "support/cli.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
@@ -49,6 +52,16 @@ arbiter::test::CommandResult send_sample(const fs::path& socket, const fs::path&
         work_dir);
 }
 
+// Flags per player in the store's queue.
+std::map<std::string, uint64_t> flags_in(const fs::path& store) {
+    arbiter::host::StoreSettings settings;
+    settings.path = store.string();
+    arbiter::host::ReviewStore review(settings);
+    std::map<std::string, uint64_t> flags;
+    for (const auto& entry : review.queue()) flags[entry.subject] = entry.events;
+    return flags;
+}
+
 // GET /metrics, the whole answer (the server closes after it).
 std::string scrape(const std::string& address) {
     const auto colon = address.rfind(':');
@@ -76,6 +89,36 @@ size_t occurrences(const std::string& text, const std::string& part) {
 }
 
 }  // namespace
+
+// The tester's case: the server restarted, and the same recorded match sent again was
+// taken in whole, mallory's 17 flags becoming 34. The ledger is kept in the store now: the
+// match is refused as the duplicate it is.
+TEST(StoreFaults, AMatchSentAgainToARestartedServerIsNotCountedTwice) {
+    arbiter::test::TempDir dir;
+    const fs::path socket = dir / "relays.sock", store = dir / "review.db";
+    arbiter::test::write_text(dir / "server_config.toml", config_text(store, socket));
+    {
+        ServerProcess server(dir / "server_config.toml", dir.path());
+        const auto sent = send_sample(socket, dir.path());
+        ASSERT_EQ(sent.exit_status, 0) << sent.err;
+        EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
+    }
+    const auto first = flags_in(store);
+    ASSERT_EQ(first.at("mallory"), 17u);
+    ASSERT_EQ(first.at("trent"), 4u);
+    {
+        ServerProcess server(dir / "server_config.toml", dir.path());
+        const auto again = send_sample(socket, dir.path());
+        // Every batch a duplicate, as it is to a server that did not restart.
+        EXPECT_EQ(again.exit_status, 3) << again.out;
+        EXPECT_NE(again.err.find("is a duplicate of the first batch"), std::string::npos)
+            << again.err;
+        EXPECT_NE(again.err.find("1181 more refusal(s) not shown"), std::string::npos)
+            << again.err;
+        EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
+    }
+    EXPECT_EQ(flags_in(store), first);
+}
 
 // A disk that fills while relays stream: they are served all the same, the records the
 // store cannot take are counted on /metrics and in the log, and SIGTERM gives the store

@@ -187,6 +187,7 @@ TEST_P(StoreTest, AStoreOfSchemaOneIsBroughtForwardWithItsRows) {
         db->execute("DROP INDEX security_events_writer");
         db->execute("ALTER TABLE security_events DROP COLUMN writer_id");
         db->execute("ALTER TABLE security_events DROP COLUMN writer_seq");
+        db->execute("DROP TABLE sequence_ledger");
         db->execute("DELETE FROM schema_migrations WHERE version >= 2");
     }
     {
@@ -293,6 +294,7 @@ TEST_P(StoreTest, AStoreOfSchemaTwoIsRekeyedWithItsVerdicts) {
             "INSERT INTO verdicts (subject, verdict, reviewer, note, recorded_unix) VALUES "
             "('eu-1/7/12', 'confirmed', 'alice', '', 1), ('mallory', 'false_positive', 'bob', "
             "'', 2)");
+        db->execute("DROP TABLE sequence_ledger");
         db->execute("DELETE FROM schema_migrations WHERE version >= 3");
     }
     ReviewStore store(settings);
@@ -415,6 +417,36 @@ TEST_P(StoreTest, AFullDiskLosesOnlyPastTheBoundAndIsWrittenOnceThereIsRoom) {
     sink.flush();
     EXPECT_EQ(sink.counters().committed, 51u);
     EXPECT_EQ(count(settings, "security_events"), 51);
+}
+
+// Issue 39: the ledger was kept in memory only, so a server restarted took a match sent
+// again as new. The sink keeps it in the store, and the next sink of the same server
+// reads it back; another server's is its own.
+TEST_P(StoreTest, TheLedgerIsKeptWithTheRecordsAndReadBackByTheSameServer) {
+    TempDir dir;
+    const auto settings = settings_in(dir);
+    {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        EXPECT_TRUE(sink.take_recorded_progress().empty());
+        sink.on_progress({"relay-a", 7, 3, 2'000'000, 0xfedcba9876543210, false});
+        sink.on_progress({"relay-a", 7, 5, 4'000'000, 0xfedcba9876543210, true});
+        sink.on_progress({"relay-b", UINT64_MAX - 1, 1, 1'000, 1, false});
+        sink.flush();
+    }
+    StoreSink again(settings, "s1", 0.3, 0.7);
+    auto progress = again.take_recorded_progress();
+    ASSERT_EQ(progress.size(), 2u);
+    // The ended match first.
+    EXPECT_EQ(progress[0].relay_id, "relay-a");
+    EXPECT_EQ(progress[0].match_id, 7u);
+    EXPECT_EQ(progress[0].next_sequence, 5u);
+    EXPECT_EQ(progress[0].last_relay_us, 4'000'000);
+    EXPECT_EQ(progress[0].first_batch_hash, 0xfedcba9876543210);
+    EXPECT_TRUE(progress[0].ended);
+    EXPECT_EQ(progress[1].match_id, UINT64_MAX - 1);
+    EXPECT_FALSE(progress[1].ended);
+    StoreSink other(settings, "s2", 0.3, 0.7);
+    EXPECT_TRUE(other.take_recorded_progress().empty());
 }
 
 TEST_P(StoreTest, KillDashNineKeepsEverythingFlushedAndLosesAtMostTheLastInterval) {

@@ -106,6 +106,23 @@ UPDATE verdicts SET subject = SUBSTR(subject, 9) WHERE SUBSTR(subject, 1, 8) = '
 UPDATE security_events SET subject = {subject_of_row};
 UPDATE assessments SET subject = {subject_of_row};
 )sql",
+    // 4: each server's sequence ledger (sequence_ledger.hpp), written in the transactions
+    // of the records, so that a server restarted refuses a match sent again instead of
+    // counting it twice: one row per match, where it stood at the last commit.
+    R"sql(
+CREATE TABLE sequence_ledger (
+  server_id TEXT NOT NULL,
+  relay_id TEXT NOT NULL,
+  match_id BIGINT NOT NULL,
+  next_sequence BIGINT NOT NULL,
+  last_relay_us BIGINT NOT NULL,
+  first_batch_hash BIGINT NOT NULL,
+  ended INTEGER NOT NULL,
+  updated_unix BIGINT NOT NULL,
+  PRIMARY KEY (server_id, relay_id, match_id)
+);
+CREATE INDEX sequence_ledger_latest ON sequence_ledger (server_id, ended, updated_unix);
+)sql",
 };
 
 // Migration 3's pieces. The subject of a row, as review_subject makes it:

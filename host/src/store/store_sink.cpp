@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include <chrono>
+#include <map>
 #include <set>
 #include <utility>
 #include <variant>
@@ -48,7 +49,11 @@ struct StoreSink::Record {
         bool complete = false;
         int64_t recorded_unix = 0;
     };
-    std::variant<Event, AssessmentRow, MatchRow> row;
+    struct ProgressRow {
+        SequenceLedger::Progress progress;
+        int64_t recorded_unix = 0;
+    };
+    std::variant<Event, AssessmentRow, MatchRow, ProgressRow> row;
 };
 
 namespace {
@@ -72,6 +77,10 @@ void check_writable(Database& db) {
             "subject, plugin, event_type, model_class, severity, score, confidence, "
             "weighted_score, tripwire, evidence, relay_time_us, recorded_unix) VALUES ('', '', "
             "-1, 0, '', '', '', '', '', 0, 0, 0, 0, 0, '{}', 0, 0)");
+        db.execute(
+            "INSERT INTO sequence_ledger (server_id, relay_id, match_id, next_sequence, "
+            "last_relay_us, first_batch_hash, ended, updated_unix) VALUES ('', '', -1, 0, 0, 0, "
+            "0, 0) ON CONFLICT (server_id, relay_id, match_id) DO NOTHING");
     } catch (...) {
         try {
             db.rollback();
@@ -80,6 +89,26 @@ void check_writable(Database& db) {
         throw;
     }
     db.rollback();
+}
+
+std::vector<SequenceLedger::Progress> read_progress(Database& db, const std::string& server_id) {
+    std::vector<SequenceLedger::Progress> matches;
+    // Ended ones first, the oldest of them first: the order the ledger forgets them in.
+    for (const auto& [ended, kept] :
+         {std::pair{1, StoreSink::kEndedKept}, std::pair{0, StoreSink::kOpenKept}}) {
+        auto rows = db.prepare(fmt::format(
+            "SELECT relay_id, match_id, next_sequence, last_relay_us, first_batch_hash FROM "
+            "(SELECT * FROM sequence_ledger WHERE server_id = ? AND ended = ? ORDER BY "
+            "updated_unix DESC, relay_id DESC, match_id DESC LIMIT {}) AS latest ORDER BY "
+            "updated_unix, relay_id, match_id",
+            kept));
+        rows->bind(1, server_id).bind(2, static_cast<int64_t>(ended));
+        while (rows->step())
+            matches.push_back({rows->text(0), static_cast<uint64_t>(rows->integer(1)),
+                               static_cast<uint64_t>(rows->integer(2)), rows->integer(3),
+                               static_cast<uint64_t>(rows->integer(4)), ended == 1});
+    }
+    return matches;
 }
 
 }  // namespace
@@ -95,8 +124,11 @@ StoreSink::StoreSink(const StoreSettings& settings, std::string server_id, doubl
     if (sodium_init() < 0) throw std::runtime_error("libsodium cannot start");
     randombytes_buf(&writer_id_, sizeof writer_id_);
     std::string unwritable;
+    bool ledger_read = false;
     try {
         db_ = store::open_and_migrate(settings);
+        recorded_progress_ = read_progress(*db_, server_id_);
+        ledger_read = true;
         check_writable(*db_);
     } catch (const DatabaseError& error) {
         // Refused for what it is (a newer schema, not a database): never started on.
@@ -112,8 +144,11 @@ StoreSink::StoreSink(const StoreSettings& settings, std::string server_id, doubl
     if (!unwritable.empty())
         spdlog::warn("store {}: cannot be written ({}); starting without it ([store] "
                      "on_unwritable = \"start\"): it is opened again each second while "
-                     "records wait, and past max_queued ({}) they are lost and counted",
-                     settings_.where(), unwritable, settings_.max_queued);
+                     "records wait, and past max_queued ({}) they are lost and counted{}",
+                     settings_.where(), unwritable, settings_.max_queued,
+                     ledger_read ? ""
+                                 : "; batches delivered before this start are not known as "
+                                   "duplicates");
     writer_ = std::thread([this] { write_loop(); });
 }
 
@@ -138,6 +173,14 @@ void StoreSink::push(Record record) {
     queue_.push_back(std::move(record));
     counters_.queued = queue_.size();
     wake_writer_.notify_one();
+}
+
+std::vector<SequenceLedger::Progress> StoreSink::take_recorded_progress() {
+    return std::exchange(recorded_progress_, {});
+}
+
+void StoreSink::on_progress(const SequenceLedger::Progress& progress) {
+    push({Record::ProgressRow{progress, unix_now()}});
 }
 
 void StoreSink::on_signal(const SignalRecord& signal) {
@@ -359,6 +402,15 @@ void StoreSink::write(std::vector<Record>& records) {
         "account = excluded.account, subject = excluded.subject, action = excluded.action, "
         "combined_score = excluded.combined_score, final = excluded.final, "
         "assessment_json = excluded.assessment_json, updated_unix = excluded.updated_unix");
+    auto ledger = db.prepare(
+        "INSERT INTO sequence_ledger (server_id, relay_id, match_id, next_sequence, "
+        "last_relay_us, first_batch_hash, ended, updated_unix) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (server_id, relay_id, match_id) DO UPDATE SET next_sequence = "
+        "excluded.next_sequence, last_relay_us = excluded.last_relay_us, first_batch_hash = "
+        "excluded.first_batch_hash, ended = excluded.ended, updated_unix = excluded.updated_unix");
+    // Where each match stands after the last of these records: one row per match per
+    // transaction, not one per batch.
+    std::map<std::pair<std::string, uint64_t>, const Record::ProgressRow*> progressed;
     // A match is recorded once per transaction, not once per record of it.
     std::set<std::pair<std::string, uint64_t>> recorded;
     auto seen = [&](const std::string& relay, uint64_t match_id, int64_t now) {
@@ -419,7 +471,22 @@ void StoreSink::write(std::vector<Record>& records) {
                     .bind(4, m->relay_id)
                     .bind(5, static_cast<int64_t>(m->match_id));
                 ended->step();
+            } else if (auto* p = std::get_if<Record::ProgressRow>(&record.row)) {
+                progressed[{p->progress.relay_id, p->progress.match_id}] = p;
             }
+        }
+        for (const auto& [key, p] : progressed) {
+            const SequenceLedger::Progress& at = p->progress;
+            ledger->reset();
+            ledger->bind(1, server_id_)
+                .bind(2, at.relay_id)
+                .bind(3, static_cast<int64_t>(at.match_id))
+                .bind(4, static_cast<int64_t>(at.next_sequence))
+                .bind(5, at.last_relay_us)
+                .bind(6, static_cast<int64_t>(at.first_batch_hash))
+                .bind(7, static_cast<int64_t>(at.ended ? 1 : 0))
+                .bind(8, p->recorded_unix);
+            ledger->step();
         }
         db.commit();
     } catch (...) {

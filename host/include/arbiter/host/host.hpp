@@ -377,7 +377,9 @@ class Host {
     Aggregator aggregator_;
     std::vector<std::shared_ptr<Sink>> sinks_;
     std::shared_ptr<SecurityEventLog> security_log_;
-    std::shared_ptr<StoreSink> store_sink_;  // with [store]
+    std::shared_ptr<StoreSink> store_sink_;  // with [store]; it keeps the ledger across restarts
+    // Tells the store where the match stands in the ledger now (a batch delivered, its end).
+    void remember_progress(const std::string& relay_id, uint64_t match_id);
     std::unique_ptr<Correlator> correlator_;  // with [correlation] enabled
     std::chrono::steady_clock::time_point close_settle_deadline_;  // see finish_match
     std::map<std::pair<std::string, uint64_t>, OpenMatch> open_matches_;

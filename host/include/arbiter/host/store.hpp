@@ -16,6 +16,10 @@
 // (locked, full, read only, unreachable) holds them all. flush() (the host's close,
 // SIGTERM) returns once everything given is committed, or after 30 s of a database that
 // fails; a process killed outright loses at most the last commit interval.
+//
+// The sink also keeps the host's sequence ledger (where each match stands) in the store,
+// in the same transactions as the records, so that a match sent again after a restart is
+// refused as the duplicate it is, not counted twice.
 #pragma once
 
 #include <chrono>
@@ -33,6 +37,7 @@
 
 #include "arbiter/host/assessment.hpp"
 #include "arbiter/host/config.hpp"
+#include "arbiter/host/sequence_ledger.hpp"
 #include "arbiter/host/sinks.hpp"
 
 namespace arbiter::host {
@@ -75,6 +80,14 @@ class StoreSink : public Sink {
     void flush() override;
     static constexpr std::chrono::seconds kDrainLimit{30};
 
+    // Where the ledger of this server (server_id) stood in the store at start: the
+    // kEndedKept latest ended matches and the kOpenKept latest open ones. Taken once.
+    std::vector<SequenceLedger::Progress> take_recorded_progress();
+    static constexpr size_t kEndedKept = SequenceLedger::kEndedMatchesKept;
+    static constexpr size_t kOpenKept = 65'536;
+    // A match's place in the ledger, written with the records given before it.
+    void on_progress(const SequenceLedger::Progress& progress);
+
     struct Counters {
         uint64_t queued = 0;     // records waiting now
         uint64_t committed = 0;  // records in the database
@@ -107,6 +120,7 @@ class StoreSink : public Sink {
     double report_threshold_;
     double review_threshold_;
     std::unique_ptr<store::Database> db_;  // writer thread only, once it runs; null: reopen
+    std::vector<SequenceLedger::Progress> recorded_progress_;
     uint64_t lost_reported_ = 0;  // writer thread only
     std::chrono::steady_clock::time_point lost_reported_at_;
 
