@@ -363,6 +363,9 @@ TEST_P(StoreTest, AStoreThatCannotBeWrittenIsRefusedAtStartOrStartedAndWrittenOn
         }
         settings.start_unwritable = true;
         sink = std::make_unique<StoreSink>(settings, "s1", 0.3, 0.7);
+        // Reviewers read it all the same.
+        ReviewStore reader(settings);
+        EXPECT_TRUE(reader.queue().empty());
     }
     // Every record is taken at once: 10 wait for the store, the other 90 are lost and
     // counted, and the thread that gave them went on.

@@ -154,6 +154,15 @@ std::string dialect(const Database& db, std::string sql) {
 
 void migrate(Database& db) {
     static_assert(kSchemaVersion >= 1);
+    // A store already at this version needs nothing written: readers (the review page,
+    // `arbiter review`, the correlator) then open one that cannot be written too, a
+    // read-only file or transaction (the writer's own check is StoreSink's).
+    try {
+        auto version = db.prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+        if (version->step() && version->integer(0) == kSchemaVersion) return;
+    } catch (const DatabaseError&) {
+        // No schema yet, or no answer: the locked path below says which.
+    }
     // One transaction that holds the store's migration lock from the first read: two hosts
     // starting together on a fresh store migrate it once (SQLite: BEGIN IMMEDIATE takes the
     // write lock; PostgreSQL: an advisory lock until the commit).
