@@ -467,6 +467,9 @@ void run_store(const Settings& s) {
             else
                 settings.path = std::string(folder) + "/store.db";
             settings.commit_interval_ms = interval_ms;
+            // Room for every event: a full queue loses records rather than wait (store.hpp),
+            // and the figure is the writer's, to the last commit.
+            settings.max_queued = events;
             const double start = wall_seconds();
             {
                 host::StoreSink sink(settings, "bench", 0.3, 0.7);

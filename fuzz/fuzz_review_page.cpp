@@ -56,6 +56,12 @@ struct Fixture {
             signal.evidence_json =
                 R"({"from":{"t_us":1,"x":1,"y":2},"to":{"t_us":2,"x":3,"y":4},"intervals_ms":[1,2,3]})";
             sink.on_signal(signal);
+            // Both kinds of subject, and an account spelled like the other kind: what a
+            // typed `subject=` or an `id=` is read as (canonical_subject).
+            signal.account = "";
+            sink.on_signal(signal);
+            signal.account = "player:relay/1/1";
+            sink.on_signal(signal);
             sink.flush();
         }
         site = std::make_unique<review_page::ReviewSite>(settings, "fuzz-token-0123456789");
@@ -91,6 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (response.status < 200 || response.status > 599) std::abort();
     if (response.body.find("<script") != std::string::npos) std::abort();
 
+    (void)canonical_subject(text);
     (void)review_page::parse_urlencoded(text);
     (void)review_page::cookie_value(text, "arbiter_review");
     const auto parsed = parse_untrusted_json(text, 1 << 20);

@@ -28,7 +28,8 @@ constexpr const char* kUsage =
     "       arbiter review CONFIG verdict PLAYER confirmed|false_positive|inconclusive\n"
     "               --reviewer NAME [--note TEXT]\n"
     "       arbiter review CONFIG export OUT.truth.json\n"
-    "PLAYER is an account, or relay/match/player for a player without one.\n";
+    "PLAYER is an account (account:NAME when NAME begins with player: or account:), or\n"
+    "player:relay/match/player for a player without one.\n";
 
 std::string when(int64_t unix_seconds) {
     const std::time_t t = static_cast<std::time_t>(unix_seconds);

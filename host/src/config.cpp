@@ -717,6 +717,16 @@ ServerConfig read_config(const toml::table& root, const std::string& file,
                            "not both");
         reader.integer("commit_interval_ms", config.store.commit_interval_ms, 1, 60'000);
         reader.integer("max_queued", config.store.max_queued, 1, 100'000'000);
+        std::string unwritable;
+        if (reader.string("on_unwritable", unwritable)) {
+            if (unwritable == "start")
+                config.store.start_unwritable = true;
+            else if (unwritable != "refuse")
+                reader.problem(*store->get("on_unwritable"), "on_unwritable",
+                               "expected \"refuse\" (the host does not start) or \"start\" (it "
+                               "starts, warns, and writes once the store can be written), got \"" +
+                                   unwritable + "\"");
+        }
         reader.reject_unknown();
     }
 

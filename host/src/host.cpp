@@ -40,15 +40,27 @@ Host::Host(ServerConfig config)
 }
 
 void Host::open_sinks() {
-    if (config_.store.enabled())
-        add_sink(std::make_shared<StoreSink>(config_.store, config_.host.server_id,
-                                             config_.sinks.report_threshold,
-                                             config_.aggregation.review_threshold));
+    if (config_.store.enabled()) {
+        store_sink_ = std::make_shared<StoreSink>(config_.store, config_.host.server_id,
+                                                  config_.sinks.report_threshold,
+                                                  config_.aggregation.review_threshold);
+        ledger_.restore(store_sink_->take_recorded_progress());
+        add_sink(store_sink_);
+    }
     if (config_.sinks.security_log.empty()) return;
     security_log_ = std::make_shared<SecurityEventLog>(
         config_.sinks.security_log, config_.host.server_id, config_.sinks.report_threshold,
         config_.aggregation.review_threshold);
     add_sink(security_log_);
+}
+
+void Host::remember_progress(const std::string& relay_id, uint64_t match_id) {
+    if (!store_sink_) return;
+    if (auto progress = ledger_.progress(relay_id, match_id)) store_sink_->on_progress(*progress);
+}
+
+uint64_t Host::store_records_lost() const {
+    return store_sink_ ? store_sink_->counters().lost : 0;
 }
 
 Host::~Host() {
@@ -107,6 +119,7 @@ Host::PushResult Host::push_batch(
     // pushed (a new match under the same id, say) is judged against it before then.
     if (ingested.batch.ends_match)
         ledger_.match_ended(ingested.batch.relay_id, ingested.batch.match_id, true);
+    remember_progress(ingested.batch.relay_id, ingested.batch.match_id);
     std::optional<std::vector<LostStretch>> lost_after;
     if (admitted.gap || admitted.reused_id || ingested.batch.ends_match)
         lost_after = ledger_.lost(ingested.batch.relay_id, ingested.batch.match_id);
@@ -447,6 +460,7 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
     count_open_players(relay_id, match_id, ending.players.size(), false);
     if (!complete) {  // complete: the ledger was told at push
         ledger_.match_ended(relay_id, match_id, false);
+        remember_progress(relay_id, match_id);
         // An end without MatchEnd after damaged input adds a stretch through the end.
         const auto& lost = ledger_.lost(relay_id, match_id);
         if (!lost.empty()) lost_seen_[{relay_id, match_id}] = lost;

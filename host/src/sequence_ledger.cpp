@@ -1,6 +1,8 @@
 #include "arbiter/host/sequence_ledger.hpp"
 
-#include <functional>
+#include <sodium.h>
+
+#include <cstring>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -26,8 +28,15 @@ std::string LostStretch::describe() const {
 }
 
 uint64_t SequenceLedger::batch_hash(const VerifiedBatch& batch) {
-    return std::hash<std::string_view>()(
-        std::string_view(reinterpret_cast<const char*>(batch.bytes.data()), batch.bytes.size()));
+    // BLAKE2b (its shortest output, 16 bytes), not std::hash: the store keeps it for the
+    // next process, which may be another build.
+    static const bool ready = sodium_init() >= 0;
+    (void)ready;
+    unsigned char digest[crypto_generichash_BYTES_MIN];
+    crypto_generichash(digest, sizeof digest, batch.bytes.data(), batch.bytes.size(), nullptr, 0);
+    uint64_t hash = 0;
+    std::memcpy(&hash, digest, sizeof hash);
+    return hash;
 }
 
 SequenceLedger::Verdict SequenceLedger::admit(const VerifiedBatch& batch) {
@@ -145,6 +154,31 @@ void SequenceLedger::match_ended(const std::string& relay_id, uint64_t match_id,
             oldest != matches_.end() && oldest->second.ended)
             matches_.erase(oldest);
         ended_.pop_front();
+    }
+}
+
+std::optional<SequenceLedger::Progress> SequenceLedger::progress(const std::string& relay_id,
+                                                                  uint64_t match_id) const {
+    const auto found = matches_.find({relay_id, match_id});
+    if (found == matches_.end() || !found->second.seen) return std::nullopt;
+    const Match& match = found->second;
+    return Progress{relay_id,          match_id,     match.next_sequence, match.last_relay_us,
+                    match.first_batch_hash, match.ended};
+}
+
+void SequenceLedger::restore(const std::vector<Progress>& matches) {
+    for (const Progress& recorded : matches) {
+        Match& match = matches_[{recorded.relay_id, recorded.match_id}];
+        match = Match{};
+        match.seen = true;
+        match.next_sequence = recorded.next_sequence;
+        match.last_relay_us = recorded.last_relay_us;
+        match.first_batch_hash = recorded.first_batch_hash;
+        if (recorded.ended) {
+            // Through match_ended's bound, as if it had ended in this process.
+            match.ended = false;
+            match_ended(recorded.relay_id, recorded.match_id, true);
+        }
     }
 }
 

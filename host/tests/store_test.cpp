@@ -1,17 +1,26 @@
 // The store on SQLite: its schema and migrations, the writer that never drops, what
 // kill -9 keeps, the review queue with tier 6's cross-server ranking, verdicts, their
 // export, and seed 000's trust score.
+#include <linux/capability.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -27,6 +36,26 @@ namespace {
 
 using test::TempDir;
 using ::testing::HasSubstr;
+
+// Root writes whatever a file's mode says: without CAP_DAC_OVERRIDE in its effective set
+// (for this thread and the threads it starts meanwhile) a mode of 0444 holds for it as
+// for anyone. Not root: nothing to drop, the mode holds already.
+class WithoutModeOverride {
+  public:
+    WithoutModeOverride() { set(false); }
+    ~WithoutModeOverride() { set(true); }
+
+  private:
+    static void set(bool effective) {
+        __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+        __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+        if (::syscall(SYS_capget, &header, data) != 0) return;
+        const uint32_t bit = 1u << CAP_DAC_OVERRIDE;
+        if (!(data[0].permitted & bit)) return;
+        data[0].effective = effective ? data[0].effective | bit : data[0].effective & ~bit;
+        ::syscall(SYS_capset, &header, data);
+    }
+};
 
 // Every store test runs on both back ends: an SQLite file, and a real PostgreSQL server
 // the suite starts for itself (one server, the schema emptied before each test).
@@ -57,6 +86,27 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
         return settings;
     }
 
+    // The store cannot be written (true) or can again (false): the SQLite file's mode, or
+    // PostgreSQL's default for new transactions (an operator's read-only switch).
+    void set_read_only(const StoreSettings& settings, bool read_only) const {
+        if (GetParam() == "sqlite") {
+            // With its WAL files, as an operator would (`chmod 644 store.db*`): SQLite makes
+            // them with the file's mode, read only too while it was.
+            for (const char* suffix : {"", "-wal", "-shm"})
+                if (std::filesystem::exists(settings.path + suffix))
+                    std::filesystem::permissions(settings.path + suffix,
+                                                 read_only ? std::filesystem::perms(0444)
+                                                           : std::filesystem::perms(0644));
+            return;
+        }
+        auto db = store::open_postgres(postgres_->conninfo());
+        db->execute("SET default_transaction_read_only = off");
+        db->execute(fmt::format(
+            "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_read_only "
+            "= {}', current_database()); END $$",
+            read_only ? "on" : "off"));
+    }
+
     static inline std::unique_ptr<test::PostgresServer> postgres_;
     static inline std::string postgres_missing_;
 };
@@ -84,6 +134,16 @@ Assessment assessed(const std::string& relay, uint64_t match, uint32_t player,
     assessment.action = action;
     assessment.combined_score = action == Action::clear ? 0.0 : 0.9;
     return assessment;
+}
+
+// A player's dossier as JSON; null, and a failure, when the store holds no such player.
+nlohmann::json dossier_of(ReviewStore& store, const std::string& subject) {
+    const auto dossier = store.dossier(subject);
+    if (!dossier) {
+        ADD_FAILURE() << "no dossier for '" << subject << "'";
+        return nullptr;
+    }
+    return nlohmann::json::parse(dossier->json);
 }
 
 int64_t count(const StoreSettings& settings, const std::string& table) {
@@ -127,7 +187,8 @@ TEST_P(StoreTest, AStoreOfSchemaOneIsBroughtForwardWithItsRows) {
         db->execute("DROP INDEX security_events_writer");
         db->execute("ALTER TABLE security_events DROP COLUMN writer_id");
         db->execute("ALTER TABLE security_events DROP COLUMN writer_seq");
-        db->execute("DELETE FROM schema_migrations WHERE version = 2");
+        db->execute("DROP TABLE sequence_ledger");
+        db->execute("DELETE FROM schema_migrations WHERE version >= 2");
     }
     {
         StoreSink sink(settings, "s1", 0.3, 0.7);
@@ -172,6 +233,83 @@ TEST_P(StoreTest, AnEventWrittenAgainWithItsKeyIsNotAddedTwice) {
     EXPECT_EQ(count(settings, "security_events"), 51);
 }
 
+// Issue 39: relay us-1 joined a player whose account is the string "eu-1/7/12", and one
+// verdict landed on relay eu-1's unnamed player 12 of match 7 as well.
+TEST_P(StoreTest, AnAccountSpelledLikeAnUnnamedPlayerIsNotThatPlayer) {
+    TempDir dir;
+    const auto settings = settings_in(dir);
+    {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        sink.on_signal(flag("eu-1", 7, 12, "", 0.9));
+        sink.on_signal(flag("us-1", 3, 1, "eu-1/7/12", 0.9));
+        sink.on_signal(flag("us-1", 3, 2, "player:eu-1/7/12", 0.9));
+        sink.on_signal(flag("us-1", 3, 3, "account:mallory", 0.9));
+        sink.flush();
+    }
+    ReviewStore store(settings);
+    std::set<std::string> subjects;
+    for (const auto& entry : store.queue()) subjects.insert(entry.subject);
+    EXPECT_EQ(subjects, (std::set<std::string>{"player:eu-1/7/12", "eu-1/7/12",
+                                               "account:player:eu-1/7/12",
+                                               "account:account:mallory"}));
+    // The verdict on the account leaves eu-1's player in the queue, unreviewed.
+    store.record_verdict("eu-1/7/12", "confirmed", "alice", "");
+    auto unnamed = dossier_of(store, "player:eu-1/7/12");
+    ASSERT_EQ(unnamed["events"].size(), 1u);
+    EXPECT_EQ(unnamed["events"][0]["relay_id"], "eu-1");
+    EXPECT_EQ(unnamed["events"][0]["reviewed"], false);
+    EXPECT_TRUE(unnamed["verdicts"].empty());
+    // An account named like a key is reached as "account:" and its name, and only so.
+    auto spelled = dossier_of(store, "account:player:eu-1/7/12");
+    EXPECT_EQ(spelled["subject"], "account:player:eu-1/7/12");
+    ASSERT_EQ(spelled["events"].size(), 1u);
+    EXPECT_EQ(spelled["events"][0]["player"], 2);
+    EXPECT_EQ(dossier_of(store, "account:eu-1/7/12")["subject"], "eu-1/7/12");
+    EXPECT_EQ(store.queue().size(), 3u);
+}
+
+// A store of schema 2 keyed both kinds alike; brought forward, each row gets its kind from
+// its own account, and an old verdict stays readable on the player it was given to.
+TEST_P(StoreTest, AStoreOfSchemaTwoIsRekeyedWithItsVerdicts) {
+    TempDir dir;
+    const auto settings = settings_in(dir);
+    {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        sink.on_signal(flag("eu-1", 7, 12, "", 0.9));
+        sink.on_signal(flag("eu-1", 7, 13, "", 0.9));
+        sink.on_signal(flag("us-1", 3, 1, "mallory", 0.9));
+        sink.on_signal(flag("us-1", 3, 2, "player:x", 0.9));
+        sink.on_match_end("eu-1", 7, true, {assessed("eu-1", 7, 12, "", Action::flag_for_review)});
+        sink.flush();
+    }
+    {
+        // Back to what a host of schema 2 wrote, with a verdict on each kind.
+        auto db = store::open_and_migrate(settings);
+        for (const char* table : {"security_events", "assessments"})
+            db->execute(fmt::format(
+                "UPDATE {} SET subject = CASE WHEN account = '' THEN relay_id || '/' || "
+                "CAST(match_id AS TEXT) || '/' || CAST(player AS TEXT) ELSE account END",
+                table));
+        db->execute(
+            "INSERT INTO verdicts (subject, verdict, reviewer, note, recorded_unix) VALUES "
+            "('eu-1/7/12', 'confirmed', 'alice', '', 1), ('mallory', 'false_positive', 'bob', "
+            "'', 2)");
+        db->execute("DROP TABLE sequence_ledger");
+        db->execute("DELETE FROM schema_migrations WHERE version >= 3");
+    }
+    ReviewStore store(settings);
+    auto unnamed = dossier_of(store, "player:eu-1/7/12");
+    EXPECT_EQ(unnamed["events"].size(), 1u);
+    EXPECT_EQ(unnamed["matches"].size(), 1u);
+    ASSERT_EQ(unnamed["verdicts"].size(), 1u);
+    EXPECT_EQ(unnamed["verdicts"][0]["reviewer"], "alice");
+    EXPECT_EQ(dossier_of(store, "mallory")["verdicts"][0]["reviewer"], "bob");
+    EXPECT_EQ(dossier_of(store, "account:player:x")["events"].size(), 1u);
+    EXPECT_FALSE(store.dossier("eu-1/7/12"));  // no account of that name
+    EXPECT_EQ(count(settings, "verdicts"), 2);
+    EXPECT_EQ(count(settings, "schema_migrations"), store::kSchemaVersion);
+}
+
 TEST_P(StoreTest, AFileThatIsNoDatabaseIsAClearError) {
     if (GetParam() != "sqlite") GTEST_SKIP() << "a file is SQLite's";
     TempDir dir;
@@ -185,10 +323,9 @@ TEST_P(StoreTest, AFileThatIsNoDatabaseIsAClearError) {
     }
 }
 
-TEST_P(StoreTest, WritesFlagsAtTheThresholdAndEveryAssessmentAndNothingIsDroppedWhenFull) {
+TEST_P(StoreTest, WritesFlagsAtTheThresholdAndEveryAssessment) {
     TempDir dir;
-    // A queue of 8 records: the writer falls behind and the producer waits, never drops.
-    const auto settings = settings_in(dir, 5, 8);
+    const auto settings = settings_in(dir, 5, 1000);
     {
         StoreSink sink(settings, "s1", 0.3, 0.7);
         for (uint32_t i = 0; i < 500; ++i) {
@@ -197,11 +334,122 @@ TEST_P(StoreTest, WritesFlagsAtTheThresholdAndEveryAssessmentAndNothingIsDropped
         }
         sink.on_match_end("r", 1, true, {assessed("r", 1, 1, "acct-0", Action::flag_for_review)});
         sink.flush();
-        EXPECT_EQ(sink.counters().committed, 502u);  // 500 flags, the match, its assessment
+        // 500 flags, the match, its assessment; a queue of 1000 was never full.
+        EXPECT_EQ(sink.counters().committed, 502u);
+        EXPECT_EQ(sink.counters().lost, 0u);
     }
     EXPECT_EQ(count(settings, "security_events"), 500);
     EXPECT_EQ(count(settings, "assessments"), 1);
     EXPECT_EQ(count(settings, "matches"), 1);
+}
+
+// Issue 39: a store that cannot be written held the event thread once max_queued records
+// waited, and with it every relay and /metrics. Each way a store becomes unwritable is
+// made here as it happens: a file of mode 0444 (root is held to it, see
+// WithoutModeOverride), a PostgreSQL database whose transactions are read only.
+TEST_P(StoreTest, AStoreThatCannotBeWrittenIsRefusedAtStartOrStartedAndWrittenOnceItCan) {
+    TempDir dir;
+    auto settings = settings_in(dir, 20, 10);
+    { StoreSink created(settings, "s1", 0.3, 0.7); }
+    std::unique_ptr<StoreSink> sink;
+    {
+        WithoutModeOverride held;
+        set_read_only(settings, true);
+        try {
+            StoreSink refused(settings, "s1", 0.3, 0.7);
+            ADD_FAILURE() << "started on a store it cannot write";
+        } catch (const std::runtime_error& error) {
+            EXPECT_THAT(error.what(), HasSubstr("on_unwritable"));
+        }
+        settings.start_unwritable = true;
+        sink = std::make_unique<StoreSink>(settings, "s1", 0.3, 0.7);
+        // Reviewers read it all the same.
+        ReviewStore reader(settings);
+        EXPECT_TRUE(reader.queue().empty());
+    }
+    // Every record is taken at once: 10 wait for the store, the other 90 are lost and
+    // counted, and the thread that gave them went on.
+    for (uint32_t i = 0; i < 100; ++i) sink->on_signal(flag("r", 1, 1 + i, "a", 0.9));
+    EXPECT_EQ(sink->counters().lost, 90u);
+    // The cause goes away: the store is opened again and the 10 are written.
+    set_read_only(settings, false);
+    sink->flush();
+    EXPECT_EQ(sink->counters().committed, 10u);
+    EXPECT_GE(sink->counters().reopens, 1u);
+    EXPECT_EQ(count(settings, "security_events"), 10);
+}
+
+// A disk that fills while the store runs (a small tmpfs, filled up): records past the
+// bound are lost and counted rather than waited for, and once room is made the held ones
+// are written.
+TEST_P(StoreTest, AFullDiskLosesOnlyPastTheBoundAndIsWrittenOnceThereIsRoom) {
+    if (GetParam() != "sqlite") GTEST_SKIP() << "a disk the test can fill is SQLite's";
+    TempDir dir;
+    const auto small = dir / "small";
+    std::filesystem::create_directories(small);
+    // 4 MiB of tmpfs, mounted by the test: a full disk it can make and free. It needs root
+    // (CAP_SYS_ADMIN); elsewhere the test says so and skips.
+    if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=4m") != 0)
+        GTEST_SKIP() << "cannot mount a small tmpfs to fill (" << std::strerror(errno)
+                     << "): run as root for this test";
+    struct Unmount {
+        std::filesystem::path at;
+        ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
+    } unmount{small};
+    StoreSettings settings;
+    settings.path = (small / "store.db").string();
+    settings.commit_interval_ms = 20;
+    settings.max_queued = 50;
+    StoreSink sink(settings, "s1", 0.3, 0.7);
+    sink.on_signal(flag("r", 1, 1, "a", 0.9));
+    sink.flush();
+    ASSERT_EQ(sink.counters().committed, 1u);
+    {
+        std::ofstream filler(small / "filler", std::ios::binary);
+        const std::string block(64 * 1024, 'x');
+        while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) &&
+               filler.flush()) {
+        }
+    }
+    SignalRecord big = flag("r", 1, 2, "b", 0.9);
+    big.evidence_json = "{\"pad\":\"" + std::string(8 * 1024, 'p') + "\"}";
+    for (int i = 0; i < 200; ++i) sink.on_signal(big);
+    EXPECT_EQ(sink.counters().lost, 150u);
+    EXPECT_EQ(sink.counters().committed, 1u);
+    std::filesystem::remove(small / "filler");
+    sink.flush();
+    EXPECT_EQ(sink.counters().committed, 51u);
+    EXPECT_EQ(count(settings, "security_events"), 51);
+}
+
+// Issue 39: the ledger was kept in memory only, so a server restarted took a match sent
+// again as new. The sink keeps it in the store, and the next sink of the same server
+// reads it back; another server's is its own.
+TEST_P(StoreTest, TheLedgerIsKeptWithTheRecordsAndReadBackByTheSameServer) {
+    TempDir dir;
+    const auto settings = settings_in(dir);
+    {
+        StoreSink sink(settings, "s1", 0.3, 0.7);
+        EXPECT_TRUE(sink.take_recorded_progress().empty());
+        sink.on_progress({"relay-a", 7, 3, 2'000'000, 0xfedcba9876543210, false});
+        sink.on_progress({"relay-a", 7, 5, 4'000'000, 0xfedcba9876543210, true});
+        sink.on_progress({"relay-b", UINT64_MAX - 1, 1, 1'000, 1, false});
+        sink.flush();
+    }
+    StoreSink again(settings, "s1", 0.3, 0.7);
+    auto progress = again.take_recorded_progress();
+    ASSERT_EQ(progress.size(), 2u);
+    // The ended match first.
+    EXPECT_EQ(progress[0].relay_id, "relay-a");
+    EXPECT_EQ(progress[0].match_id, 7u);
+    EXPECT_EQ(progress[0].next_sequence, 5u);
+    EXPECT_EQ(progress[0].last_relay_us, 4'000'000);
+    EXPECT_EQ(progress[0].first_batch_hash, 0xfedcba9876543210);
+    EXPECT_TRUE(progress[0].ended);
+    EXPECT_EQ(progress[1].match_id, UINT64_MAX - 1);
+    EXPECT_FALSE(progress[1].ended);
+    StoreSink other(settings, "s2", 0.3, 0.7);
+    EXPECT_TRUE(other.take_recorded_progress().empty());
 }
 
 TEST_P(StoreTest, KillDashNineKeepsEverythingFlushedAndLosesAtMostTheLastInterval) {
@@ -255,7 +503,7 @@ TEST_P(StoreTest, TheQueueRanksAnAccountFlaggedOnTwoServersFirst) {
     EXPECT_THAT(queue[0].correlation[0], HasSubstr("flagged on 2 servers within 7 days"));
     EXPECT_EQ(queue[1].subject, "loud");
     EXPECT_EQ(queue[1].max_severity, 4);
-    EXPECT_EQ(queue[2].subject, "relay-b/9/5");
+    EXPECT_EQ(queue[2].subject, "player:relay-b/9/5");
 
     const auto dossier = store.dossier("quiet");
     ASSERT_TRUE(dossier);

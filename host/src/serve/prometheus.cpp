@@ -58,6 +58,7 @@ MetricsView metrics_view(const Host& host, Metrics& metrics) {
     view.counters = host.counters();
     view.open_matches = host.open_matches().size();
     view.tracked_players = host.tracked_players();
+    view.store_records_lost = host.store_records_lost();
     std::map<std::string, bool> plugin_keys;
     for (const auto& slot : host.plugins()) {
         const IsolationStatus isolated =
@@ -118,6 +119,9 @@ std::string render_prometheus(const MetricsView& view) {
                static_cast<double>(view.queue_peak_bytes));
     out.single("arbiter_relay_connections", "gauge", "Relays connected now.",
                static_cast<double>(view.relay_connections));
+    out.single("arbiter_store_records_lost_total", "counter",
+               "Records the [store] could not take (past max_queued, or left at the stop).",
+               static_cast<double>(view.store_records_lost));
     out.family("arbiter_reloads_total", "counter", "Plugin reloads, by result.");
     out.sample("arbiter_reloads_total", "result=\"ok\"", static_cast<double>(view.reloads_ok));
     out.sample("arbiter_reloads_total", "result=\"failed\"",

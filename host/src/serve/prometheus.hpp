@@ -21,6 +21,7 @@ struct MetricsView {
     uint64_t queue_bytes = 0, queue_capacity_bytes = 0, queue_peak_bytes = 0;
     uint64_t relay_connections = 0;
     uint64_t reloads_ok = 0, reloads_failed = 0;
+    uint64_t store_records_lost = 0;
     struct Plugin {
         std::string name;
         bool active = false;

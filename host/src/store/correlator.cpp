@@ -161,7 +161,7 @@ std::vector<SignalRecord> Correlator::look_up(const PlayerKey& player, const std
         "recorded_unix >= ? AND (reviewed = 0 OR verdict = 'confirmed') ORDER BY "
         "weighted_score DESC, event_id LIMIT {}",
         kMaxRows));
-    rows->bind(1, account)
+    rows->bind(1, account_subject(account))
         .bind(2, server_id_)
         .bind(3, std::string_view(kSource))
         .bind(4, store::unix_now() - static_cast<int64_t>(settings_.window_days) * 86'400);

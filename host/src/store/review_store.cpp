@@ -178,8 +178,9 @@ std::vector<ReviewStore::QueueEntry> ReviewStore::queue(size_t limit, int64_t wi
     return entries;
 }
 
-std::optional<ReviewStore::Dossier> ReviewStore::dossier(const std::string& subject,
+std::optional<ReviewStore::Dossier> ReviewStore::dossier(const std::string& typed,
                                                          size_t max_matches, size_t max_events) {
+    const std::string subject = canonical_subject(typed);
     json matches = json::array(), events = json::array(), verdicts = json::array();
     std::set<std::string> servers;
     auto count = [&](const char* sql) {
@@ -276,8 +277,9 @@ std::optional<ReviewStore::Dossier> ReviewStore::dossier(const std::string& subj
     return Dossier{subject, dump_json(dossier, 2)};
 }
 
-int64_t ReviewStore::record_verdict(const std::string& subject, const std::string& verdict,
+int64_t ReviewStore::record_verdict(const std::string& typed, const std::string& verdict,
                                     const std::string& reviewer, const std::string& note) {
+    const std::string subject = canonical_subject(typed);
     if (verdict != "confirmed" && verdict != "false_positive" && verdict != "inconclusive")
         throw std::invalid_argument(fmt::format(
             "verdict '{}': expected confirmed, false_positive or inconclusive",

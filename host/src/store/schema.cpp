@@ -83,13 +83,70 @@ ALTER TABLE security_events ADD COLUMN writer_id BIGINT;
 ALTER TABLE security_events ADD COLUMN writer_seq BIGINT;
 CREATE UNIQUE INDEX security_events_writer ON security_events (writer_id, writer_seq);
 )sql",
+    // 3: subjects carry their kind (review_subject): an unnamed player is
+    // "player:relay/match/player", an account that begins with "player:" or "account:" is
+    // "account:" and the account. Before, account "eu-1/7/12" and relay eu-1's unnamed
+    // player 12 of match 7 were one subject, and one verdict landed on both. Events and
+    // assessments are rekeyed from their own account column. A verdict knew only the
+    // subject: one given to a name that was an unnamed player's is copied to that player
+    // (such a verdict was shown and applied to both), and it stays on the account only
+    // where the store holds that account.
+    R"sql(
+UPDATE verdicts SET subject = 'account:' || subject;
+INSERT INTO verdicts (subject, verdict, reviewer, note, recorded_unix)
+  SELECT 'player:' || SUBSTR(subject, 9), verdict, reviewer, note, recorded_unix FROM verdicts
+  WHERE SUBSTR(subject, 9) IN ({unnamed_before})
+  ORDER BY verdict_id;
+DELETE FROM verdicts WHERE SUBSTR(subject, 1, 8) = 'account:'
+  AND SUBSTR(subject, 9) IN ({unnamed_before})
+  AND SUBSTR(subject, 9) NOT IN (SELECT account FROM security_events UNION
+                                 SELECT account FROM assessments);
+UPDATE verdicts SET subject = SUBSTR(subject, 9) WHERE SUBSTR(subject, 1, 8) = 'account:'
+  AND SUBSTR(subject, 9, 7) <> 'player:' AND SUBSTR(subject, 9, 8) <> 'account:';
+UPDATE security_events SET subject = {subject_of_row};
+UPDATE assessments SET subject = {subject_of_row};
+)sql",
+    // 4: each server's sequence ledger (sequence_ledger.hpp), written in the transactions
+    // of the records, so that a server restarted refuses a match sent again instead of
+    // counting it twice: one row per match, where it stood at the last commit.
+    R"sql(
+CREATE TABLE sequence_ledger (
+  server_id TEXT NOT NULL,
+  relay_id TEXT NOT NULL,
+  match_id BIGINT NOT NULL,
+  next_sequence BIGINT NOT NULL,
+  last_relay_us BIGINT NOT NULL,
+  first_batch_hash BIGINT NOT NULL,
+  ended INTEGER NOT NULL,
+  updated_unix BIGINT NOT NULL,
+  PRIMARY KEY (server_id, relay_id, match_id)
+);
+CREATE INDEX sequence_ledger_latest ON sequence_ledger (server_id, ended, updated_unix);
+)sql",
 };
 
+// Migration 3's pieces. The subject of a row, as review_subject makes it:
+const std::string kSubjectOfRow =
+    "CASE WHEN account = '' THEN 'player:' || relay_id || '/' || CAST(match_id AS TEXT) || '/' "
+    "|| CAST(player AS TEXT) WHEN SUBSTR(account, 1, 7) = 'player:' OR SUBSTR(account, 1, 8) = "
+    "'account:' THEN 'account:' || account ELSE account END";
+// The subjects unnamed players had before it:
+const std::string kUnnamedBefore =
+    "SELECT relay_id || '/' || CAST(match_id AS TEXT) || '/' || CAST(player AS TEXT) FROM "
+    "security_events WHERE account = '' UNION SELECT relay_id || '/' || CAST(match_id AS TEXT) "
+    "|| '/' || CAST(player AS TEXT) FROM assessments WHERE account = ''";
+
+void replace_all(std::string& sql, const std::string& name, const std::string& text) {
+    for (auto at = sql.find(name); at != std::string::npos; at = sql.find(name, at + text.size()))
+        sql.replace(at, name.size(), text);
+}
+
 std::string dialect(const Database& db, std::string sql) {
-    const std::string id = std::string(db.kind()) == "sqlite" ? "INTEGER PRIMARY KEY AUTOINCREMENT"
-                                                              : "BIGSERIAL PRIMARY KEY";
-    for (auto at = sql.find("{id}"); at != std::string::npos; at = sql.find("{id}", at))
-        sql.replace(at, 4, id);
+    replace_all(sql, "{id}",
+                std::string(db.kind()) == "sqlite" ? "INTEGER PRIMARY KEY AUTOINCREMENT"
+                                                   : "BIGSERIAL PRIMARY KEY");
+    replace_all(sql, "{subject_of_row}", kSubjectOfRow);
+    replace_all(sql, "{unnamed_before}", kUnnamedBefore);
     return sql;
 }
 
@@ -97,6 +154,15 @@ std::string dialect(const Database& db, std::string sql) {
 
 void migrate(Database& db) {
     static_assert(kSchemaVersion >= 1);
+    // A store already at this version needs nothing written: readers (the review page,
+    // `arbiter review`, the correlator) then open one that cannot be written too, a
+    // read-only file or transaction (the writer's own check is StoreSink's).
+    try {
+        auto version = db.prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+        if (version->step() && version->integer(0) == kSchemaVersion) return;
+    } catch (const DatabaseError&) {
+        // No schema yet, or no answer: the locked path below says which.
+    }
     // One transaction that holds the store's migration lock from the first read: two hosts
     // starting together on a fresh store migrate it once (SQLite: BEGIN IMMEDIATE takes the
     // write lock; PostgreSQL: an advisory lock until the commit).

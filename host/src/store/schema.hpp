@@ -12,7 +12,7 @@
 namespace arbiter::host::store {
 
 // The schema version this host writes and reads.
-inline constexpr int64_t kSchemaVersion = 2;
+inline constexpr int64_t kSchemaVersion = 4;
 
 // How the writer adds a security event: 20 placeholders, the last two its key (writer id,
 // number); a row with a key already present is left as it is (the same record, written

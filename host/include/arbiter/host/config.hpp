@@ -207,7 +207,11 @@ struct StoreSettings {
     std::string path;      // the SQLite file; "" = none
     std::string postgres;  // or a PostgreSQL connection string (libpq's); "" = none
     uint64_t commit_interval_ms = 200;  // how often the writer commits; what kill -9 may lose
-    uint64_t max_queued = 100'000;      // records waiting for the writer before push-back
+    uint64_t max_queued = 100'000;      // records waiting for the writer; past it, lost (counted)
+    // `on_unwritable`: a store that cannot be written at start (read only, no privilege,
+    // unreachable) refuses the start (false), or starts with a warning (true) and is
+    // reopened until it can be written.
+    bool start_unwritable = false;
     bool enabled() const { return !path.empty() || !postgres.empty(); }
     // For messages: the file, or "PostgreSQL".
     std::string where() const { return path.empty() ? std::string("PostgreSQL store") : path; }

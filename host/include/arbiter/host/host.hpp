@@ -59,6 +59,7 @@ struct HostCounters {
 };
 
 class Correlator;
+class StoreSink;
 
 class Host {
   public:
@@ -238,6 +239,8 @@ class Host {
         return metrics_;
     }
     const ServerConfig& config() const { return config_; }
+    // Records the store could not take and lost ([store] max_queued; 0 without a store).
+    uint64_t store_records_lost() const;
     // A sink hears what is taken in from now on: the batches pushed before it are taken in
     // first (to the sinks there were), as with one thread.
     void add_sink(std::shared_ptr<Sink> sink) {
@@ -379,6 +382,9 @@ class Host {
     Aggregator aggregator_;
     std::vector<std::shared_ptr<Sink>> sinks_;
     std::shared_ptr<SecurityEventLog> security_log_;
+    std::shared_ptr<StoreSink> store_sink_;  // with [store]; it keeps the ledger across restarts
+    // Tells the store where the match stands in the ledger now (a batch delivered, its end).
+    void remember_progress(const std::string& relay_id, uint64_t match_id);
     std::unique_ptr<Correlator> correlator_;  // with [correlation] enabled
     std::chrono::steady_clock::time_point close_settle_deadline_;  // see finish_match
     std::map<std::pair<std::string, uint64_t>, OpenMatch> open_matches_;

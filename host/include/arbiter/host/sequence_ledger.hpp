@@ -51,6 +51,23 @@ class SequenceLedger {
     // Lost stretches kept per match; past this, the last one grows to cover the rest.
     static constexpr size_t kStretchesKept = 64;
 
+    // Where a match stands: what the store keeps of the ledger, so that a batch delivered
+    // before a restart is refused after it too (issue 39: a match sent again to a restarted
+    // server was counted twice). Lost stretches are not kept.
+    struct Progress {
+        std::string relay_id;
+        uint64_t match_id = 0;
+        uint64_t next_sequence = 0;
+        int64_t last_relay_us = 0;
+        uint64_t first_batch_hash = 0;
+        bool ended = false;
+    };
+    // Of a match the ledger has seen; nullopt otherwise.
+    std::optional<Progress> progress(const std::string& relay_id, uint64_t match_id) const;
+    // Takes up what an earlier process recorded, before any batch is admitted: ended
+    // matches in the order they ended (the oldest first), then open ones.
+    void restore(const std::vector<Progress>& matches);
+
   private:
     using MatchKey = std::pair<std::string, uint64_t>;
     struct Match {
@@ -59,6 +76,7 @@ class SequenceLedger {
         bool seen = false;
         bool ended = false;
         uint64_t first_batch_hash = 0;  // of batch 0, to tell a re-read from a reused id
+                                        // (stable across processes: the store keeps it)
         std::string damage_since;       // damage seen since its last batch
         std::vector<LostStretch> lost;
     };
