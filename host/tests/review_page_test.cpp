@@ -10,6 +10,7 @@
 #include <regex>
 #include <string>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "arbiter/host/store.hpp"
 #include "review_page/form.hpp"
 #include "review_page/http_server.hpp"
+#include "review_page/login_throttle.hpp"
 #include "review_page/render.hpp"
 #include "review_page/site.hpp"
 #include "serve/sockets.hpp"
@@ -254,6 +256,71 @@ TEST_F(ReviewSiteTest, GuessingTheTokenIsHeldToTenTriesAMinutePerAddress) {
                             "10.0.0.10:1"})
                   .status,
               303);
+}
+
+TEST_F(ReviewSiteTest, GuessesSpreadOverManyAddressesMeetTheOverallBound) {
+    // One try from each of 3,000 addresses (127.0.0.2 onward, as a tester on the host could):
+    // only the overall bound's worth is tried, the rest refused.
+    int tried = 0, refused = 0;
+    for (int i = 0; i < 3000; ++i) {
+        const std::string peer =
+            fmt::format("127.0.{}.{}:4000", (i + 2) / 256, (i + 2) % 256);
+        const int status =
+            site_->handle({"POST", "/login", "", "", "reviewer=eve&token=guess", peer}).status;
+        tried += status == 403;
+        refused += status == 429;
+    }
+    EXPECT_EQ(tried, ReviewSite::kMaxFailedLoginsOverall);
+    EXPECT_EQ(refused, 3000 - ReviewSite::kMaxFailedLoginsOverall);
+    // Until the window passes, nobody logs in: the right token from a new address too.
+    EXPECT_EQ(site_
+                  ->handle({"POST", "/login", "", "", std::string("reviewer=ann&token=") + kToken,
+                            "10.0.0.10:1"})
+                  .status,
+              429);
+}
+
+TEST(ReviewPageLoginThrottle, AHeldAddressStaysHeldWhileOthersFloodTheTable) {
+    using Clock = LoginThrottle::Clock;
+    LoginThrottle throttle({/*per_address=*/3, /*overall=*/100, std::chrono::seconds(60),
+                            /*addresses=*/128});
+    const auto start = Clock::now();
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(throttle.check("10.0.0.9", start), LoginThrottle::Decision::allowed);
+        throttle.record_failure("10.0.0.9", start);
+    }
+    EXPECT_EQ(throttle.check("10.0.0.9", start), LoginThrottle::Decision::address_held);
+    // A flood of new addresses, each trying while it may: the table stays bounded, the
+    // overall bound stops the flood, and the held address is neither cleared nor evicted.
+    int lines = 0, recorded = 0;
+    for (int i = 0; i < 5000; ++i) {
+        const std::string address = "10.1." + std::to_string(i / 256) + "." + std::to_string(i % 256);
+        const auto now = start + std::chrono::milliseconds(i);
+        if (throttle.check(address, now) != LoginThrottle::Decision::allowed) continue;
+        ++recorded;
+        lines += !throttle.record_failure(address, now).empty();
+        EXPECT_LE(throttle.addresses_held_in_memory(), 128u);
+    }
+    EXPECT_EQ(recorded, 100 - 3);
+    EXPECT_EQ(throttle.check("10.0.0.9", start + std::chrono::seconds(10)),
+              LoginThrottle::Decision::all_held);
+    // A count in the log, not a line per try: the overall bound's line, nothing per address.
+    EXPECT_EQ(lines, 1);
+    // The window passes: everyone may try again, the held address too.
+    EXPECT_EQ(throttle.check("10.0.0.9", start + std::chrono::seconds(61)),
+              LoginThrottle::Decision::allowed);
+
+    // Past the table's capacity the least recent address goes, not the whole table.
+    LoginThrottle small({/*per_address=*/2, /*overall=*/1000, std::chrono::seconds(60),
+                         /*addresses=*/4});
+    small.record_failure("held", start);
+    small.record_failure("held", start + std::chrono::seconds(2));
+    for (int i = 0; i < 3; ++i)
+        small.record_failure("other" + std::to_string(i), start + std::chrono::seconds(1));
+    small.record_failure("newest", start + std::chrono::seconds(3));
+    EXPECT_EQ(small.addresses_held_in_memory(), 4u);
+    EXPECT_EQ(small.check("held", start + std::chrono::seconds(3)),
+              LoginThrottle::Decision::address_held);
 }
 
 TEST(ReviewPageForm, DecodesEscapesAndCookies) {

@@ -153,29 +153,27 @@ Response ReviewSite::login_page(const std::string& why, int status) {
 
 Response ReviewSite::log_in(const Request& request) {
     const auto now = std::chrono::steady_clock::now();
-    // Failed logins per address: past kMaxFailedLogins within kFailedLoginWindow every
-    // login from it is refused until the window passes, so guessing runs at a few tries a
-    // minute and cannot flood the log. (Loopback users share one address: one of them
-    // guessing holds the others off for a minute at most.)
-    const std::string address = address_of(request.peer);
-    std::erase_if(failed_logins_, [&](const auto& item) { return item.second.until < now; });
-    auto failures = failed_logins_.find(address);
-    if (failures != failed_logins_.end() && failures->second.count >= kMaxFailedLogins)
-        return login_page("Too many failed logins from this address: wait a minute.", 429);
+    // Past kMaxFailedLogins from an address, or kMaxFailedLoginsOverall from all of them,
+    // within kFailedLoginWindow, logins are refused until the window passes: guessing runs
+    // at a few tries a minute however many addresses it comes from, and the log gets a
+    // count, not a line per try. (So a flood of guesses holds every reviewer off, for a
+    // minute at most; sessions already open are not touched.)
+    switch (failed_logins_.check(address_of(request.peer), now)) {
+        case LoginThrottle::Decision::address_held:
+            return login_page("Too many failed logins from this address: wait a minute.", 429);
+        case LoginThrottle::Decision::all_held:
+            return login_page("Too many failed logins to this page: wait a minute.", 429);
+        case LoginThrottle::Decision::allowed:
+            break;
+    }
     const Fields fields = parse_urlencoded(request.body);
     if (!fields.ok()) return login_page("The form could not be read: " + fields.problem, 400);
     const std::string& reviewer = fields.get("reviewer");
     if (reviewer.empty() || reviewer.size() > 200)
         return login_page("Give your name (1 to 200 bytes).", 400);
     if (!same_secret(fields.get("token"), token_)) {
-        if (failed_logins_.size() >= kMaxSessions) failed_logins_.clear();
-        auto& failed = failed_logins_[address];
-        if (failed.count++ == 0) failed.until = now + kFailedLoginWindow;
-        if (failed.count == 1 || failed.count == kMaxFailedLogins)
-            spdlog::warn("review page: {} failed login(s) from {} (the latest as '{}'){}",
-                         failed.count, escape_for_message(request.peer, 64),
-                         escape_for_message(reviewer, 40),
-                         failed.count == kMaxFailedLogins ? ": refusing it for a minute" : "");
+        const std::string line = failed_logins_.record_failure(address_of(request.peer), now);
+        if (!line.empty()) spdlog::warn("review page: {}", line);
         return login_page("That token is not the page's.", 403);
     }
     std::erase_if(sessions_, [&](const auto& item) { return item.second.expires < now; });

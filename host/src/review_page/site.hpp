@@ -22,6 +22,7 @@
 
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/store.hpp"
+#include "review_page/login_throttle.hpp"
 
 namespace arbiter::host::review_page {
 
@@ -54,9 +55,10 @@ class ReviewSite {
     // goes first).
     static constexpr std::chrono::hours kSessionLife{12};
     static constexpr size_t kMaxSessions = 256;
-    // Failed logins an address may make within kFailedLoginWindow; then it is refused
-    // until the window passes.
+    // Failed logins an address may make within kFailedLoginWindow, and all addresses
+    // together (login_throttle.hpp); past either, logins are refused until the window passes.
     static constexpr int kMaxFailedLogins = 10;
+    static constexpr int kMaxFailedLoginsOverall = 60;
     static constexpr std::chrono::seconds kFailedLoginWindow{60};
 
   private:
@@ -77,11 +79,8 @@ class ReviewSite {
     std::unique_ptr<ReviewStore> store_;
     std::string token_;
     std::map<std::string, Session> sessions_;
-    struct FailedLogins {
-        int count = 0;
-        std::chrono::steady_clock::time_point until;  // the window's end
-    };
-    std::map<std::string, FailedLogins> failed_logins_;  // by address
+    LoginThrottle failed_logins_{{kMaxFailedLogins, kMaxFailedLoginsOverall, kFailedLoginWindow,
+                                  /*addresses=*/1024}};
 };
 
 }  // namespace arbiter::host::review_page
