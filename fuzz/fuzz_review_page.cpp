@@ -4,7 +4,8 @@
 //
 // Input: byte 0 picks the method and whether the request carries a live session; then the
 // target up to the first newline; the rest is the body. The same bytes, when they parse as
-// JSON, are also drawn as a dossier's events.
+// JSON, are also drawn as a dossier's events, and checked as a request head
+// (request_head.hpp), whose refusals must be 400 or 501 with a reason.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "fuzz_input.hpp"
 #include "review_page/form.hpp"
 #include "review_page/render.hpp"
+#include "review_page/request_head.hpp"
 #include "review_page/site.hpp"
 
 namespace {
@@ -93,6 +95,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
     (void)review_page::parse_urlencoded(text);
     (void)review_page::cookie_value(text, "arbiter_review");
+    const size_t head_end = text.find("\r\n\r\n");
+    const std::string head =
+        head_end == std::string::npos ? text + "\r\n\r\n" : text.substr(0, head_end + 4);
+    if (const auto problem = review_page::check_request_head(head))
+        if ((problem->status != 400 && problem->status != 501) || problem->why.empty())
+            std::abort();
     const auto parsed = parse_untrusted_json(text, 1 << 20);
     if (parsed.ok()) {
         (void)review_page::path_plot_svg(parsed.value);

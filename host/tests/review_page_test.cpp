@@ -4,9 +4,11 @@
 // a real socket. The browser test is tests/review_page_test.cpp.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <regex>
 #include <string>
 
@@ -421,6 +423,131 @@ TEST_F(ReviewSiteTest, TheTransportBoundsRequestsAndSendsTheSecurityHeaders) {
     EXPECT_THAT(
         http_exchange(bound, "GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
         HasSubstr("HTTP/1.1 200 OK"));
+}
+
+// How many answers a reply holds: a request smuggled behind another is a second one.
+size_t answers_in(const std::string& reply) {
+    size_t count = 0;
+    for (size_t at = reply.find("HTTP/1.1 "); at != std::string::npos;
+         at = reply.find("HTTP/1.1 ", at + 1))
+        ++count;
+    return count;
+}
+
+TEST_F(ReviewSiteTest, EveryFramingAmbiguityIsRefusedOnceAndTheConnectionClosed) {
+    std::string bound;
+    const int listening = serve::listen_tcp("127.0.0.1:0", false, "test", bound);
+    HttpServer server(listening, std::make_unique<ReviewSite>(settings_, kToken));
+    // Each head, then a body of "x=1" where it has one, then a second request: if the
+    // server read the first as framed some way, the second would be answered too.
+    using namespace std::string_literals;
+    const std::string smuggled = "GET /style.css HTTP/1.1\r\nHost: x\r\n\r\n";
+    struct Case {
+        const char* what;
+        std::string head;
+        const char* status;
+    };
+    const std::vector<Case> cases = {
+        {"identity", "POST /login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n",
+         "400"},
+        {"chunked not last",
+         "POST /login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n", "400"},
+        {"a coding not implemented",
+         "POST /login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "501"},
+        {"two fields", "POST /login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n"
+                       "Transfer-Encoding: chunked\r\n\r\n", "501"},
+        {"both lengths", "POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+                         "Transfer-Encoding: chunked\r\n\r\n", "400"},
+        {"two lengths", "POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+                        "Content-Length: 3\r\n\r\n", "400"},
+        {"a length list", "POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 3, 3\r\n\r\n",
+         "400"},
+        {"a signed length", "POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: +3\r\n\r\n",
+         "400"},
+        {"obs-fold", "POST /login HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\nContent-Length: 3\r\n\r\n",
+         "400"},
+        {"a bare CR", "POST /login HTTP/1.1\r\nHost: x\r\nX-A: a\rContent-Length: 3\r\n\r\n",
+         "400"},
+        {"a bare LF", "POST /login HTTP/1.1\r\nHost: x\nContent-Length: 3\r\n\r\n", "400"},
+        {"space before the colon",
+         "POST /login HTTP/1.1\r\nHost: x\r\nContent-Length : 3\r\n\r\n", "400"},
+        {"no Host", "GET /style.css HTTP/1.1\r\n\r\n", "400"},
+        {"two Hosts", "GET /style.css HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", "400"},
+        {"chunked in HTTP/1.0",
+         "POST /login HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", "400"},
+        {"a NUL in a field", "GET / HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n"s, "400"},
+    };
+    for (const auto& c : cases) {
+        const std::string reply = http_exchange(bound, c.head + "x=1" + smuggled);
+        EXPECT_THAT(reply, HasSubstr(std::string("HTTP/1.1 ") + c.status)) << c.what;
+        EXPECT_THAT(reply, HasSubstr("Connection: close")) << c.what;
+        EXPECT_EQ(answers_in(reply), 1u) << c.what << ":\n" << reply;
+        EXPECT_THAT(reply, Not(HasSubstr("text/css"))) << c.what;
+    }
+    // Framed well, the same requests are read: a chunked body, then the next request.
+    const std::string chunked = http_exchange(
+        bound, "POST /login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+               "3\r\nx=1\r\n0\r\n\r\n" + smuggled);
+    EXPECT_EQ(answers_in(chunked), 2u) << chunked;
+    EXPECT_THAT(chunked, HasSubstr("text/css"));
+    const std::string sized = http_exchange(
+        bound, "POST /login HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\n\r\nx=1" + smuggled);
+    EXPECT_EQ(answers_in(sized), 2u) << sized;
+}
+
+// A client that asks and never reads: it sends requests, pipelined, until the server
+// stops taking them because its answers fill every buffer between them.
+int connect_and_stall(const std::string& address) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    const int small = 4096;  // the least the kernel allows, so that few answers fill it
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    const auto [host, port] = serve::split_host_port(address, "test");
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(std::stoi(port)));
+    ::inet_pton(AF_INET, host.c_str(), &to.sin_addr);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    const std::string request = "GET /style.css HTTP/1.1\r\nHost: x\r\n\r\n";
+    std::string burst;
+    for (int i = 0; i < 64; ++i)
+        burst += request;
+    // Until the server has not taken a burst for a while: it is then stuck writing.
+    for (int quiet = 0; quiet < 5;) {
+        pollfd can_send{fd, POLLOUT, 0};
+        if (::poll(&can_send, 1, 50) <= 0) {
+            ++quiet;
+            continue;
+        }
+        quiet = 0;
+        if (::send(fd, burst.data(), burst.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+            errno != EAGAIN)
+            break;
+    }
+    return fd;
+}
+
+TEST_F(ReviewSiteTest, ClientsThatNeverReadTheirAnswersCannotKeepAVisitorOut) {
+    std::string bound;
+    const int listening = serve::listen_tcp("127.0.0.1:0", false, "test", bound);
+    HttpServer server(listening, std::make_unique<ReviewSite>(settings_, kToken));
+    // 80 of them: past the 64 connections the server holds at once.
+    std::vector<int> stalled;
+    for (int i = 0; i < 80; ++i) {
+        const int fd = connect_and_stall(bound);
+        ASSERT_GE(fd, 0);
+        stalled.push_back(fd);
+    }
+    // Visitors are still answered while the stalled writers hold on.
+    for (int i = 0; i < 3; ++i)
+        EXPECT_THAT(
+            http_exchange(bound, "GET /login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+            HasSubstr("HTTP/1.1 200 OK"))
+            << "visitor " << i;
+    for (const int fd : stalled)
+        ::close(fd);
 }
 
 }  // namespace
