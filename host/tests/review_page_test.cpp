@@ -120,7 +120,7 @@ TEST_F(ReviewSiteTest, TheQueueAndTheDossierEscapeWhatRelaysAndPluginsWrote) {
     EXPECT_THAT(queue.body, HasSubstr(">mallory</a>"));
     EXPECT_THAT(queue.body, Not(HasSubstr("<script>")));
     EXPECT_THAT(queue.body, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
-    EXPECT_THAT(queue.body, HasSubstr("/player?id=" + to_hex("<script>alert(1)</script>")));
+    EXPECT_THAT(queue.body, HasSubstr("/player?" + player_query("<script>alert(1)</script>")));
 
     const Response hostile = get("/player?subject=%3Cscript%3Ealert%281%29%3C%2Fscript%3E");
     ASSERT_EQ(hostile.status, 200);
@@ -157,7 +157,7 @@ TEST_F(ReviewSiteTest, AVerdictNeedsTheSessionsOwnFormTokenAndIsKeptWithTheRevie
     const Response done = post(
         "/verdict", "subject=mallory&verdict=confirmed&note=31+m%2Fs&form_token=" + form_token);
     ASSERT_EQ(done.status, 303) << done.body;
-    EXPECT_EQ(header(done, "Location"), "/player?id=" + to_hex("mallory") + "&recorded=1");
+    EXPECT_EQ(header(done, "Location"), "/player?" + player_query("mallory") + "&recorded=1");
     ReviewStore store(settings_);
     const json verdicts = json::parse(store.dossier("mallory")->json)["verdicts"];
     ASSERT_EQ(verdicts.size(), 1u);
@@ -209,7 +209,7 @@ TEST_F(ReviewSiteTest, ANameWithBytesABrowserWouldChangeKeepsItsVerdictOnItself)
     ASSERT_EQ(page.status, 200) << page.body;
     // Shown with visible escapes, so it cannot pass for the look-alike.
     EXPECT_THAT(page.body, HasSubstr("nul\\x00sub\\x0d\\x0ax"));
-    EXPECT_THAT(page.body, HasSubstr("name=\"id\" value=\"" + to_hex(odd) + "\""));
+    EXPECT_THAT(page.body, HasSubstr("name=\"p\" value=\"" + subject_digest(odd) + "\""));
     ASSERT_EQ(post("/verdict", "id=" + to_hex(odd) + "&verdict=confirmed&form_token=" + form_token)
                   .status,
               303);
@@ -323,6 +323,66 @@ TEST(ReviewPageLoginThrottle, AHeldAddressStaysHeldWhileOthersFloodTheTable) {
     EXPECT_EQ(small.addresses_held_in_memory(), 4u);
     EXPECT_EQ(small.check("held", start + std::chrono::seconds(3)),
               LoginThrottle::Decision::address_held);
+}
+
+TEST_F(ReviewSiteTest, LookAlikeNamesShowAsDifferentNamesAndAreMarked) {
+    // A zero-width space, a Cyrillic a, a right-to-left override: each passes for mallory.
+    const std::vector<std::string> look_alikes = {"mal\u200Blory", "m\u0430llory",
+                                                  "\u202Eyrollam"};
+    {
+        StoreSink sink(settings_, "server-one", 0.3, 0.7);
+        for (size_t i = 0; i < look_alikes.size(); ++i)
+            sink.on_signal(flag(static_cast<uint32_t>(10 + i), look_alikes[i], "{}"));
+        sink.flush();
+    }
+    log_in();
+    const std::string queue = get("/").body;
+    EXPECT_THAT(queue, HasSubstr(">mallory</a>"));
+    for (const char* hidden : {"\u200B", "\u0430", "\u202E"})
+        EXPECT_THAT(queue, Not(HasSubstr(hidden)));
+    for (const auto& name : look_alikes) {
+        EXPECT_THAT(queue, HasSubstr(">" + html_name(name) + "</a>"));
+        EXPECT_THAT(html_name(name), HasSubstr(std::string(kLookAlikeMark)));
+        const Response dossier = get("/player?" + player_query(name));
+        ASSERT_EQ(dossier.status, 200);
+        EXPECT_THAT(dossier.body, HasSubstr(">" + html_name(name) + "</h1>"));
+    }
+}
+
+TEST_F(ReviewSiteTest, AHundredKilobyteAccountIsCutInTheQueueAndWholeOnItsDossier) {
+    const std::string huge = "huge-" + std::string(100'000, 'x');
+    {
+        StoreSink sink(settings_, "server-one", 0.3, 0.7);
+        sink.on_signal(flag(20, huge, "{}"));
+        sink.flush();
+    }
+    const std::string form_token = log_in();
+    const std::string queue = get("/").body;
+    // The queue's row: the name cut with its mark, a short link.
+    EXPECT_LT(queue.size(), 20'000u);
+    EXPECT_THAT(queue, HasSubstr(">" + html_name(huge) + "</a>"));
+    EXPECT_THAT(html_name(huge), HasSubstr(std::string(kCutMark)));
+    const std::string link = "/player?" + player_query(huge);
+    EXPECT_LT(link.size(), 64u);
+    EXPECT_THAT(queue, HasSubstr("href=\"" + link + "\""));
+    // The dossier names the player whole, and its verdict form works.
+    const Response dossier = get(link);
+    ASSERT_EQ(dossier.status, 200);
+    EXPECT_THAT(dossier.body, HasSubstr(">" + huge + "</h1>"));
+    ASSERT_EQ(post("/verdict",
+                   player_query(huge) + "&verdict=inconclusive&form_token=" + form_token)
+                  .status,
+              303);
+    ReviewStore store(settings_);
+    EXPECT_EQ(json::parse(store.dossier(huge)->json)["verdicts"].size(), 1u);
+
+    // A site that has shown nothing yet (a restart) finds the link through the queue; a
+    // link to nobody is answered 404, a malformed one 400.
+    site_ = std::make_unique<ReviewSite>(settings_, kToken);
+    log_in();
+    EXPECT_EQ(get("/player?" + player_query("mallory")).status, 200);
+    EXPECT_EQ(get("/player?" + player_query("nobody")).status, 404);
+    EXPECT_EQ(get("/player?id=zz").status, 400);
 }
 
 TEST(ReviewPageForm, DecodesEscapesAndCookies) {

@@ -45,13 +45,6 @@ std::string address_of(const std::string& peer) {
     return colon == std::string::npos ? peer : peer.substr(0, colon);
 }
 
-// The player a query or form names: `id` (hex of the subject's bytes: what links and forms
-// carry) or `subject` (text, for a URL typed by hand).
-std::optional<std::string> subject_of(const Fields& fields) {
-    if (fields.values.count("id")) return from_hex(fields.get("id"));
-    return fields.get("subject");
-}
-
 Response html(int status, std::string body) {
     Response response;
     response.status = status;
@@ -90,6 +83,44 @@ ReviewSite::ReviewSite(const StoreSettings& store, std::string token) : token_(s
 }
 
 ReviewSite::~ReviewSite() = default;
+
+void ReviewSite::remember(const std::string& subject) {
+    auto digest = subject_digest(subject);
+    if (subjects_.count(digest)) return;
+    subject_bytes_ += subject.size();
+    subjects_.emplace(digest, subject);
+    subjects_in_order_.push_back(std::move(digest));
+    while (subjects_.size() > kMaxRememberedSubjects || subject_bytes_ > kMaxRememberedBytes) {
+        const auto oldest = subjects_.find(subjects_in_order_.front());
+        subject_bytes_ -= oldest->second.size();
+        subjects_.erase(oldest);
+        subjects_in_order_.pop_front();
+    }
+}
+
+ReviewSite::Named ReviewSite::subject_named(const Fields& fields) {
+    if (fields.values.count("p")) {
+        const std::string& digest = fields.get("p");
+        auto found = subjects_.find(digest);
+        if (found == subjects_.end()) {
+            // Not shown since this process started (or long ago): the queue holds every
+            // player a link from it can name.
+            for (const auto& entry : store_->queue(kQueueLimit, kQueueWindowDays * 86400))
+                remember(entry.subject);
+            found = subjects_.find(digest);
+        }
+        if (found != subjects_.end()) return {found->second, 0, ""};
+        return {std::nullopt, 404,
+                "no player in the queue or shown lately has that link: open them from the queue"};
+    }
+    if (fields.values.count("id")) {
+        auto subject = from_hex(fields.get("id"));
+        if (!subject) return {std::nullopt, 400, "id: the player's name in hex expected"};
+        return {std::move(subject), 0, ""};
+    }
+    if (fields.values.count("subject")) return {fields.get("subject"), 0, ""};
+    return {std::nullopt, 400, "name the player: p, id or subject"};
+}
 
 const ReviewSite::Session* ReviewSite::session_of(const Request& request, std::string& id) {
     const auto cookie = cookie_value(request.cookie, kCookie);
@@ -210,6 +241,8 @@ Response ReviewSite::queue_page(const Session& session, const std::string& query
     const Fields fields = parse_urlencoded(query);
     if (!fields.ok()) return problem(400, "the query could not be read: " + fields.problem);
     const auto entries = store_->queue(kQueueLimit, kQueueWindowDays * 86400);
+    for (const auto& entry : entries)
+        remember(entry.subject);
     return html(200, page("Queue", session.reviewer, session.form_token,
                           queue_body(entries, kQueueWindowDays)));
 }
@@ -217,9 +250,9 @@ Response ReviewSite::queue_page(const Session& session, const std::string& query
 Response ReviewSite::dossier_page(const Session& session, const std::string& query) {
     const Fields fields = parse_urlencoded(query);
     if (!fields.ok()) return problem(400, "the query could not be read: " + fields.problem);
-    const auto named = subject_of(fields);
-    if (!named) return problem(400, "id: the player's name in hex expected");
-    const std::string& subject = *named;
+    const Named named = subject_named(fields);
+    if (!named.subject) return problem(named.status, named.problem);
+    const std::string& subject = *named.subject;
     const auto dossier = store_->dossier(subject);
     if (!dossier)
         return html(404, page("Unknown player", session.reviewer, session.form_token,
@@ -230,7 +263,8 @@ Response ReviewSite::dossier_page(const Session& session, const std::string& que
     if (!parsed.ok()) return problem(500, "the dossier could not be read: " + parsed.problem);
     std::string message;
     if (fields.get("recorded") == "1") message = "Verdict recorded.";
-    return html(200, page(escape_for_message(subject, 80), session.reviewer, session.form_token,
+    remember(subject);
+    return html(200, page(showable_name(subject, 80), session.reviewer, session.form_token,
                           dossier_body(parsed.value, session.form_token, message)));
 }
 
@@ -241,9 +275,9 @@ Response ReviewSite::record_verdict(const Request& request, const Session& sessi
     if (!fields.ok()) return problem(400, "the form could not be read: " + fields.problem);
     if (!same_secret(fields.get("form_token"), session.form_token))
         return problem(403, "the form's token is not this session's");
-    const auto named = subject_of(fields);
-    if (!named) return problem(400, "id: the player's name in hex expected");
-    const std::string& subject = *named;
+    const Named named = subject_named(fields);
+    if (!named.subject) return problem(named.status, named.problem);
+    const std::string& subject = *named.subject;
     try {
         store_->record_verdict(subject, fields.get("verdict"), session.reviewer,
                                fields.get("note"));
@@ -254,6 +288,7 @@ Response ReviewSite::record_verdict(const Request& request, const Session& sessi
     }
     spdlog::info("review page: {} recorded {} on '{}'", escape_for_message(session.reviewer, 40),
                  escape_for_message(fields.get("verdict"), 20), escape_for_message(subject, 80));
+    remember(subject);
     return redirect("/player?" + player_query(subject) + "&recorded=1");
 }
 
