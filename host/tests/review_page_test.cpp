@@ -4,13 +4,13 @@
 // a real socket. The browser test is tests/review_page_test.cpp.
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -485,12 +485,13 @@ TEST_F(ReviewSiteTest, TheTransportBoundsRequestsAndSendsTheSecurityHeaders) {
         HasSubstr("HTTP/1.1 200 OK"));
 }
 
-// How many answers a reply holds: a request smuggled behind another is a second one.
+// How many answers a reply holds (status lines: "HTTP/1.1 " at a line's start): a request
+// smuggled behind another is a second one.
 size_t answers_in(const std::string& reply) {
     size_t count = 0;
     for (size_t at = reply.find("HTTP/1.1 "); at != std::string::npos;
          at = reply.find("HTTP/1.1 ", at + 1))
-        ++count;
+        count += at == 0 || reply[at - 1] == '\n';
     return count;
 }
 
@@ -555,38 +556,49 @@ TEST_F(ReviewSiteTest, EveryFramingAmbiguityIsRefusedOnceAndTheConnectionClosed)
     EXPECT_EQ(answers_in(sized), 2u) << sized;
 }
 
-// A client that asks and never reads: it sends requests, pipelined, until the server
-// stops taking them because its answers fill every buffer between them.
-int connect_and_stall(const std::string& address) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    const int small = 4096;  // the least the kernel allows, so that few answers fill it
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+// Clients that ask and never read: each sends requests, pipelined, until the server stops
+// taking them because its answers fill every buffer between them. All at once, so that all
+// are stalled well within the server's 10 s for an answer to be taken.
+std::vector<int> connect_and_stall(const std::string& address, int count) {
     const auto [host, port] = serve::split_host_port(address, "test");
     sockaddr_in to{};
     to.sin_family = AF_INET;
     to.sin_port = htons(static_cast<uint16_t>(std::stoi(port)));
     ::inet_pton(AF_INET, host.c_str(), &to.sin_addr);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    const std::string request = "GET /style.css HTTP/1.1\r\nHost: x\r\n\r\n";
-    std::string burst;
-    for (int i = 0; i < 64; ++i)
-        burst += request;
-    // Until the server has not taken a burst for a while: it is then stuck writing.
-    for (int quiet = 0; quiet < 5;) {
-        pollfd can_send{fd, POLLOUT, 0};
-        if (::poll(&can_send, 1, 50) <= 0) {
-            ++quiet;
-            continue;
-        }
-        quiet = 0;
-        if (::send(fd, burst.data(), burst.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
-            errno != EAGAIN)
+    std::vector<int> fds;
+    for (int i = 0; i < count; ++i) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        const int small = 4096;  // the least the kernel allows, so that few answers fill it
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+            ::close(fd);
             break;
+        }
+        fds.push_back(fd);
     }
-    return fd;
+    std::string burst;
+    for (int i = 0; i < 16; ++i)
+        burst += "GET /style.css HTTP/1.1\r\nHost: x\r\n\r\n";
+    // A socket is stalled once it has taken nothing in five rounds running.
+    std::vector<int> refused(fds.size(), 0);
+    for (bool all_stalled = false; !all_stalled;) {
+        all_stalled = true;
+        for (size_t i = 0; i < fds.size(); ++i) {
+            if (refused[i] >= 5) continue;
+            all_stalled = false;
+            const ssize_t sent =
+                ::send(fds[i], burst.data(), burst.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (sent > 0)
+                refused[i] = 0;
+            else if (sent < 0 && errno != EAGAIN)
+                refused[i] = 5;  // closed by the server
+            else
+                ++refused[i];
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return fds;
 }
 
 TEST_F(ReviewSiteTest, ClientsThatNeverReadTheirAnswersCannotKeepAVisitorOut) {
@@ -594,12 +606,8 @@ TEST_F(ReviewSiteTest, ClientsThatNeverReadTheirAnswersCannotKeepAVisitorOut) {
     const int listening = serve::listen_tcp("127.0.0.1:0", false, "test", bound);
     HttpServer server(listening, std::make_unique<ReviewSite>(settings_, kToken));
     // 80 of them: past the 64 connections the server holds at once.
-    std::vector<int> stalled;
-    for (int i = 0; i < 80; ++i) {
-        const int fd = connect_and_stall(bound);
-        ASSERT_GE(fd, 0);
-        stalled.push_back(fd);
-    }
+    const std::vector<int> stalled = connect_and_stall(bound, 80);
+    ASSERT_EQ(stalled.size(), 80u);
     // Visitors are still answered while the stalled writers hold on.
     for (int i = 0; i < 3; ++i)
         EXPECT_THAT(
