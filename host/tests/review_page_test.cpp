@@ -385,6 +385,28 @@ TEST_F(ReviewSiteTest, AHundredKilobyteAccountIsCutInTheQueueAndWholeOnItsDossie
     EXPECT_EQ(get("/player?id=zz").status, 400);
 }
 
+TEST_F(ReviewSiteTest, EveryLinkOfAQueueOfLongNamesResolvesPastTheTableOfNamesShown) {
+    // 180 accounts of 100 KB: more bytes than the site keeps of the names it has shown, so
+    // the queue's first links have left that table by the time the queue is drawn.
+    {
+        StoreSink sink(settings_, "server-one", 0.3, 0.7);
+        for (uint32_t i = 0; i < 180; ++i)
+            sink.on_signal(flag(100 + i, fmt::format("long-{:03}-", i) + std::string(100'000, 'x'),
+                                "{}"));
+        sink.flush();
+    }
+    log_in();
+    ReviewStore store(settings_);
+    const auto queue = store.queue(200, 7 * 86400);
+    ASSERT_GE(queue.size(), 180u);
+    for (const size_t i : {size_t{0}, size_t{1}, queue.size() - 1}) {
+        const Response dossier = get("/player?" + player_query(queue[i].subject));
+        ASSERT_EQ(dossier.status, 200) << i;
+        EXPECT_THAT(dossier.body,
+                    HasSubstr(">" + html_name(queue[i].subject, SIZE_MAX) + "</h1>"));
+    }
+}
+
 TEST(ReviewPageForm, DecodesEscapesAndCookies) {
     const Fields fields = parse_urlencoded("a=1&b=x+y%21&a=2&empty=&&c");
     ASSERT_TRUE(fields.ok()) << fields.problem;

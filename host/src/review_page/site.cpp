@@ -101,15 +101,16 @@ void ReviewSite::remember(const std::string& subject) {
 ReviewSite::Named ReviewSite::subject_named(const Fields& fields) {
     if (fields.values.count("p")) {
         const std::string& digest = fields.get("p");
-        auto found = subjects_.find(digest);
-        if (found == subjects_.end()) {
-            // Not shown since this process started (or long ago): the queue holds every
-            // player a link from it can name.
-            for (const auto& entry : store_->queue(kQueueLimit, kQueueWindowDays * 86400))
+        if (const auto found = subjects_.find(digest); found != subjects_.end())
+            return {found->second, 0, ""};
+        // Not shown since this process started (or long ago): the queue holds every player
+        // a link from it can name. Looked for there, not through the table, which a queue
+        // of long names could overflow before the one wanted is found.
+        for (const auto& entry : store_->queue(kQueueLimit, kQueueWindowDays * 86400))
+            if (subject_digest(entry.subject) == digest) {
                 remember(entry.subject);
-            found = subjects_.find(digest);
-        }
-        if (found != subjects_.end()) return {found->second, 0, ""};
+                return {entry.subject, 0, ""};
+            }
         return {std::nullopt, 404,
                 "no player in the queue or shown lately has that link: open them from the queue"};
     }
