@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -74,17 +75,12 @@ fs::path screenshot_dir(const fs::path& fallback) {
     return dir && *dir ? fs::path(dir) : fallback;
 }
 
-}  // namespace
-
-TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) {
-    const auto program = arbiter::test::HeadlessBrowser::find();
-    if (!program)
-        GTEST_SKIP() << "no browser: install Debian's chromium (apt-get install chromium) for "
-                        "this test";
-    arbiter::test::TempDir dir;
+// Writes a config with a store, the sample's plugins and the review page into `dir` and
+// starts `arbiter serve` on it, its relays on `socket`.
+std::unique_ptr<arbiter::test::ServerProcess> serve_with_review_page(const fs::path& dir,
+                                                                     const fs::path& socket) {
     arbiter::test::write_text(dir / "review.token", std::string(kReviewToken) + "\n");
     fs::permissions(dir / "review.token", fs::perms::owner_read | fs::perms::owner_write);
-    const fs::path socket = dir / "relays.sock";
     arbiter::test::write_text(
         dir / "server_config.toml",
         "[host]\nserver_id = \"host-a\"\n\n[aggregation]\nmonitor_threshold = 0.3\n"
@@ -93,7 +89,32 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
             "\"\ncommit_interval_ms = 20\n\n[serve]\nunix_socket = \"" + socket.string() +
             "\"\nreview_listen = \"127.0.0.1:0\"\nreview_token_file = \"review.token\"\n" +
             plugins_of_the_sample());
-    arbiter::test::ServerProcess server(dir / "server_config.toml", dir.path());
+    return std::make_unique<arbiter::test::ServerProcess>(dir / "server_config.toml", dir);
+}
+
+// Logs in on the page the browser shows (the login form) as `reviewer` with `token`.
+void log_in(arbiter::test::HeadlessBrowser& browser, const std::string& reviewer,
+            const std::string& token) {
+    browser.evaluate_and_wait_for_load("document.getElementById('reviewer').value = '" +
+                                       reviewer +
+                                       "';"
+                                       "document.getElementById('token').value = '" +
+                                       token +
+                                       "';"
+                                       "document.getElementById('login').click()");
+}
+
+}  // namespace
+
+TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) {
+    const auto program = arbiter::test::HeadlessBrowser::find();
+    if (!program)
+        GTEST_SKIP() << "no browser: install Debian's chromium (apt-get install chromium) for "
+                        "this test";
+    arbiter::test::TempDir dir;
+    const fs::path socket = dir / "relays.sock";
+    const auto server_owned = serve_with_review_page(dir.path(), socket);
+    auto& server = *server_owned;
     ASSERT_FALSE(server.review_address().empty()) << server.log();
     send(fs::path(SAMPLES_DIR) / "sample-match.arbev", socket, dir.path());
     arbiter::host::StoreSettings store;
@@ -111,18 +132,10 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
     // Without a session every page leads to the login form; a wrong token is refused.
     browser.navigate(base + "/");
     EXPECT_EQ(browser.evaluate("document.title"), "Log in · Arbiter review");
-    browser.evaluate_and_wait_for_load(
-        "document.getElementById('reviewer').value = 'alice';"
-        "document.getElementById('token').value = 'not the token at all';"
-        "document.getElementById('login').click()");
+    log_in(browser, "alice", "not the token at all");
     EXPECT_EQ(browser.evaluate("document.querySelector('.problem').textContent"),
               "That token is not the page's.");
-    browser.evaluate_and_wait_for_load(
-        "document.getElementById('reviewer').value = 'alice';"
-        "document.getElementById('token').value = '" +
-        std::string(kReviewToken) +
-        "';"
-        "document.getElementById('login').click()");
+    log_in(browser, "alice", kReviewToken);
 
     // The queue: the sample's two cheaters, trent (a trip-wire) first.
     EXPECT_EQ(browser.evaluate("document.title"), "Queue · Arbiter review");
@@ -201,18 +214,9 @@ TEST(ReviewPage, LookAlikeAndLongAccountsAreDistinctRowsAndTheirLinksWork) {
         GTEST_SKIP() << "no browser: install Debian's chromium (apt-get install chromium) for "
                         "this test";
     arbiter::test::TempDir dir;
-    arbiter::test::write_text(dir / "review.token", std::string(kReviewToken) + "\n");
-    fs::permissions(dir / "review.token", fs::perms::owner_read | fs::perms::owner_write);
     const fs::path socket = dir / "relays.sock";
-    arbiter::test::write_text(
-        dir / "server_config.toml",
-        "[host]\nserver_id = \"host-a\"\n\n[aggregation]\nmonitor_threshold = 0.3\n"
-        "review_threshold = 0.7\n\n[sinks]\nreport_threshold = 0.3\n\n[store]\npath = \"" +
-            (dir / "review.db").string() +
-            "\"\ncommit_interval_ms = 20\n\n[serve]\nunix_socket = \"" + socket.string() +
-            "\"\nreview_listen = \"127.0.0.1:0\"\nreview_token_file = \"review.token\"\n" +
-            plugins_of_the_sample());
-    arbiter::test::ServerProcess server(dir / "server_config.toml", dir.path());
+    const auto server_owned = serve_with_review_page(dir.path(), socket);
+    auto& server = *server_owned;
     ASSERT_FALSE(server.review_address().empty()) << server.log();
 
     // Five players who move 1 km a second: mallory, three who pass for her (a zero-width
@@ -248,12 +252,7 @@ TEST(ReviewPage, LookAlikeAndLongAccountsAreDistinctRowsAndTheirLinksWork) {
     const std::string base = "http://" + server.review_address();
     arbiter::test::HeadlessBrowser browser(*program);
     browser.navigate(base + "/login");
-    browser.evaluate_and_wait_for_load(
-        "document.getElementById('reviewer').value = 'alice';"
-        "document.getElementById('token').value = '" +
-        std::string(kReviewToken) +
-        "';"
-        "document.getElementById('login').click()");
+    log_in(browser, "alice", kReviewToken);
     ASSERT_EQ(browser.evaluate("document.title"), "Queue · Arbiter review");
     // Five rows a reviewer can tell apart: the look-alikes marked, nothing invisible left,
     // the huge account cut.
