@@ -110,6 +110,29 @@ TEST(Cli, SendShowsTheAccountsAServerReturnsEscapedAndMarked) {
     expect_hostile_players_shown_apart(sent.out);
 }
 
+TEST(Cli, EvaluateShowsAProfileFromARecordingEscaped) {
+    TempDir dir;
+    // A label from a recording's own rows, as `arbiter import --labels` keeps it.
+    std::string rows;
+    for (int t = 0; t < 3; ++t)
+        rows += R"({"source":"s","game":"g","player":"p","t_seconds":)" + std::to_string(t) +
+                R"(,"action_kind":"position","x":0,"y":0,"profile":"aim\u001b[2J\r\nbot"})" "\n";
+    write_text(dir / "in.jsonl", rows);
+    const auto imported = run_command({kArbiter, "import", (dir / "in.jsonl").string(),
+                                       (dir / "in.arbev").string(), "--labels",
+                                       (dir / "in.truth.json").string()},
+                                      dir.path());
+    ASSERT_EQ(imported.exit_status, 0) << imported.err;
+    const auto evaluated =
+        run_command({kArbiter, "evaluate", kSampleConfig, (dir / "in.arbev").string(), "--truth",
+                     (dir / "in.truth.json").string()},
+                    dir.path());
+    ASSERT_EQ(evaluated.exit_status, 0) << evaluated.err;
+    for (const char raw : {'\x1b', '\r'})
+        EXPECT_EQ(evaluated.out.find(raw), std::string::npos) << evaluated.out;
+    EXPECT_THAT(evaluated.out, HasSubstr("aim\\x1b[2J\\x0d\\x0abot"));
+}
+
 TEST(Cli, ReplayWithJsonPrintsOneObjectPerLine) {
     TempDir dir;
     auto result =
