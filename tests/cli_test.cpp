@@ -57,7 +57,8 @@ TEST(Cli, ReplayOfTheSampleFlagsTheTwoCheatersAndClearsTheRest) {
 
 // Five players whose names pass for one another or act on a terminal: an escape that
 // clears the screen and a line break, a zero-width space, a Cyrillic a, a right-to-left
-// override, and the real one; imported into `dir`/in.arbev.
+// override, and the real one, each moving 1 km a second (flagged); imported into
+// `dir`/in.arbev.
 const std::vector<std::string> kHostilePlayers = {R"(evil\u001b[2J\r\nX)", R"(mal\u200blory)",
                                                   R"(m\u0430llory)", R"(\u202eyrollam)",
                                                   "mallory"};
@@ -67,7 +68,8 @@ std::string import_hostile_players(const TempDir& dir) {
         for (int t = 0; t < 3; ++t)
             rows += R"({"source":"s","game":"g","player":")" + kHostilePlayers[i] +
                     R"(","t_seconds":)" + std::to_string(t) +
-                    R"(,"action_kind":"position","x":)" + std::to_string(i) + R"(,"y":0})" + "\n";
+                    R"(,"action_kind":"position","x":)" + std::to_string(t * 1000) +
+                    R"(,"y":)" + std::to_string(i) + "}\n";
     write_text(dir / "in.jsonl", rows);
     const auto imported = run_command(
         {kArbiter, "import", (dir / "in.jsonl").string(), (dir / "in.arbev").string()}, dir.path());
@@ -108,6 +110,19 @@ TEST(Cli, SendShowsTheAccountsAServerReturnsEscapedAndMarked) {
     const auto sent = run_command({kArbiter, "send", events, socket.string()}, dir.path());
     ASSERT_EQ(sent.exit_status, 0) << sent.err;
     expect_hostile_players_shown_apart(sent.out);
+}
+
+TEST(Cli, ReviewQueueShowsHostileAndLookAlikeAccountsEscapedAndMarked) {
+    TempDir dir;
+    const std::string events = import_hostile_players(dir);
+    std::string config = read_text(kSampleConfig);
+    config.replace(config.find("[sinks]"), 7, "[store]\npath = \"review.db\"\n\n[sinks]");
+    write_text(dir / "server_config.toml", config);
+    const std::string cfg = (dir / "server_config.toml").string();
+    ASSERT_EQ(run_command({kArbiter, "replay", cfg, events}, dir.path()).exit_status, 0);
+    const auto queue = run_command({kArbiter, "review", cfg, "queue"}, dir.path());
+    ASSERT_EQ(queue.exit_status, 0) << queue.err;
+    expect_hostile_players_shown_apart(queue.out);
 }
 
 TEST(Cli, EvaluateShowsAProfileFromARecordingEscaped) {
