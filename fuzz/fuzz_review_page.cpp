@@ -4,7 +4,9 @@
 //
 // Input: byte 0 picks the method and whether the request carries a live session; then the
 // target up to the first newline; the rest is the body. The same bytes, when they parse as
-// JSON, are also drawn as a dossier's events.
+// JSON, are also drawn as a dossier's events; they are also checked as a request head
+// (request_head.hpp) and shown as a name (showable_name), which must never let a control
+// character or a C1 one through, and never grow past its bound.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -19,6 +21,7 @@
 #include "fuzz_input.hpp"
 #include "review_page/form.hpp"
 #include "review_page/render.hpp"
+#include "review_page/request_head.hpp"
 #include "review_page/site.hpp"
 
 namespace {
@@ -100,6 +103,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)canonical_subject(text);
     (void)review_page::parse_urlencoded(text);
     (void)review_page::cookie_value(text, "arbiter_review");
+    const size_t head_end = text.find("\r\n\r\n");
+    const std::string head =
+        head_end == std::string::npos ? text + "\r\n\r\n" : text.substr(0, head_end + 4);
+    if (const auto problem = review_page::check_request_head(head))
+        if ((problem->status != 400 && problem->status != 501) || problem->why.empty())
+            std::abort();
+    const size_t max_chars = data[0] & 0x3F;
+    const ShownName shown = show_name(text, max_chars);
+    size_t characters = 0;
+    for (size_t i = 0; i < shown.text.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(shown.text[i]);
+        if (byte < 0x20 || byte == 0x7F) std::abort();
+        if (byte == 0xC2 && i + 1 < shown.text.size() &&
+            static_cast<unsigned char>(shown.text[i + 1]) < 0xA0)
+            std::abort();  // U+0080 to U+009F: C1 controls
+        characters += (byte & 0xC0) != 0x80;
+    }
+    if (!is_valid_utf8(shown.text)) std::abort();
+    if (max_chars >= 2 && characters > max_chars) std::abort();
+    (void)review_page::html_name(text, max_chars);
     const auto parsed = parse_untrusted_json(text, 1 << 20);
     if (parsed.ok()) {
         (void)review_page::path_plot_svg(parsed.value);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli.hpp"
+#include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace arbiter::test {
@@ -52,6 +53,99 @@ TEST(Cli, ReplayOfTheSampleFlagsTheTwoCheatersAndClearsTheRest) {
     EXPECT_THAT(lines[6], HasSubstr("reference:movement.teleport"));
     EXPECT_THAT(result.err,
                 HasSubstr("replayed 1201 batches (8744 events) from 1 file(s): 0 damaged"));
+}
+
+// Five players whose names pass for one another or act on a terminal: an escape that
+// clears the screen and a line break, a zero-width space, a Cyrillic a, a right-to-left
+// override, and the real one, each moving 1 km a second (flagged); imported into
+// `dir`/in.arbev.
+const std::vector<std::string> kHostilePlayers = {R"(evil\u001b[2J\r\nX)", R"(mal\u200blory)",
+                                                  R"(m\u0430llory)", R"(\u202eyrollam)",
+                                                  "mallory"};
+std::string import_hostile_players(const TempDir& dir) {
+    std::string rows;
+    for (size_t i = 0; i < kHostilePlayers.size(); ++i)
+        for (int t = 0; t < 3; ++t)
+            rows += R"({"source":"s","game":"g","player":")" + kHostilePlayers[i] +
+                    R"(","t_seconds":)" + std::to_string(t) +
+                    R"(,"action_kind":"position","x":)" + std::to_string(t * 1000) +
+                    R"(,"y":)" + std::to_string(i) + "}\n";
+    write_text(dir / "in.jsonl", rows);
+    const auto imported = run_command(
+        {kArbiter, "import", (dir / "in.jsonl").string(), (dir / "in.arbev").string()}, dir.path());
+    EXPECT_EQ(imported.exit_status, 0) << imported.err;
+    return (dir / "in.arbev").string();
+}
+
+// A table of the hostile players as the operator's terminal gets it: nothing it would act
+// on, one line per player, each name its own.
+void expect_hostile_players_shown_apart(const std::string& table) {
+    for (const char raw : {'\x1b', '\r'})
+        EXPECT_EQ(table.find(raw), std::string::npos) << table;
+    for (const char* hidden : {"\u200B", "\u0430", "\u202E"})
+        EXPECT_THAT(table, Not(HasSubstr(hidden)));
+    EXPECT_EQ(lines_of(table).size(), 1 + kHostilePlayers.size()) << table;
+    EXPECT_THAT(table, HasSubstr("evil\\x1b[2J\\x0d\\x0aX "));
+    EXPECT_THAT(table, HasSubstr("\u26A0mal\\u{200B}lory"));
+    EXPECT_THAT(table, HasSubstr("\u26A0m\\u{0430}llory"));
+    EXPECT_THAT(table, HasSubstr("\u26A0\\u{202E}yrollam"));
+    EXPECT_THAT(table, HasSubstr(" mallory "));
+}
+
+TEST(Cli, ReplayShowsHostileAndLookAlikeAccountsEscapedAndMarked) {
+    TempDir dir;
+    const std::string events = import_hostile_players(dir);
+    const auto replayed = run_command({kArbiter, "replay", kSampleConfig, events}, dir.path());
+    ASSERT_EQ(replayed.exit_status, 0) << replayed.err;
+    expect_hostile_players_shown_apart(replayed.out);
+}
+
+TEST(Cli, SendShowsTheAccountsAServerReturnsEscapedAndMarked) {
+    TempDir dir;
+    const std::string events = import_hostile_players(dir);
+    const auto socket = dir / "relays.sock";
+    write_text(dir / "server_config.toml",
+               read_text(kSampleConfig) + "\n[serve]\nunix_socket = \"" + socket.string() + "\"\n");
+    ServerProcess server(dir / "server_config.toml", dir.path());
+    const auto sent = run_command({kArbiter, "send", events, socket.string()}, dir.path());
+    ASSERT_EQ(sent.exit_status, 0) << sent.err;
+    expect_hostile_players_shown_apart(sent.out);
+}
+
+TEST(Cli, ReviewQueueShowsHostileAndLookAlikeAccountsEscapedAndMarked) {
+    TempDir dir;
+    const std::string events = import_hostile_players(dir);
+    std::string config = read_text(kSampleConfig);
+    config.replace(config.find("[sinks]"), 7, "[store]\npath = \"review.db\"\n\n[sinks]");
+    write_text(dir / "server_config.toml", config);
+    const std::string cfg = (dir / "server_config.toml").string();
+    ASSERT_EQ(run_command({kArbiter, "replay", cfg, events}, dir.path()).exit_status, 0);
+    const auto queue = run_command({kArbiter, "review", cfg, "queue"}, dir.path());
+    ASSERT_EQ(queue.exit_status, 0) << queue.err;
+    expect_hostile_players_shown_apart(queue.out);
+}
+
+TEST(Cli, EvaluateShowsAProfileFromARecordingEscaped) {
+    TempDir dir;
+    // A label from a recording's own rows, as `arbiter import --labels` keeps it.
+    std::string rows;
+    for (int t = 0; t < 3; ++t)
+        rows += R"({"source":"s","game":"g","player":"p","t_seconds":)" + std::to_string(t) +
+                R"(,"action_kind":"position","x":0,"y":0,"profile":"aim\u001b[2J\r\nbot"})" "\n";
+    write_text(dir / "in.jsonl", rows);
+    const auto imported = run_command({kArbiter, "import", (dir / "in.jsonl").string(),
+                                       (dir / "in.arbev").string(), "--labels",
+                                       (dir / "in.truth.json").string()},
+                                      dir.path());
+    ASSERT_EQ(imported.exit_status, 0) << imported.err;
+    const auto evaluated =
+        run_command({kArbiter, "evaluate", kSampleConfig, (dir / "in.arbev").string(), "--truth",
+                     (dir / "in.truth.json").string()},
+                    dir.path());
+    ASSERT_EQ(evaluated.exit_status, 0) << evaluated.err;
+    for (const char raw : {'\x1b', '\r'})
+        EXPECT_EQ(evaluated.out.find(raw), std::string::npos) << evaluated.out;
+    EXPECT_THAT(evaluated.out, HasSubstr("aim\\x1b[2J\\x0d\\x0abot"));
 }
 
 TEST(Cli, ReplayWithJsonPrintsOneObjectPerLine) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -74,17 +75,12 @@ fs::path screenshot_dir(const fs::path& fallback) {
     return dir && *dir ? fs::path(dir) : fallback;
 }
 
-}  // namespace
-
-TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) {
-    const auto program = arbiter::test::HeadlessBrowser::find();
-    if (!program)
-        GTEST_SKIP() << "no browser: install Debian's chromium (apt-get install chromium) for "
-                        "this test";
-    arbiter::test::TempDir dir;
+// Writes a config with a store, the sample's plugins and the review page into `dir` and
+// starts `arbiter serve` on it, its relays on `socket`.
+std::unique_ptr<arbiter::test::ServerProcess> serve_with_review_page(const fs::path& dir,
+                                                                     const fs::path& socket) {
     arbiter::test::write_text(dir / "review.token", std::string(kReviewToken) + "\n");
     fs::permissions(dir / "review.token", fs::perms::owner_read | fs::perms::owner_write);
-    const fs::path socket = dir / "relays.sock";
     arbiter::test::write_text(
         dir / "server_config.toml",
         "[host]\nserver_id = \"host-a\"\n\n[aggregation]\nmonitor_threshold = 0.3\n"
@@ -93,7 +89,32 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
             "\"\ncommit_interval_ms = 20\n\n[serve]\nunix_socket = \"" + socket.string() +
             "\"\nreview_listen = \"127.0.0.1:0\"\nreview_token_file = \"review.token\"\n" +
             plugins_of_the_sample());
-    arbiter::test::ServerProcess server(dir / "server_config.toml", dir.path());
+    return std::make_unique<arbiter::test::ServerProcess>(dir / "server_config.toml", dir);
+}
+
+// Logs in on the page the browser shows (the login form) as `reviewer` with `token`.
+void log_in(arbiter::test::HeadlessBrowser& browser, const std::string& reviewer,
+            const std::string& token) {
+    browser.evaluate_and_wait_for_load("document.getElementById('reviewer').value = '" +
+                                       reviewer +
+                                       "';"
+                                       "document.getElementById('token').value = '" +
+                                       token +
+                                       "';"
+                                       "document.getElementById('login').click()");
+}
+
+}  // namespace
+
+TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) {
+    const auto program = arbiter::test::HeadlessBrowser::find();
+    if (!program)
+        GTEST_SKIP() << "no browser: install Debian's chromium (apt-get install chromium) for "
+                        "this test";
+    arbiter::test::TempDir dir;
+    const fs::path socket = dir / "relays.sock";
+    const auto server_owned = serve_with_review_page(dir.path(), socket);
+    auto& server = *server_owned;
     ASSERT_FALSE(server.review_address().empty()) << server.log();
     send(fs::path(SAMPLES_DIR) / "sample-match.arbev", socket, dir.path());
     arbiter::host::StoreSettings store;
@@ -111,18 +132,10 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
     // Without a session every page leads to the login form; a wrong token is refused.
     browser.navigate(base + "/");
     EXPECT_EQ(browser.evaluate("document.title"), "Log in · Arbiter review");
-    browser.evaluate_and_wait_for_load(
-        "document.getElementById('reviewer').value = 'alice';"
-        "document.getElementById('token').value = 'not the token at all';"
-        "document.getElementById('login').click()");
+    log_in(browser, "alice", "not the token at all");
     EXPECT_EQ(browser.evaluate("document.querySelector('.problem').textContent"),
               "That token is not the page's.");
-    browser.evaluate_and_wait_for_load(
-        "document.getElementById('reviewer').value = 'alice';"
-        "document.getElementById('token').value = '" +
-        std::string(kReviewToken) +
-        "';"
-        "document.getElementById('login').click()");
+    log_in(browser, "alice", kReviewToken);
 
     // The queue: the sample's two cheaters, trent (a trip-wire) first.
     EXPECT_EQ(browser.evaluate("document.title"), "Queue · Arbiter review");
@@ -192,6 +205,78 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
     browser.evaluate_and_wait_for_load("document.querySelector('form.logout button').click()");
     browser.navigate(base + "/");
     EXPECT_EQ(browser.evaluate("document.title"), "Log in · Arbiter review");
+    EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
+}
+
+TEST(ReviewPage, LookAlikeAndLongAccountsAreDistinctRowsAndTheirLinksWork) {
+    const auto program = arbiter::test::HeadlessBrowser::find();
+    if (!program)
+        GTEST_SKIP() << "no browser: install Debian's chromium (apt-get install chromium) for "
+                        "this test";
+    arbiter::test::TempDir dir;
+    const fs::path socket = dir / "relays.sock";
+    const auto server_owned = serve_with_review_page(dir.path(), socket);
+    auto& server = *server_owned;
+    ASSERT_FALSE(server.review_address().empty()) << server.log();
+
+    // Five players who move 1 km a second: mallory, three who pass for her (a zero-width
+    // space, a Cyrillic a, a right-to-left override) and one with a 60 KB account (as
+    // long as a line `arbiter import` reads may hold; its hex was past a request's 8 KiB).
+    const std::string huge = "huge-" + std::string(60'000, 'x');
+    const std::vector<std::string> accounts = {"mallory", "mal\u200Blory", "m\u0430llory",
+                                               "\u202Eyrollam", huge};
+    std::string rows;
+    for (const auto& account : accounts)
+        for (int t = 0; t < 6; ++t)
+            rows += json{{"source", "s"}, {"game", "g"},           {"player", account},
+                         {"t_seconds", t}, {"action_kind", "position"}, {"x", t * 1000},
+                         {"y", 0}}
+                        .dump() +
+                    "\n";
+    arbiter::test::write_text(dir / "in.jsonl", rows);
+    auto imported = arbiter::test::run_command(
+        {ARBITER_EXE, "import", (dir / "in.jsonl").string(), (dir / "in.arbev").string()},
+        dir.path());
+    ASSERT_EQ(imported.exit_status, 0) << imported.err;
+    send(dir / "in.arbev", socket, dir.path());
+    arbiter::host::StoreSettings store;
+    store.path = (dir / "review.db").string();
+    const auto queued = queue_when(store, [&](const auto& entries) {
+        for (const auto& account : accounts)
+            if (flags_of(entries, account) == 0) return false;
+        return true;
+    });
+    for (const auto& account : accounts)
+        ASSERT_GT(flags_of(queued, account), 0u) << account.substr(0, 20);
+
+    const std::string base = "http://" + server.review_address();
+    arbiter::test::HeadlessBrowser browser(*program);
+    browser.navigate(base + "/login");
+    log_in(browser, "alice", kReviewToken);
+    ASSERT_EQ(browser.evaluate("document.title"), "Queue · Arbiter review");
+    // Five rows a reviewer can tell apart: the look-alikes marked, nothing invisible left,
+    // the huge account cut.
+    const std::string names = browser.evaluate(
+        "Array.from(document.querySelectorAll('#queue a.player')).map(a => a.textContent)"
+        ".sort().join('|')");
+    EXPECT_EQ(names, "huge-" + std::string(42, 'x') +
+                         "\u2026|mallory|\u26A0\\u{202E}yrollam|\u26A0m\\u{0430}llory|"
+                         "\u26A0mal\\u{200B}lory");
+    arbiter::test::write_bytes(screenshot_dir(dir.path()) / "review-queue-lookalikes.png",
+                               browser.screenshot_png());
+
+    // The huge account's link leads to its dossier, which names it whole; a verdict there
+    // lands on it.
+    browser.evaluate_and_wait_for_load(
+        "Array.from(document.querySelectorAll('#queue a.player'))"
+        ".find(a => a.textContent.startsWith('huge-')).click()");
+    EXPECT_EQ(browser.evaluate("document.getElementById('subject').textContent"), huge);
+    browser.evaluate_and_wait_for_load("document.getElementById('inconclusive').click()");
+    EXPECT_EQ(browser.evaluate("document.getElementById('message').textContent"),
+              "Verdict recorded.");
+    arbiter::host::ReviewStore review(store);
+    EXPECT_EQ(json::parse(review.dossier(huge)->json)["verdicts"].size(), 1u);
+    EXPECT_EQ(json::parse(review.dossier("mallory")->json)["verdicts"].size(), 0u);
     EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
 }
 

@@ -45,7 +45,7 @@ void print_status(const json& status) {
                                  // A relay names itself: shown escaped, never as raw bytes
                                  // a terminal would act on.
                                  host::escape_for_message(connection.value("peer", ""), 64),
-                                 host::escape_for_message(connection.value("relay", ""), 64),
+                                 host::showable_name(connection.value("relay", ""), 32),
                                  connection.value("batches", 0), connection.value("events", 0),
                                  connection.value("refused", 0), connection.value("problems", 0));
     std::cout << fmt::format("\n{:<12} {:<10} {:>10} {:>8} {:>12} {:>12} {:>9}  {}\n", "plugin",

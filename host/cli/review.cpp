@@ -1,7 +1,7 @@
 // `arbiter review CONFIG queue|dossier|verdict|export`: the reviewer's side of the store
 // ([store] in the config, docs/review.md). Text from relays and plugins (accounts,
-// evidence) is shown escaped: a name with a terminal escape in it cannot act on the
-// reviewer's terminal.
+// evidence) is shown as untrusted_text.hpp's showable_name shows it: a name with a
+// terminal escape in it cannot act on the reviewer's terminal, and look-alikes are marked.
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -40,8 +40,8 @@ std::string when(int64_t unix_seconds) {
     return text;
 }
 
-std::string shown(const std::string& text, size_t max = 48) {
-    return host::escape_for_message(text, max);
+std::string shown(const std::string& text, size_t max = host::kShownNameChars) {
+    return host::showable_name(text, max);
 }
 
 int print_queue(host::ReviewStore& store, size_t limit, int64_t window_days, bool as_json) {
@@ -74,7 +74,7 @@ int print_queue(host::ReviewStore& store, size_t limit, int64_t window_days, boo
                                  ++rank, shown(e.subject, 24), e.max_severity, e.events, e.servers,
                                  e.matches, e.trust, when(e.last_unix),
                                  shown(e.top_event_types, 120));
-        for (const auto& note : e.correlation) std::cout << "       - " << note << "\n";
+        for (const auto& note : e.correlation) std::cout << "       - " << shown(note, 400) << "\n";
     }
     return kExitOk;
 }

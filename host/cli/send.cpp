@@ -251,9 +251,9 @@ int run_send(const std::vector<std::string>& args) {
                                  "player", "account", "action", "score");
         for (const auto& [key, row] : last)
             std::cout << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5.2f}\n",
-                                     host::escape_for_message(std::get<0>(key), 40),
+                                     host::showable_name(std::get<0>(key), 24),
                                      std::get<1>(key), std::get<2>(key),
-                                     host::escape_for_message(row.account, 40),
+                                     host::showable_name(row.account, 24),
                                      host::escape_for_message(row.action, 20), row.score);
     }
     std::cout.flush();

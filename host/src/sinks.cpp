@@ -148,7 +148,8 @@ void print_assessment_table(std::ostream& out, const std::vector<Assessment>& as
         std::string top;
         for (size_t i = 0; i < a.checks.size() && i < 3; ++i) {
             const auto& s = a.checks[i];
-            top += fmt::format("{}{}:{} {:.2f}{}", i ? ", " : "", s.plugin, s.code, s.weighted(),
+            top += fmt::format("{}{}:{} {:.2f}{}", i ? ", " : "", showable_name(s.plugin),
+                               showable_name(s.code), s.weighted(),
                                s.tripwire ? " (trip-wire)" : "");
         }
         if (a.checks.size() > 3) top += fmt::format(", +{} more", a.checks.size() - 3);
@@ -168,9 +169,13 @@ void print_assessment_table(std::ostream& out, const std::vector<Assessment>& as
                                    ? fmt::format(" in {} stretches", a.lost_input.size())
                                    : "");
         }
-        out << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5.2f}  {}\n", a.player.relay_id,
-                           a.player.match_id, a.player.player,
-                           a.account_id.empty() ? "-" : a.account_id, to_string(a.action),
+        // Relays name themselves and their players: shown as untrusted names, so that no
+        // byte of theirs acts on the terminal and look-alikes are marked.
+        out << fmt::format("{:<12} {:>6} {:>6}  {:<12} {:<14} {:>5.2f}  {}\n",
+                           showable_name(a.player.relay_id, 24), a.player.match_id,
+                           a.player.player,
+                           a.account_id.empty() ? "-" : showable_name(a.account_id, 24),
+                           to_string(a.action),
                            a.combined_score, top.empty() ? "-" : top);
     }
 }

@@ -7,9 +7,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <regex>
 #include <string>
+#include <thread>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -17,6 +20,7 @@
 #include "arbiter/host/store.hpp"
 #include "review_page/form.hpp"
 #include "review_page/http_server.hpp"
+#include "review_page/login_throttle.hpp"
 #include "review_page/render.hpp"
 #include "review_page/site.hpp"
 #include "serve/sockets.hpp"
@@ -116,7 +120,7 @@ TEST_F(ReviewSiteTest, TheQueueAndTheDossierEscapeWhatRelaysAndPluginsWrote) {
     EXPECT_THAT(queue.body, HasSubstr(">mallory</a>"));
     EXPECT_THAT(queue.body, Not(HasSubstr("<script>")));
     EXPECT_THAT(queue.body, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
-    EXPECT_THAT(queue.body, HasSubstr("/player?id=" + to_hex("<script>alert(1)</script>")));
+    EXPECT_THAT(queue.body, HasSubstr("/player?" + player_query("<script>alert(1)</script>")));
 
     const Response hostile = get("/player?subject=%3Cscript%3Ealert%281%29%3C%2Fscript%3E");
     ASSERT_EQ(hostile.status, 200);
@@ -153,7 +157,7 @@ TEST_F(ReviewSiteTest, AVerdictNeedsTheSessionsOwnFormTokenAndIsKeptWithTheRevie
     const Response done = post(
         "/verdict", "subject=mallory&verdict=confirmed&note=31+m%2Fs&form_token=" + form_token);
     ASSERT_EQ(done.status, 303) << done.body;
-    EXPECT_EQ(header(done, "Location"), "/player?id=" + to_hex("mallory") + "&recorded=1");
+    EXPECT_EQ(header(done, "Location"), "/player?" + player_query("mallory") + "&recorded=1");
     ReviewStore store(settings_);
     const json verdicts = json::parse(store.dossier("mallory")->json)["verdicts"];
     ASSERT_EQ(verdicts.size(), 1u);
@@ -205,7 +209,7 @@ TEST_F(ReviewSiteTest, ANameWithBytesABrowserWouldChangeKeepsItsVerdictOnItself)
     ASSERT_EQ(page.status, 200) << page.body;
     // Shown with visible escapes, so it cannot pass for the look-alike.
     EXPECT_THAT(page.body, HasSubstr("nul\\x00sub\\x0d\\x0ax"));
-    EXPECT_THAT(page.body, HasSubstr("name=\"id\" value=\"" + to_hex(odd) + "\""));
+    EXPECT_THAT(page.body, HasSubstr("name=\"p\" value=\"" + subject_digest(odd) + "\""));
     ASSERT_EQ(post("/verdict", "id=" + to_hex(odd) + "&verdict=confirmed&form_token=" + form_token)
                   .status,
               303);
@@ -254,6 +258,153 @@ TEST_F(ReviewSiteTest, GuessingTheTokenIsHeldToTenTriesAMinutePerAddress) {
                             "10.0.0.10:1"})
                   .status,
               303);
+}
+
+TEST_F(ReviewSiteTest, GuessesSpreadOverManyAddressesMeetTheOverallBound) {
+    // One try from each of 3,000 addresses (127.0.0.2 onward, as a tester on the host could):
+    // only the overall bound's worth is tried, the rest refused.
+    int tried = 0, refused = 0;
+    for (int i = 0; i < 3000; ++i) {
+        const std::string peer =
+            fmt::format("127.0.{}.{}:4000", (i + 2) / 256, (i + 2) % 256);
+        const int status =
+            site_->handle({"POST", "/login", "", "", "reviewer=eve&token=guess", peer}).status;
+        tried += status == 403;
+        refused += status == 429;
+    }
+    EXPECT_EQ(tried, ReviewSite::kMaxFailedLoginsOverall);
+    EXPECT_EQ(refused, 3000 - ReviewSite::kMaxFailedLoginsOverall);
+    // Until the window passes, nobody logs in: the right token from a new address too.
+    EXPECT_EQ(site_
+                  ->handle({"POST", "/login", "", "", std::string("reviewer=ann&token=") + kToken,
+                            "10.0.0.10:1"})
+                  .status,
+              429);
+}
+
+TEST(ReviewPageLoginThrottle, AHeldAddressStaysHeldWhileOthersFloodTheTable) {
+    using Clock = LoginThrottle::Clock;
+    LoginThrottle throttle({/*per_address=*/3, /*overall=*/100, std::chrono::seconds(60),
+                            /*addresses=*/128});
+    const auto start = Clock::now();
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(throttle.check("10.0.0.9", start), LoginThrottle::Decision::allowed);
+        throttle.record_failure("10.0.0.9", start);
+    }
+    EXPECT_EQ(throttle.check("10.0.0.9", start), LoginThrottle::Decision::address_held);
+    // A flood of new addresses, each trying while it may: the table stays bounded, the
+    // overall bound stops the flood, and the held address is neither cleared nor evicted.
+    int lines = 0, recorded = 0;
+    for (int i = 0; i < 5000; ++i) {
+        const std::string address = "10.1." + std::to_string(i / 256) + "." + std::to_string(i % 256);
+        const auto now = start + std::chrono::milliseconds(i);
+        if (throttle.check(address, now) != LoginThrottle::Decision::allowed) continue;
+        ++recorded;
+        lines += !throttle.record_failure(address, now).empty();
+        EXPECT_LE(throttle.addresses_held_in_memory(), 128u);
+    }
+    EXPECT_EQ(recorded, 100 - 3);
+    EXPECT_EQ(throttle.check("10.0.0.9", start + std::chrono::seconds(10)),
+              LoginThrottle::Decision::all_held);
+    // A count in the log, not a line per try: the overall bound's line, nothing per address.
+    EXPECT_EQ(lines, 1);
+    // The window passes: everyone may try again, the held address too.
+    EXPECT_EQ(throttle.check("10.0.0.9", start + std::chrono::seconds(61)),
+              LoginThrottle::Decision::allowed);
+
+    // Past the table's capacity the least recent address goes, not the whole table.
+    LoginThrottle small({/*per_address=*/2, /*overall=*/1000, std::chrono::seconds(60),
+                         /*addresses=*/4});
+    small.record_failure("held", start);
+    small.record_failure("held", start + std::chrono::seconds(2));
+    for (int i = 0; i < 3; ++i)
+        small.record_failure("other" + std::to_string(i), start + std::chrono::seconds(1));
+    small.record_failure("newest", start + std::chrono::seconds(3));
+    EXPECT_EQ(small.addresses_held_in_memory(), 4u);
+    EXPECT_EQ(small.check("held", start + std::chrono::seconds(3)),
+              LoginThrottle::Decision::address_held);
+}
+
+TEST_F(ReviewSiteTest, LookAlikeNamesShowAsDifferentNamesAndAreMarked) {
+    // A zero-width space, a Cyrillic a, a right-to-left override: each passes for mallory.
+    const std::vector<std::string> look_alikes = {"mal\u200Blory", "m\u0430llory",
+                                                  "\u202Eyrollam"};
+    {
+        StoreSink sink(settings_, "server-one", 0.3, 0.7);
+        for (size_t i = 0; i < look_alikes.size(); ++i)
+            sink.on_signal(flag(static_cast<uint32_t>(10 + i), look_alikes[i], "{}"));
+        sink.flush();
+    }
+    log_in();
+    const std::string queue = get("/").body;
+    EXPECT_THAT(queue, HasSubstr(">mallory</a>"));
+    for (const char* hidden : {"\u200B", "\u0430", "\u202E"})
+        EXPECT_THAT(queue, Not(HasSubstr(hidden)));
+    for (const auto& name : look_alikes) {
+        EXPECT_THAT(queue, HasSubstr(">" + html_name(name) + "</a>"));
+        EXPECT_THAT(html_name(name), HasSubstr(std::string(kLookAlikeMark)));
+        const Response dossier = get("/player?" + player_query(name));
+        ASSERT_EQ(dossier.status, 200);
+        EXPECT_THAT(dossier.body, HasSubstr(">" + html_name(name) + "</h1>"));
+    }
+}
+
+TEST_F(ReviewSiteTest, AHundredKilobyteAccountIsCutInTheQueueAndWholeOnItsDossier) {
+    const std::string huge = "huge-" + std::string(100'000, 'x');
+    {
+        StoreSink sink(settings_, "server-one", 0.3, 0.7);
+        sink.on_signal(flag(20, huge, "{}"));
+        sink.flush();
+    }
+    const std::string form_token = log_in();
+    const std::string queue = get("/").body;
+    // The queue's row: the name cut with its mark, a short link.
+    EXPECT_LT(queue.size(), 20'000u);
+    EXPECT_THAT(queue, HasSubstr(">" + html_name(huge) + "</a>"));
+    EXPECT_THAT(html_name(huge), HasSubstr(std::string(kCutMark)));
+    const std::string link = "/player?" + player_query(huge);
+    EXPECT_LT(link.size(), 64u);
+    EXPECT_THAT(queue, HasSubstr("href=\"" + link + "\""));
+    // The dossier names the player whole, and its verdict form works.
+    const Response dossier = get(link);
+    ASSERT_EQ(dossier.status, 200);
+    EXPECT_THAT(dossier.body, HasSubstr(">" + huge + "</h1>"));
+    ASSERT_EQ(post("/verdict",
+                   player_query(huge) + "&verdict=inconclusive&form_token=" + form_token)
+                  .status,
+              303);
+    ReviewStore store(settings_);
+    EXPECT_EQ(json::parse(store.dossier(huge)->json)["verdicts"].size(), 1u);
+
+    // A site that has shown nothing yet (a restart) finds the link through the queue; a
+    // link to nobody is answered 404, a malformed one 400.
+    site_ = std::make_unique<ReviewSite>(settings_, kToken);
+    log_in();
+    EXPECT_EQ(get("/player?" + player_query("mallory")).status, 200);
+    EXPECT_EQ(get("/player?" + player_query("nobody")).status, 404);
+    EXPECT_EQ(get("/player?id=zz").status, 400);
+}
+
+TEST_F(ReviewSiteTest, EveryLinkOfAQueueOfLongNamesResolvesPastTheTableOfNamesShown) {
+    // 180 accounts of 100 KB: more bytes than the site keeps of the names it has shown, so
+    // the queue's first links have left that table by the time the queue is drawn.
+    {
+        StoreSink sink(settings_, "server-one", 0.3, 0.7);
+        for (uint32_t i = 0; i < 180; ++i)
+            sink.on_signal(flag(100 + i, fmt::format("long-{:03}-", i) + std::string(100'000, 'x'),
+                                "{}"));
+        sink.flush();
+    }
+    log_in();
+    ReviewStore store(settings_);
+    const auto queue = store.queue(200, 7 * 86400);
+    ASSERT_GE(queue.size(), 180u);
+    for (const size_t i : {size_t{0}, size_t{1}, queue.size() - 1}) {
+        const Response dossier = get("/player?" + player_query(queue[i].subject));
+        ASSERT_EQ(dossier.status, 200) << i;
+        EXPECT_THAT(dossier.body,
+                    HasSubstr(">" + html_name(queue[i].subject, SIZE_MAX) + "</h1>"));
+    }
 }
 
 TEST(ReviewPageForm, DecodesEscapesAndCookies) {
@@ -354,6 +505,139 @@ TEST_F(ReviewSiteTest, TheTransportBoundsRequestsAndSendsTheSecurityHeaders) {
     EXPECT_THAT(
         http_exchange(bound, "GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
         HasSubstr("HTTP/1.1 200 OK"));
+}
+
+// How many answers a reply holds (status lines: "HTTP/1.1 " at a line's start): a request
+// smuggled behind another is a second one.
+size_t answers_in(const std::string& reply) {
+    size_t count = 0;
+    for (size_t at = reply.find("HTTP/1.1 "); at != std::string::npos;
+         at = reply.find("HTTP/1.1 ", at + 1))
+        count += at == 0 || reply[at - 1] == '\n';
+    return count;
+}
+
+TEST_F(ReviewSiteTest, EveryFramingAmbiguityIsRefusedOnceAndTheConnectionClosed) {
+    std::string bound;
+    const int listening = serve::listen_tcp("127.0.0.1:0", false, "test", bound);
+    HttpServer server(listening, std::make_unique<ReviewSite>(settings_, kToken));
+    // Each head, then a body of "x=1" where it has one, then a second request: if the
+    // server read the first as framed some way, the second would be answered too.
+    using namespace std::string_literals;
+    const std::string smuggled = "GET /style.css HTTP/1.1\r\nHost: x\r\n\r\n";
+    struct Case {
+        const char* what;
+        std::string head;
+        const char* status;
+    };
+    const std::vector<Case> cases = {
+        {"identity", "POST /login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n",
+         "400"},
+        {"chunked not last",
+         "POST /login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n", "400"},
+        {"a coding not implemented",
+         "POST /login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "501"},
+        {"two fields", "POST /login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n"
+                       "Transfer-Encoding: chunked\r\n\r\n", "501"},
+        {"both lengths", "POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+                         "Transfer-Encoding: chunked\r\n\r\n", "400"},
+        {"two lengths", "POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+                        "Content-Length: 3\r\n\r\n", "400"},
+        {"a length list", "POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 3, 3\r\n\r\n",
+         "400"},
+        {"a signed length", "POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: +3\r\n\r\n",
+         "400"},
+        {"obs-fold", "POST /login HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\nContent-Length: 3\r\n\r\n",
+         "400"},
+        {"a bare CR", "POST /login HTTP/1.1\r\nHost: x\r\nX-A: a\rContent-Length: 3\r\n\r\n",
+         "400"},
+        {"a bare LF", "POST /login HTTP/1.1\r\nHost: x\nContent-Length: 3\r\n\r\n", "400"},
+        {"space before the colon",
+         "POST /login HTTP/1.1\r\nHost: x\r\nContent-Length : 3\r\n\r\n", "400"},
+        {"no Host", "GET /style.css HTTP/1.1\r\n\r\n", "400"},
+        {"two Hosts", "GET /style.css HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", "400"},
+        {"chunked in HTTP/1.0",
+         "POST /login HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", "400"},
+        {"a NUL in a field", "GET / HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n"s, "400"},
+    };
+    for (const auto& c : cases) {
+        const std::string reply = http_exchange(bound, c.head + "x=1" + smuggled);
+        EXPECT_THAT(reply, HasSubstr(std::string("HTTP/1.1 ") + c.status)) << c.what;
+        EXPECT_THAT(reply, HasSubstr("Connection: close")) << c.what;
+        EXPECT_EQ(answers_in(reply), 1u) << c.what << ":\n" << reply;
+        EXPECT_THAT(reply, Not(HasSubstr("text/css"))) << c.what;
+    }
+    // Framed well, the same requests are read: a chunked body, then the next request.
+    const std::string chunked = http_exchange(
+        bound, "POST /login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+               "3\r\nx=1\r\n0\r\n\r\n" + smuggled);
+    EXPECT_EQ(answers_in(chunked), 2u) << chunked;
+    EXPECT_THAT(chunked, HasSubstr("text/css"));
+    const std::string sized = http_exchange(
+        bound, "POST /login HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\n\r\nx=1" + smuggled);
+    EXPECT_EQ(answers_in(sized), 2u) << sized;
+}
+
+// Clients that ask and never read: each sends requests, pipelined, until the server stops
+// taking them because its answers fill every buffer between them. All at once, so that all
+// are stalled well within the server's 10 s for an answer to be taken.
+std::vector<int> connect_and_stall(const std::string& address, int count) {
+    const auto [host, port] = serve::split_host_port(address, "test");
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(std::stoi(port)));
+    ::inet_pton(AF_INET, host.c_str(), &to.sin_addr);
+    std::vector<int> fds;
+    for (int i = 0; i < count; ++i) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        const int small = 4096;  // the least the kernel allows, so that few answers fill it
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+            ::close(fd);
+            break;
+        }
+        fds.push_back(fd);
+    }
+    std::string burst;
+    for (int i = 0; i < 16; ++i)
+        burst += "GET /style.css HTTP/1.1\r\nHost: x\r\n\r\n";
+    // A socket is stalled once it has taken nothing in five rounds running.
+    std::vector<int> refused(fds.size(), 0);
+    for (bool all_stalled = false; !all_stalled;) {
+        all_stalled = true;
+        for (size_t i = 0; i < fds.size(); ++i) {
+            if (refused[i] >= 5) continue;
+            all_stalled = false;
+            const ssize_t sent =
+                ::send(fds[i], burst.data(), burst.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (sent > 0)
+                refused[i] = 0;
+            else if (sent < 0 && errno != EAGAIN)
+                refused[i] = 5;  // closed by the server
+            else
+                ++refused[i];
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return fds;
+}
+
+TEST_F(ReviewSiteTest, ClientsThatNeverReadTheirAnswersCannotKeepAVisitorOut) {
+    std::string bound;
+    const int listening = serve::listen_tcp("127.0.0.1:0", false, "test", bound);
+    HttpServer server(listening, std::make_unique<ReviewSite>(settings_, kToken));
+    // 80 of them: past the 64 connections the server holds at once.
+    const std::vector<int> stalled = connect_and_stall(bound, 80);
+    ASSERT_EQ(stalled.size(), 80u);
+    // Visitors are still answered while the stalled writers hold on.
+    for (int i = 0; i < 3; ++i)
+        EXPECT_THAT(
+            http_exchange(bound, "GET /login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+            HasSubstr("HTTP/1.1 200 OK"))
+            << "visitor " << i;
+    for (const int fd : stalled)
+        ::close(fd);
 }
 
 }  // namespace

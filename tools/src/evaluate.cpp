@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arbiter/host/event_file.hpp"
+#include "arbiter/host/untrusted_text.hpp"
 #include "arbiter/tools/match_writer.hpp"
 #include "arbiter/tools/profiles.hpp"
 
@@ -234,9 +235,12 @@ void merge(EvaluationReport& into, const EvaluationReport& from) {
 }
 
 void print_report(std::ostream& out, const EvaluationReport& report) {
+    // Profiles come from a truth file (labels an import took from a recording's rows) and
+    // checks are plugins' codes: shown as untrusted names, escaped, marked and cut.
+    auto shown = [](const std::string& name) { return host::showable_name(name, 32); };
     size_t width = 12;
     for (const auto& r : report.profiles)
-        width = std::max(width, r.profile.size());
+        width = std::max(width, shown(r.profile).size());
     const int w = static_cast<int>(width);
     out << format("%-*s %8s %7s %8s %8s %9s %12s %9s %12s\n", w, "profile", "players", "clear",
                   "monitor", "flag", "restrict", "recall@flag", "fp@flag", "fp@monitor+");
@@ -247,7 +251,8 @@ void print_report(std::ostream& out, const EvaluationReport& report) {
             r.cheater ? "-" : percent(r.share_at_least(host::Action::flag_for_review));
         const std::string fp_monitor =
             r.cheater ? "-" : percent(r.share_at_least(host::Action::monitor));
-        out << format("%-*s %8llu %7llu %8llu %8llu %9llu %12s %9s %12s\n", w, r.profile.c_str(),
+        out << format("%-*s %8llu %7llu %8llu %8llu %9llu %12s %9s %12s\n", w,
+                      shown(r.profile).c_str(),
                       static_cast<unsigned long long>(r.players),
                       static_cast<unsigned long long>(r.actions[0]),
                       static_cast<unsigned long long>(r.actions[1]),
@@ -262,14 +267,14 @@ void print_report(std::ostream& out, const EvaluationReport& report) {
     if (report.honest_by_check.empty()) return;
     size_t check_width = 5;
     for (const auto& [check, n] : report.honest_by_check)
-        check_width = std::max(check_width, check.size());
+        check_width = std::max(check_width, shown(check).size());
     const int cw = static_cast<int>(check_width);
     out << "\nhonest players at Monitor or above, by the checks in their assessment:\n";
     out << format("%-*s %9s %12s %9s %12s\n", cw, "check", "monitor+", "of honest", "flag+",
                   "of honest");
     const auto honest = static_cast<double>(std::max<uint64_t>(1, report.all_honest.players));
     for (const auto& [check, n] : report.honest_by_check)
-        out << format("%-*s %9llu %12s %9llu %12s\n", cw, check.c_str(),
+        out << format("%-*s %9llu %12s %9llu %12s\n", cw, shown(check).c_str(),
                       static_cast<unsigned long long>(n.monitor_or_above),
                       format("%.3f%%", 100.0 * static_cast<double>(n.monitor_or_above) / honest)
                           .c_str(),

@@ -1,6 +1,8 @@
 // Boost.Beast rather than the hand-written HTTP of /metrics: this page parses request
 // bodies, keeps connections alive and serves several pages, where a well-kept parser
 // (bounded headers and bodies, chunked encoding, pipelining) is worth more than our own.
+// Only the head's framing is checked first on its bytes (request_head.hpp): Beast is
+// lenient where two readers of a request could disagree.
 // Beast comes with the Boost already used for loading plugins: nothing new to install.
 #include "review_page/http_server.hpp"
 
@@ -8,12 +10,15 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
+
+#include "review_page/request_head.hpp"
 
 namespace arbiter::host::review_page {
 
@@ -60,35 +65,73 @@ struct HttpServer::Impl {
         }
         ~Connection() { server_.connections.erase(this); }
 
-        // Waiting for (the rest of) a request since then; nullopt while answering one.
-        std::optional<std::chrono::steady_clock::time_point> waiting_since() const {
-            return waiting_since_;
-        }
-        // Makes room for a newer connection: its pending read ends and it closes.
+        // Since when the client has held things up: waiting for (the rest of) a request, or
+        // for it to read the answer's next bytes (the last time a write made progress).
+        std::chrono::steady_clock::time_point stalled_since() const { return stalled_since_; }
+        // Makes room for a newer connection: its pending read or write ends and it closes.
         void evict() {
             beast::error_code ignored;
             stream_.socket().close(ignored);
         }
 
+        // The head first, with its bytes checked (request_head.hpp), then the parser on it.
         void read() {
-            waiting_since_ = std::chrono::steady_clock::now();
+            stalled_since_ = std::chrono::steady_clock::now();
+            stream_.expires_after(kRequestTimeout);
+            searched_ = 0;
+            read_head();
+        }
+
+      private:
+        static bool is_hang_up(beast::error_code error) {
+            return error == asio::error::eof || error == http::error::end_of_stream ||
+                   error == beast::error::timeout || error == asio::error::connection_reset ||
+                   error == asio::error::operation_aborted || error == asio::error::bad_descriptor;
+        }
+
+        // Reads until the buffer holds a whole head (it may already: pipelined requests).
+        void read_head() {
+            const std::string_view have(static_cast<const char*>(buffer_.data().data()),
+                                        buffer_.size());
+            const size_t end = have.find("\r\n\r\n", searched_);
+            if (end != std::string_view::npos && end + 4 <= kMaxHeaderBytes)
+                return on_head(have.substr(0, end + 4));
+            if (have.size() >= kMaxHeaderBytes) return refuse(413, "the request head is over 8 KiB");
+            searched_ = have.size() < 3 ? 0 : have.size() - 3;
+            stream_.async_read_some(
+                buffer_.prepare(kMaxHeaderBytes - have.size()),
+                [self = shared_from_this()](beast::error_code error, size_t n) {
+                    if (is_hang_up(error)) return self->close();
+                    if (error) return self->refuse(400, error.message());
+                    self->buffer_.commit(n);
+                    self->read_head();
+                });
+        }
+
+        void on_head(std::string_view head) {
+            if (const auto problem = check_request_head(head))
+                return refuse(problem->status, problem->why);
             parser_.emplace();
             parser_->header_limit(kMaxHeaderBytes);
             parser_->body_limit(kMaxBodyBytes);
-            stream_.expires_after(kRequestTimeout);
             http::async_read(stream_, buffer_, *parser_,
                              [self = shared_from_this()](beast::error_code error, size_t) {
                                  self->on_read(error);
                              });
         }
 
-      private:
+        // Says what was wrong once, then hangs up: after a request whose framing is in
+        // doubt, nothing more on the connection can be read as a request.
+        void refuse(int status, const std::string& why) {
+            Response response;
+            response.status = status;
+            response.content_type = "text/plain; charset=utf-8";
+            response.body = "bad request: " + why + "\n";
+            send(response, false, 11);
+        }
+
         void on_read(beast::error_code error) {
-            waiting_since_.reset();
-            if (error == http::error::end_of_stream || error == beast::error::timeout ||
-                error == asio::error::connection_reset || error == asio::error::operation_aborted ||
-                error == asio::error::bad_descriptor)
-                return close();
+            if (is_hang_up(error)) return close();
             if (error) {
                 // Malformed or too large: say so once, then hang up.
                 Response response;
@@ -126,12 +169,28 @@ struct HttpServer::Impl {
             reply->body() = response.body;
             reply->keep_alive(keep_alive);
             reply->prepare_payload();
+            std::ostringstream serialized;
+            serialized << *reply;
+            outgoing_ = std::move(serialized).str();
+            written_ = 0;
+            write(keep_alive);
+        }
+
+        // The answer a piece at a time, so that each piece's progress is seen: a client that
+        // does not read is stalled like one that does not send, and makes room the same way.
+        void write(bool keep_alive) {
+            stalled_since_ = std::chrono::steady_clock::now();
+            if (written_ == outgoing_.size()) {
+                outgoing_.clear();
+                return keep_alive ? read() : close();
+            }
             stream_.expires_after(kRequestTimeout);
-            http::async_write(
-                stream_, *reply,
-                [self = shared_from_this(), reply, keep_alive](beast::error_code error, size_t) {
-                    if (error || !keep_alive) return self->close();
-                    self->read();
+            stream_.async_write_some(
+                asio::buffer(outgoing_.data() + written_, outgoing_.size() - written_),
+                [self = shared_from_this(), keep_alive](beast::error_code error, size_t n) {
+                    if (error) return self->close();
+                    self->written_ += n;
+                    self->write(keep_alive);
                 });
         }
 
@@ -145,17 +204,20 @@ struct HttpServer::Impl {
         beast::flat_buffer buffer_;
         std::optional<http::request_parser<http::string_body>> parser_;
         std::string peer_;
-        std::optional<std::chrono::steady_clock::time_point> waiting_since_;
+        size_t searched_ = 0;   // how much of buffer_ holds no head's end
+        std::string outgoing_;  // the answer being written
+        size_t written_ = 0;    // how much of it
+        std::chrono::steady_clock::time_point stalled_since_;
     };
 
-    // At the cap, the connection that has waited longest for a request makes room: one
-    // being answered never does, so holding 64 idle or dribbling sockets cannot keep a
-    // reviewer out. False when every connection is being answered.
+    // At the cap, the connection that has held things up longest makes room, whether it is
+    // not sending its request or not reading its answer: holding 64 idle, dribbling or
+    // unread sockets cannot keep a reviewer out. (Answers are made on this thread, so no
+    // connection is ever caught between the two.)
     bool make_room() {
         Connection* oldest = nullptr;
         for (Connection* c : connections)
-            if (c->waiting_since() && (!oldest || *c->waiting_since() < *oldest->waiting_since()))
-                oldest = c;
+            if (!oldest || c->stalled_since() < oldest->stalled_since()) oldest = c;
         if (!oldest) return false;
         oldest->evict();
         return true;

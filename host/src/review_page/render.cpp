@@ -7,6 +7,8 @@
 #include <map>
 #include <tuple>
 
+#include <sodium.h>
+
 #include <fmt/format.h>
 
 #include "arbiter/host/untrusted_text.hpp"
@@ -59,9 +61,15 @@ const json& array_of(const json& object, const char* key) {
     return found != object.end() && found->is_array() ? *found : empty;
 }
 
-std::string match_label(const json& item) {
-    return fmt::format("{} / {} match {}", text_of(item, "server_id"), text_of(item, "relay_id"),
+// The key a match's points are joined under.
+std::string match_key(const json& item) {
+    return fmt::format("{}\n{}\n{}", text_of(item, "server_id"), text_of(item, "relay_id"),
                        integer_of(item, "match_id"));
+}
+// Where a match was, for HTML: its server's and relay's names each shown on their own.
+std::string html_match_label(const json& item) {
+    return fmt::format("{} / {} match {}", html_name(text_of(item, "server_id")),
+                       html_name(text_of(item, "relay_id")), integer_of(item, "match_id"));
 }
 
 // Coordinates past this are not positions anyone walked to; they would only flatten the plot.
@@ -128,8 +136,15 @@ std::string html_escape(std::string_view text) {
     return out;
 }
 
-std::string html_name(std::string_view text) {
-    return html_escape(escape_for_message(text, std::numeric_limits<size_t>::max()));
+std::string html_name(std::string_view text, size_t max_chars) {
+    return html_escape(showable_name(text, max_chars));
+}
+
+std::string subject_digest(std::string_view subject) {
+    unsigned char digest[16];
+    crypto_generichash(digest, sizeof digest, reinterpret_cast<const unsigned char*>(subject.data()),
+                       subject.size(), nullptr, 0);
+    return to_hex(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
 std::string to_hex(std::string_view bytes) {
@@ -162,7 +177,7 @@ std::optional<std::string> from_hex(std::string_view hex) {
 }
 
 std::string player_query(std::string_view subject) {
-    return "id=" + to_hex(subject);
+    return "p=" + subject_digest(subject);
 }
 
 std::string page(std::string_view title, std::string_view reviewer, std::string_view form_token,
@@ -243,7 +258,7 @@ std::string path_plot_svg(const json& events) {
     size_t total = 0;
     for (const auto& event : events) {
         if (!event.is_object()) continue;
-        Flagged f{match_label(event), {}};
+        Flagged f{match_key(event), {}};
         collect_points(event.contains("evidence") ? event["evidence"] : json(), f.points, 0);
         if (f.points.empty() || total + f.points.size() > kMaxPoints) continue;
         total += f.points.size();
@@ -348,7 +363,7 @@ std::string interval_histograms_svg(const json& events) {
             "<figcaption>{}: {} intervals between inputs in the window of the latest flag "
             "({} at relay time {:.3f} s)</figcaption></figure>",
             kHeight - 5, kWidth - 4, kHeight - 5, highest, tallest, bin_ms, html_name(check),
-            intervals.size(), html_name(match_label(*event)),
+            intervals.size(), html_match_label(*event),
             number_of(*event, "relay_time_us") / 1e6);
     }
     return out;
@@ -357,7 +372,9 @@ std::string interval_histograms_svg(const json& events) {
 std::string dossier_body(const json& dossier, std::string_view form_token,
                          std::string_view message) {
     const std::string subject = text_of(dossier, "subject");
-    std::string out = fmt::format("<h1 id=\"subject\">{}</h1>", html_name(subject));
+    // The whole name here, however long: the queue shows it cut.
+    std::string out = fmt::format("<h1 id=\"subject\">{}</h1>",
+                                  html_name(subject, std::numeric_limits<size_t>::max()));
     if (!message.empty())
         out += fmt::format("<p class=\"message\" id=\"message\">{}</p>", html_escape(message));
     const json& trust = dossier.contains("trust") ? dossier["trust"] : json::object();
@@ -380,7 +397,7 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
     }
     out += fmt::format(
         "<form method=\"post\" action=\"/verdict\" class=\"verdict\" id=\"verdict-form\">"
-        "<input type=\"hidden\" name=\"id\" value=\"{}\">"
+        "<input type=\"hidden\" name=\"p\" value=\"{}\">"
         "<input type=\"hidden\" name=\"form_token\" value=\"{}\">"
         "<label>Note <textarea name=\"note\" id=\"note\" maxlength=\"16384\" rows=\"2\">"
         "</textarea></label><div class=\"buttons\">"
@@ -390,7 +407,7 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
         "False positive</button>"
         "<button type=\"submit\" name=\"verdict\" value=\"inconclusive\" id=\"inconclusive\">"
         "Inconclusive</button></div></form>",
-        to_hex(subject), html_escape(form_token));
+        subject_digest(subject), html_escape(form_token));
 
     const json& events = array_of(dossier, "events");
     const std::string plot = path_plot_svg(events), histograms = interval_histograms_svg(events);
@@ -410,7 +427,7 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
         for (const auto& e : events) {
             const std::string review =
                 flag_of(e, "reviewed")
-                    ? html_name(text_of(e, "verdict") + " by " + text_of(e, "reviewed_by"))
+                    ? html_name(text_of(e, "verdict")) + " by " + html_name(text_of(e, "reviewed_by"))
                     : std::string("open");
             out += fmt::format(
                 "<tr class=\"sev{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}:{}{}</td><td "
@@ -418,7 +435,7 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
                 "<td>{:.2f}</td><td>{}</td><td><details><summary>show</summary><pre>{}</pre>"
                 "</details></td></tr>",
                 static_cast<int>(std::clamp<int64_t>(integer_of(e, "severity"), 0, 4)),
-                when(integer_of(e, "recorded_unix")), html_name(match_label(e)),
+                when(integer_of(e, "recorded_unix")), html_match_label(e),
                 e.contains("since_join_s") ? fmt::format("{:.1f} s", number_of(e, "since_join_s"))
                                            : std::string("?"),
                 html_name(text_of(e, "plugin")), html_name(text_of(e, "event_type")),
@@ -439,7 +456,7 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
             out += fmt::format(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td><details>"
                 "<summary>show</summary><pre>{}</pre></details></td></tr>",
-                html_name(match_label(m)), integer_of(m, "player"), html_name(text_of(m, "action")),
+                html_match_label(m), integer_of(m, "player"), html_name(text_of(m, "action")),
                 number_of(m, "combined_score"), flag_of(m, "final") ? "ended" : "match not ended",
                 html_escape(dump_json(m.contains("assessment") ? m["assessment"] : json(), 1)));
         out += "</tbody></table>";
@@ -478,6 +495,7 @@ tr.notes td { border-bottom: 1px solid #e1e4e8; color: #586069; }
 tr.notes ul { margin: 0; padding-left: 18px; }
 pre { white-space: pre-wrap; word-break: break-all; max-width: 520px; margin: 4px 0; font-size: 12px; }
 .hint { color: #586069; }
+a.player, h1#subject { word-break: break-all; }
 .problem { color: #b31d28; font-weight: 600; }
 .message { background: #e6ffed; border: 1px solid #34d058; padding: 6px 10px; }
 form.login label, form.verdict label { display: block; margin: 8px 0; }

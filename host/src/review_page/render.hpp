@@ -12,19 +12,25 @@
 #include <nlohmann/json.hpp>
 
 #include "arbiter/host/store.hpp"
+#include "arbiter/host/untrusted_text.hpp"
 
 namespace arbiter::host::review_page {
 
 // `text` fit for HTML text and attribute values; bytes that are not UTF-8 become U+FFFD.
 // For text where line breaks belong (notes, evidence written out).
 std::string html_escape(std::string_view text);
-// A name (an account, a server, a check) for HTML: control characters, backslashes and
-// bytes that are not UTF-8 shown as \xNN, so that two names that differ never look alike.
-std::string html_name(std::string_view text);
+// A name (an account, a server, a check) for HTML, shown as a terminal shows it
+// (showable_name: escaped, look-alikes marked, cut past `max_chars` characters), so that
+// two names that differ never look alike and a long one cannot stretch a table.
+std::string html_name(std::string_view text, size_t max_chars = kShownNameChars);
 
-// The player `subject` as a page's query (`id=` its bytes in hex): links and forms carry
-// it losslessly, whatever bytes a relay put in an account.
+// The player `subject` as a page's query: `p=` and subject_digest, a short id the site
+// resolves to the subject (ReviewSite), so that a link stays short however long the
+// account a relay sent. `id=` (the subject's bytes in hex) and `subject=` (text) are read
+// too, for links typed by hand.
 std::string player_query(std::string_view subject);
+// 32 hex digits: a 128-bit BLAKE2b hash of `subject`'s bytes.
+std::string subject_digest(std::string_view subject);
 std::string to_hex(std::string_view bytes);
 // nullopt for text that is not an even number of hex digits.
 std::optional<std::string> from_hex(std::string_view hex);

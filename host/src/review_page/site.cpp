@@ -45,13 +45,6 @@ std::string address_of(const std::string& peer) {
     return colon == std::string::npos ? peer : peer.substr(0, colon);
 }
 
-// The player a query or form names: `id` (hex of the subject's bytes: what links and forms
-// carry) or `subject` (text, for a URL typed by hand).
-std::optional<std::string> subject_of(const Fields& fields) {
-    if (fields.values.count("id")) return from_hex(fields.get("id"));
-    return fields.get("subject");
-}
-
 Response html(int status, std::string body) {
     Response response;
     response.status = status;
@@ -90,6 +83,45 @@ ReviewSite::ReviewSite(const StoreSettings& store, std::string token) : token_(s
 }
 
 ReviewSite::~ReviewSite() = default;
+
+void ReviewSite::remember(const std::string& subject) {
+    auto digest = subject_digest(subject);
+    if (subjects_.count(digest)) return;
+    subject_bytes_ += subject.size();
+    subjects_.emplace(digest, subject);
+    subjects_in_order_.push_back(std::move(digest));
+    while (subjects_.size() > kMaxRememberedSubjects || subject_bytes_ > kMaxRememberedBytes) {
+        const auto oldest = subjects_.find(subjects_in_order_.front());
+        subject_bytes_ -= oldest->second.size();
+        subjects_.erase(oldest);
+        subjects_in_order_.pop_front();
+    }
+}
+
+ReviewSite::Named ReviewSite::subject_named(const Fields& fields) {
+    if (fields.values.count("p")) {
+        const std::string& digest = fields.get("p");
+        if (const auto found = subjects_.find(digest); found != subjects_.end())
+            return {found->second, 0, ""};
+        // Not shown since this process started (or long ago): the queue holds every player
+        // a link from it can name. Looked for there, not through the table, which a queue
+        // of long names could overflow before the one wanted is found.
+        for (const auto& entry : store_->queue(kQueueLimit, kQueueWindowDays * 86400))
+            if (subject_digest(entry.subject) == digest) {
+                remember(entry.subject);
+                return {entry.subject, 0, ""};
+            }
+        return {std::nullopt, 404,
+                "no player in the queue or shown lately has that link: open them from the queue"};
+    }
+    if (fields.values.count("id")) {
+        auto subject = from_hex(fields.get("id"));
+        if (!subject) return {std::nullopt, 400, "id: the player's name in hex expected"};
+        return {std::move(subject), 0, ""};
+    }
+    if (fields.values.count("subject")) return {fields.get("subject"), 0, ""};
+    return {std::nullopt, 400, "name the player: p, id or subject"};
+}
 
 const ReviewSite::Session* ReviewSite::session_of(const Request& request, std::string& id) {
     const auto cookie = cookie_value(request.cookie, kCookie);
@@ -153,29 +185,27 @@ Response ReviewSite::login_page(const std::string& why, int status) {
 
 Response ReviewSite::log_in(const Request& request) {
     const auto now = std::chrono::steady_clock::now();
-    // Failed logins per address: past kMaxFailedLogins within kFailedLoginWindow every
-    // login from it is refused until the window passes, so guessing runs at a few tries a
-    // minute and cannot flood the log. (Loopback users share one address: one of them
-    // guessing holds the others off for a minute at most.)
-    const std::string address = address_of(request.peer);
-    std::erase_if(failed_logins_, [&](const auto& item) { return item.second.until < now; });
-    auto failures = failed_logins_.find(address);
-    if (failures != failed_logins_.end() && failures->second.count >= kMaxFailedLogins)
-        return login_page("Too many failed logins from this address: wait a minute.", 429);
+    // Past kMaxFailedLogins from an address, or kMaxFailedLoginsOverall from all of them,
+    // within kFailedLoginWindow, logins are refused until the window passes: guessing runs
+    // at a few tries a minute however many addresses it comes from, and the log gets a
+    // count, not a line per try. (So a flood of guesses holds every reviewer off, for a
+    // minute at most; sessions already open are not touched.)
+    switch (failed_logins_.check(address_of(request.peer), now)) {
+        case LoginThrottle::Decision::address_held:
+            return login_page("Too many failed logins from this address: wait a minute.", 429);
+        case LoginThrottle::Decision::all_held:
+            return login_page("Too many failed logins to this page: wait a minute.", 429);
+        case LoginThrottle::Decision::allowed:
+            break;
+    }
     const Fields fields = parse_urlencoded(request.body);
     if (!fields.ok()) return login_page("The form could not be read: " + fields.problem, 400);
     const std::string& reviewer = fields.get("reviewer");
     if (reviewer.empty() || reviewer.size() > 200)
         return login_page("Give your name (1 to 200 bytes).", 400);
     if (!same_secret(fields.get("token"), token_)) {
-        if (failed_logins_.size() >= kMaxSessions) failed_logins_.clear();
-        auto& failed = failed_logins_[address];
-        if (failed.count++ == 0) failed.until = now + kFailedLoginWindow;
-        if (failed.count == 1 || failed.count == kMaxFailedLogins)
-            spdlog::warn("review page: {} failed login(s) from {} (the latest as '{}'){}",
-                         failed.count, escape_for_message(request.peer, 64),
-                         escape_for_message(reviewer, 40),
-                         failed.count == kMaxFailedLogins ? ": refusing it for a minute" : "");
+        const std::string line = failed_logins_.record_failure(address_of(request.peer), now);
+        if (!line.empty()) spdlog::warn("review page: {}", line);
         return login_page("That token is not the page's.", 403);
     }
     std::erase_if(sessions_, [&](const auto& item) { return item.second.expires < now; });
@@ -212,6 +242,8 @@ Response ReviewSite::queue_page(const Session& session, const std::string& query
     const Fields fields = parse_urlencoded(query);
     if (!fields.ok()) return problem(400, "the query could not be read: " + fields.problem);
     const auto entries = store_->queue(kQueueLimit, kQueueWindowDays * 86400);
+    for (const auto& entry : entries)
+        remember(entry.subject);
     return html(200, page("Queue", session.reviewer, session.form_token,
                           queue_body(entries, kQueueWindowDays)));
 }
@@ -219,9 +251,9 @@ Response ReviewSite::queue_page(const Session& session, const std::string& query
 Response ReviewSite::dossier_page(const Session& session, const std::string& query) {
     const Fields fields = parse_urlencoded(query);
     if (!fields.ok()) return problem(400, "the query could not be read: " + fields.problem);
-    const auto named = subject_of(fields);
-    if (!named) return problem(400, "id: the player's name in hex expected");
-    const std::string& subject = *named;
+    const Named named = subject_named(fields);
+    if (!named.subject) return problem(named.status, named.problem);
+    const std::string& subject = *named.subject;
     const auto dossier = store_->dossier(subject);
     if (!dossier)
         return html(404, page("Unknown player", session.reviewer, session.form_token,
@@ -232,7 +264,8 @@ Response ReviewSite::dossier_page(const Session& session, const std::string& que
     if (!parsed.ok()) return problem(500, "the dossier could not be read: " + parsed.problem);
     std::string message;
     if (fields.get("recorded") == "1") message = "Verdict recorded.";
-    return html(200, page(escape_for_message(subject, 80), session.reviewer, session.form_token,
+    remember(subject);
+    return html(200, page(showable_name(subject, 80), session.reviewer, session.form_token,
                           dossier_body(parsed.value, session.form_token, message)));
 }
 
@@ -243,9 +276,9 @@ Response ReviewSite::record_verdict(const Request& request, const Session& sessi
     if (!fields.ok()) return problem(400, "the form could not be read: " + fields.problem);
     if (!same_secret(fields.get("form_token"), session.form_token))
         return problem(403, "the form's token is not this session's");
-    const auto named = subject_of(fields);
-    if (!named) return problem(400, "id: the player's name in hex expected");
-    const std::string& subject = *named;
+    const Named named = subject_named(fields);
+    if (!named.subject) return problem(named.status, named.problem);
+    const std::string& subject = *named.subject;
     try {
         store_->record_verdict(subject, fields.get("verdict"), session.reviewer,
                                fields.get("note"));
@@ -256,6 +289,7 @@ Response ReviewSite::record_verdict(const Request& request, const Session& sessi
     }
     spdlog::info("review page: {} recorded {} on '{}'", escape_for_message(session.reviewer, 40),
                  escape_for_message(fields.get("verdict"), 20), escape_for_message(subject, 80));
+    remember(subject);
     return redirect("/player?" + player_query(subject) + "&recorded=1");
 }
 

@@ -14,16 +14,22 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/store.hpp"
+#include "review_page/login_throttle.hpp"
 
 namespace arbiter::host::review_page {
+
+struct Fields;
 
 struct Request {
     std::string method;  // "GET", "POST", ...
@@ -54,9 +60,10 @@ class ReviewSite {
     // goes first).
     static constexpr std::chrono::hours kSessionLife{12};
     static constexpr size_t kMaxSessions = 256;
-    // Failed logins an address may make within kFailedLoginWindow; then it is refused
-    // until the window passes.
+    // Failed logins an address may make within kFailedLoginWindow, and all addresses
+    // together (login_throttle.hpp); past either, logins are refused until the window passes.
     static constexpr int kMaxFailedLogins = 10;
+    static constexpr int kMaxFailedLoginsOverall = 60;
     static constexpr std::chrono::seconds kFailedLoginWindow{60};
 
   private:
@@ -73,15 +80,28 @@ class ReviewSite {
     Response record_verdict(const Request& request, const Session& session);
     // The session the request's cookie names, or nullptr; `id` receives its key.
     const Session* session_of(const Request& request, std::string& id);
+    // The player a query or form names: `p` (subject_digest: what links and forms carry,
+    // resolved through the subjects shown lately or the queue), `id` (hex of the
+    // subject's bytes) or `subject` (text, for a URL typed by hand).
+    struct Named {
+        std::optional<std::string> subject;
+        int status = 0;  // when there is none: 400 or 404, and why
+        std::string problem;
+    };
+    Named subject_named(const Fields& fields);
+    // Keeps `subject` findable by its digest; the oldest go past a count or a size.
+    void remember(const std::string& subject);
+    static constexpr size_t kMaxRememberedSubjects = 4096;
+    static constexpr size_t kMaxRememberedBytes = 16 << 20;
 
     std::unique_ptr<ReviewStore> store_;
     std::string token_;
     std::map<std::string, Session> sessions_;
-    struct FailedLogins {
-        int count = 0;
-        std::chrono::steady_clock::time_point until;  // the window's end
-    };
-    std::map<std::string, FailedLogins> failed_logins_;  // by address
+    std::unordered_map<std::string, std::string> subjects_;  // by subject_digest
+    std::deque<std::string> subjects_in_order_;             // their digests, oldest first
+    size_t subject_bytes_ = 0;
+    LoginThrottle failed_logins_{{kMaxFailedLogins, kMaxFailedLoginsOverall, kFailedLoginWindow,
+                                  /*addresses=*/1024}};
 };
 
 }  // namespace arbiter::host::review_page

@@ -31,6 +31,33 @@ std::string to_valid_utf8(std::string_view bytes);
 // as \xNN (a backslash as \\); cut at `max_bytes` of input with "..." after.
 std::string escape_for_message(std::string_view bytes, size_t max_bytes = 64);
 
+// A name from outside (an account, a relay, a server, a reviewer) made fit to show a
+// person, on a terminal or on the review page, so that two names that differ never look
+// alike and none acts on what shows it:
+// - control characters (C0, DEL, C1: ESC, CR, LF among them), backslashes and bytes that
+//   are not UTF-8 are escaped as \xNN or \u{XXXX}, as are characters that show as nothing
+//   or move text about (zero-width characters, bidi controls such as U+202E, spaces other
+//   than ASCII's), compatibility look-alikes of ASCII (fullwidth, mathematical letters)
+//   and spaces at either end;
+// - a name that mixes scripts (Latin with Cyrillic, say) has its letters outside ASCII
+//   escaped too;
+// - a name with any of those look-alike marks starts with kLookAlikeMark; one longer than
+//   `max_chars` characters shown is cut, kCutMark after it.
+// Both marks are escaped wherever a name itself holds them, so they cannot be forged.
+inline constexpr std::string_view kLookAlikeMark = "\xE2\x9A\xA0";  // U+26A0 warning sign
+inline constexpr std::string_view kCutMark = "\xE2\x80\xA6";        // U+2026 ellipsis
+inline constexpr size_t kShownNameChars = 48;
+
+struct ShownName {
+    std::string text;        // the name as it is to be shown, marks included
+    bool look_alike = false; // invisible or moving characters, look-alikes, mixed scripts
+    bool cut = false;
+};
+ShownName show_name(std::string_view bytes, size_t max_chars = kShownNameChars);
+inline std::string showable_name(std::string_view bytes, size_t max_chars = kShownNameChars) {
+    return show_name(bytes, max_chars).text;
+}
+
 // Deeper than any document Arbiter reads or writes, far shallower than what exhausts a
 // stack when a nested value is written back out or destroyed.
 inline constexpr size_t kMaxJsonDepth = 64;
