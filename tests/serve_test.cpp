@@ -1359,17 +1359,18 @@ TEST_F(Serve, SocketsThatNeverSayHelloCannotKeepARelayOut) {
     std::vector<RelayClient> silent;
     for (int i = 0; i < 8; ++i)
         silent.push_back(RelayClient::connect_tcp(server.tcp_address()));
-    // Past the third, each is told why and closed at once.
-    for (size_t i = 3; i < silent.size(); ++i) {
+    // Past the third, each new one makes room: the oldest waiting is told why and closed.
+    for (size_t i = 0; i + 3 < silent.size(); ++i) {
         auto refusal = silent[i].read_frame(std::chrono::seconds(10));
         ASSERT_TRUE(refusal) << i;
         EXPECT_NE(parse(*refusal)
                       .value("error", "")
-                      .find("at most 3 connections waiting for their hello"),
-                  std::string::npos);
+                      .find("at most 3 connections waiting for theirs"),
+                  std::string::npos)
+            << parse(*refusal).dump();
     }
-    // The first three wait, then hear that their time is up.
-    for (size_t i = 0; i < 3; ++i) {
+    // The last three wait, then hear that their time is up.
+    for (size_t i = silent.size() - 3; i < silent.size(); ++i) {
         auto timeout = silent[i].read_frame(std::chrono::seconds(10));
         ASSERT_TRUE(timeout) << i;
         EXPECT_NE(parse(*timeout).value("error", "").find("no hello within 300 ms"),
@@ -1398,6 +1399,42 @@ TEST_F(Serve, SocketsThatNeverSayHelloCannotKeepARelayOut) {
               std::string::npos)
         << parse(*refused).dump();
     EXPECT_EQ(json::parse(honest.sync(1)).value("batches", 1), 0);
+}
+
+// Issue 39: sockets that connect and never say hello filled the pending connections, and
+// every relay that came after them was turned away, again and again. Now the connection
+// that has waited longest for its hello makes room: a relay that says hello as soon as it
+// is in gets in, however many silent ones come before it, and the silent ones are told why
+// they were let go.
+TEST_F(Serve, SilentSocketsMakeRoomForARelayThatSaysHello) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"),
+                             "max_pending_connections = 4\nhello_timeout_ms = 600000\n"));
+    ServerProcess server(config_path(), dir_.path());
+    std::vector<RelayClient> silent;
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < 16; ++i)
+            silent.push_back(RelayClient::connect_tcp(server.tcp_address()));
+        RelayClient honest = RelayClient::connect_tcp(server.tcp_address());
+        EXPECT_NO_THROW(honest.hello("relay", kToken)) << "round " << round;
+        EXPECT_EQ(json::parse(honest.sync(1)).value("batches", 1), 0);
+    }
+    // The first silent one was let go with the reason; a late hello of its own is not read.
+    auto evicted = silent.front().read_frame(std::chrono::seconds(10));
+    ASSERT_TRUE(evicted);
+    EXPECT_EQ(evicted->kind, FrameKind::error);
+    EXPECT_NE(parse(*evicted).value("error", "").find("the oldest makes room for a new one"),
+              std::string::npos)
+        << parse(*evicted).dump();
+    EXPECT_TRUE(parse(*evicted).value("closing", false));
+    EXPECT_THROW(silent.front().hello("late", kToken), std::runtime_error);
+    // A flood is logged by count: far fewer lines than connections let go.
+    const std::string log = server.log();
+    size_t lines = 0;
+    for (size_t at = 0; (at = log.find("made room for a newer one", at)) != std::string::npos; ++at)
+        ++lines;
+    EXPECT_GT(lines, 0u);
+    EXPECT_LT(lines, 20u) << log;
+    EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 
 // SIGTERM always ends the server (issue 19). A sink that cannot write (the security log on

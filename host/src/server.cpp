@@ -143,6 +143,7 @@ struct Server::Impl {
     uint64_t next_id = 1;
     bool draining = false;
     uint64_t last_backlog_start = 0;  // take_backlogs' turn
+    uint64_t evicted_pending = 0;     // connections that gave no hello and made room
     // Control and scrape connections whose request went to the event thread, until their
     // answer is collected (they count against kMaxControlConnections even once closed, so
     // that connecting, asking and hanging up in a loop cannot grow the urgent queue).
@@ -430,12 +431,15 @@ struct Server::Impl {
             const bool token_required =
                 listener.role == Listener::Role::tcp_relays || settings.unix_requires_token;
             // Before its hello a connection counts against the small pending cap, not the
-            // relays' slots: only an authenticated relay takes one of those.
+            // relays' slots: only an authenticated relay takes one of those. At that cap the
+            // oldest one waiting makes room: sockets that connect and say nothing can then
+            // only push each other out, never a relay that says hello as soon as it is in.
             const bool over_limit =
-                control
-                    ? control_connections(listener.role) >= kMaxControlConnections
-                    : (token_required ? pending_connections() >= settings.max_pending_connections
-                                      : relay_connections() >= settings.max_connections);
+                control ? control_connections(listener.role) >= kMaxControlConnections
+                        : !token_required && relay_connections() >= settings.max_connections;
+            if (!control && token_required &&
+                pending_connections() >= settings.max_pending_connections)
+                evict_oldest_pending();
             if (over_limit && turned_away_connections() >= kMaxTurnedAway) {
                 ::close(fd);  // a flood: not even a reason
                 continue;
@@ -459,7 +463,7 @@ struct Server::Impl {
             if (over_limit && control) {
                 turn_away_control(connection);
             } else if (over_limit) {
-                turn_away(connection, token_required);
+                turn_away(connection);
             } else if (!connection.control) {
                 connection.out = wire::stream_header();
                 spdlog::info("serve: connection {} from {} over {}", id, connection.peer,
@@ -536,23 +540,53 @@ struct Server::Impl {
     // Past serve.max_connections: the relay is told why, its bytes are read and thrown
     // away, and once the reason is sent our side is shut. Closing at once instead would
     // discard the reason: a socket closed with unread bytes resets the peer.
-    void turn_away(Connection& connection, bool pending) {
+    void turn_away(Connection& connection) {
         connection.turned_away = true;
         connection.out = wire::stream_header();
-        const std::string problem =
-            pending ? fmt::format(
-                          "the host holds at most {} connections waiting for their hello "
-                          "(serve.max_pending_connections); try again later",
-                          settings.max_pending_connections)
-                    : fmt::format(
-                          "the host serves at most {} relay connections at once "
-                          "(serve.max_connections); try again later",
-                          settings.max_connections);
+        const std::string problem = fmt::format(
+            "the host serves at most {} relay connections at once (serve.max_connections); "
+            "try again later",
+            settings.max_connections);
         wire::append_frame(connection.out, wire::FrameKind::error,
                            serve_protocol::error_json(problem, 0, true));
         spdlog::warn("serve: connection {} from {} turned away: {}", connection.id, connection.peer,
                      problem);
         write_to(connection);
+    }
+
+    // The pending connections are full and one more came: the one that has waited longest
+    // for its hello goes, told why (as a turned-away relay is) while there is room for that.
+    // A flood of them is logged by count, not a line each.
+    void evict_oldest_pending() {
+        Connection* oldest = nullptr;
+        for (auto& [id, connection] : connections)  // by id: the oldest first
+            if (!connection.control && !connection.dead && !connection.turned_away &&
+                !connection.greeted) {
+                oldest = &connection;
+                break;
+            }
+        if (!oldest) return;
+        ++evicted_pending;
+        if (worth_logging(evicted_pending))
+            spdlog::warn(
+                "serve: connection {} from {} gave no hello and made room for a newer one "
+                "(serve.max_pending_connections = {}); {} so far",
+                oldest->id, oldest->peer, settings.max_pending_connections, evicted_pending);
+        if (oldest->stop_reading || turned_away_connections() >= kMaxTurnedAway) {
+            disconnect(*oldest, "");  // already closing with its reason, or a flood
+            return;
+        }
+        oldest->turned_away = true;
+        oldest->since = Clock::now();  // its grace to take the reason starts now
+        wire::append_frame(
+            oldest->out, wire::FrameKind::error,
+            serve_protocol::error_json(
+                fmt::format("no hello yet, and the host holds at most {} connections waiting "
+                            "for theirs (serve.max_pending_connections): the oldest makes room "
+                            "for a new one; connect again and say hello at once",
+                            settings.max_pending_connections),
+                oldest->decoder.bytes_fed(), true));
+        write_to(*oldest);
     }
 
     // Frames a relay sent before the queue filled are taken, in order, as room comes back.
