@@ -5,6 +5,7 @@
 // event lost or seen twice.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1283,6 +1284,54 @@ TEST_F(Serve, IdleScrapersAreCappedAndLetGo) {
                     .starts_with("HTTP/1.1 200 OK\r\n"));
     EXPECT_NE(server.log().find("turned away: the host answers at most 16 scrapes"),
               std::string::npos);
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
+// Issue 39: /metrics was rendered on the event thread, so a plugin with many series of its
+// own made every scrape a pause for every relay (400,000 series: 39 MB, a second each).
+// Now the event thread takes the host's figures alone and the page is rendered beside it:
+// a batch sent after a scrape is processed, and its sync answered, while the scrape has not
+// had a byte of its answer yet.
+TEST_F(Serve, AScrapeOfManySeriesDoesNotHoldUpTheRelays) {
+    write_config(config_text(
+        test_plugin("many", "arbiter-test-many-metrics.so", "series = 400000"),
+        "metrics_listen = \"127.0.0.1:0\"\nhello_timeout_ms = 600000\n"));
+    ServerProcess server(config_path(), dir_.path());
+    // Connected before the relay: in a turn of the server's loop that finds both the scrape
+    // and the batch, the scrape is read first.
+    const int scraper = connect_loopback(server.metrics_address());
+    RelayClient relay = RelayClient::connect_unix(relay_socket().string());
+    relay.hello("relay");
+    arbiter::BatchBuilder builder("relay", 1);
+    auto batch = [&](int64_t t) {
+        builder.add(t, 1, 1, arbiter::build::Position{.position = {0, 0, 0}});
+        return builder.finish();
+    };
+    relay.send_batch(batch(1000));  // the match's first: the plugin makes its series
+    EXPECT_EQ(json::parse(relay.sync(1)).value("batches", 0), 1);
+
+    const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    ASSERT_EQ(::send(scraper, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    relay.send_batch(batch(2000));
+    EXPECT_EQ(json::parse(relay.sync(2)).value("batches", 0), 2);
+    pollfd answered{scraper, POLLIN, 0};
+    EXPECT_EQ(::poll(&answered, 1, 0), 0)
+        << "the scrape was answered before the batch sent after it was processed";
+
+    // The scrape is answered in full all the same, with every series.
+    timeval timeout{.tv_sec = 60, .tv_usec = 0};
+    ::setsockopt(scraper, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    std::string response;
+    std::vector<char> buffer(1 << 20);
+    for (ssize_t got; (got = ::recv(scraper, buffer.data(), buffer.size(), 0)) > 0;)
+        response.append(buffer.data(), static_cast<size_t>(got));
+    ::close(scraper);
+    ASSERT_TRUE(response.starts_with("HTTP/1.1 200 OK\r\n")) << response.substr(0, 200);
+    EXPECT_EQ(sample(response, "arbiter_batches_total"), 1.0) << "taken before the second batch";
+    EXPECT_EQ(sample(response,
+                     "arbiter_plugin_metric_total{plugin=\"many\",name=\"series.399999\"}"),
+              1.0);
     EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 
