@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <regex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -1130,6 +1131,43 @@ std::string http_exchange(const std::string& address, const std::string& request
     return response;
 }
 
+// A hello over TCP from `source`, a loopback address of the test's choosing (127.0.0.2,
+// say), as the relay of another machine would send it: "welcome", or the host's error.
+std::string hello_from(const std::string& source, const std::string& address,
+                       const std::string& token) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1))));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+        ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0)
+        throw std::runtime_error("cannot connect from " + source + " to " + address);
+    std::vector<uint8_t> out = arbiter::host::wire::stream_header();
+    arbiter::host::wire::append_frame(out, FrameKind::hello,
+                                      json{{"relay", "relay"}, {"token", token}}.dump());
+    [[maybe_unused]] auto sent = ::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+    timeval timeout{.tv_sec = 20, .tv_usec = 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    arbiter::host::wire::FrameDecoder decoder(1 << 20);
+    std::string answer = "no answer";
+    uint8_t buffer[4096];
+    for (ssize_t got; answer == "no answer" && (got = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) {
+        decoder.feed(std::span(buffer, static_cast<size_t>(got)));
+        while (auto decoded = decoder.next()) {
+            if (!decoded->frame) continue;
+            if (decoded->frame->kind == FrameKind::welcome) answer = "welcome";
+            if (decoded->frame->kind == FrameKind::error)
+                answer = parse(*decoded->frame).value("error", "");
+        }
+    }
+    ::close(fd);
+    return answer;
+}
+
 // The value of the sample whose line starts with `series ` in an exposition.
 std::optional<double> sample(const std::string& exposition, const std::string& series) {
     const auto at = exposition.find("\n" + series + " ");
@@ -1285,6 +1323,68 @@ TEST_F(Serve, IdleScrapersAreCappedAndLetGo) {
     EXPECT_NE(server.log().find("turned away: the host answers at most 16 scrapes"),
               std::string::npos);
     EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
+// Issue 39: a token could be guessed at ~14,600 tries a second, each try two lines of log.
+// Now failed hellos are counted per address and overall in a window: past
+// serve.token_failures_per_address an address's hellos are refused unchecked, its right
+// token too; past serve.token_failures_overall so are those of every address that has not
+// given a right token; an address that is not throttled still gets in. The log shows the
+// first failure and then a count.
+TEST_F(Serve, TokenGuessingIsThrottledPerAddressAndOverall) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"),
+                             "unix_requires_token = true\ntoken_failures_per_address = 3\n"
+                             "token_failures_overall = 4\ntoken_failure_window_ms = 600000\n"));
+    ServerProcess server(config_path(), dir_.path());
+    const std::string tcp = server.tcp_address();
+    ASSERT_EQ(hello_from("127.0.0.1", tcp, kToken), "welcome");
+
+    // Three wrong tokens from one address: each is checked and refused.
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(hello_from("127.0.0.2", tcp, "guess-" + std::to_string(i)), "wrong token");
+    // From then on even the right one is refused there, unchecked, saying for how long.
+    const std::string throttled = hello_from("127.0.0.2", tcp, kToken);
+    EXPECT_NE(throttled.find("too many failed hellos from 127.0.0.2 (3 within 600000 ms, "
+                             "serve.token_failures_per_address)"),
+              std::string::npos)
+        << throttled;
+    EXPECT_NE(throttled.find("refused unchecked for 600 s more"), std::string::npos) << throttled;
+
+    // A fourth failure from anywhere (the Unix socket is one more address) reaches the
+    // overall bound: an address that never gave a right token is refused unchecked ...
+    RelayClient local = RelayClient::connect_unix(relay_socket().string());
+    EXPECT_THROW(local.hello("relay", "guess-3"), std::runtime_error);
+    const std::string overall = hello_from("127.0.0.3", tcp, kToken);
+    EXPECT_NE(overall.find("too many failed hellos from all addresses (4 within 600000 ms, "
+                           "serve.token_failures_overall)"),
+              std::string::npos)
+        << overall;
+    // ... and one that did, and is under its own bound, still gets in.
+    RelayClient known = RelayClient::connect_tcp(tcp);
+    EXPECT_NO_THROW(known.hello("relay", kToken));
+    EXPECT_EQ(json::parse(known.sync(1)).value("batches", 1), 0);
+
+    // One line for the first failure, then counts (every 10 s, and at the end), not a line
+    // a try.
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+    const std::string log = server.log();
+    EXPECT_NE(log.find("wrong or missing token; closing it (failed hellos are counted"),
+              std::string::npos)
+        << log;
+    uint64_t failures = 0, unchecked = 0, lines = 0;
+    const std::regex tally(
+        R"((\d+) hello\(s\) refused in the last \d+ s \([^)]*\), and (\d+) more refused unchecked)");
+    for (std::sregex_iterator it(log.begin(), log.end(), tally), end; it != end; ++it, ++lines) {
+        failures += std::stoull((*it)[1]);
+        unchecked += std::stoull((*it)[2]);
+    }
+    EXPECT_EQ(failures, 4u) << log;
+    EXPECT_EQ(unchecked, 2u) << log;
+    EXPECT_LE(lines, 2u) << log;
+    EXPECT_NE(log.find("1 address(es) past serve.token_failures_per_address, and all together "
+                       "past serve.token_failures_overall"),
+              std::string::npos)
+        << log;
 }
 
 // Issue 39: /metrics was rendered on the event thread, so a plugin with many series of its

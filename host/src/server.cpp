@@ -35,6 +35,7 @@
 #include "serve/file_watcher.hpp"
 #include "serve/outbox.hpp"
 #include "serve/sockets.hpp"
+#include "serve/token_throttle.hpp"
 #include "serve/work_queue.hpp"
 
 namespace arbiter::host {
@@ -53,6 +54,8 @@ constexpr auto kTurnedAwayGrace = std::chrono::seconds(2);
 // `arbiter ctl` clients, and scrapes, at once (each kind): each holds one request, so
 // this also bounds the commands waiting for the event thread.
 constexpr size_t kMaxControlConnections = 16;
+// Failed hellos are logged one in full, then counted: one line a period, however many.
+constexpr auto kTokenReportInterval = std::chrono::seconds(10);
 
 // Compares without stopping at the first difference, so the time taken does not tell
 // a guesser how much of the token was right.
@@ -95,7 +98,8 @@ struct Server::Impl {
         bool http = false;      // a metrics scrape
         std::string transport;  // "unix" or "tcp"
         std::string peer;
-        std::string relay;  // from the hello
+        std::string address;  // the peer as one party, for the token throttle
+        std::string relay;    // from the hello
         bool token_required = false;
         bool greeted = false;  // a hello was accepted, or is not needed
         wire::FrameDecoder decoder;
@@ -144,6 +148,8 @@ struct Server::Impl {
     bool draining = false;
     uint64_t last_backlog_start = 0;  // take_backlogs' turn
     uint64_t evicted_pending = 0;     // connections that gave no hello and made room
+    std::unique_ptr<serve::TokenThrottle> throttle;
+    Clock::time_point last_token_report = Clock::now();
     // Control and scrape connections whose request went to the event thread, until their
     // answer is collected (they count against kMaxControlConnections even once closed, so
     // that connecting, asking and hanging up in a loop cannot grow the urgent queue).
@@ -165,6 +171,11 @@ struct Server::Impl {
             credentials.relays[name] = !credential.token_file.empty()
                                            ? read_token_file(credential.token_file)
                                            : credential.token;
+        throttle = std::make_unique<serve::TokenThrottle>(serve::TokenThrottle::Limits{
+            .per_address = settings.token_failures_per_address,
+            .overall = settings.token_failures_overall,
+            .window = std::chrono::milliseconds(settings.token_failure_window_ms),
+            .addresses = static_cast<size_t>(settings.token_failure_addresses)});
         server_id = config.host.server_id;
         max_message_bytes = config.host.max_batch_bytes;
         if (options.handle_signals) {
@@ -285,6 +296,7 @@ struct Server::Impl {
             poll_once();
         }
         flush_before_exit();
+        report_token_failures(true);
         events.join();
         close_everything();
         spdlog::info("serve: stopped");
@@ -398,6 +410,7 @@ struct Server::Impl {
             if (connection.turned_away && Clock::now() - connection.since > kTurnedAwayGrace)
                 disconnect(connection, "");
         close_silent_connections();
+        report_token_failures(false);
         sweep();
         if (watcher && !draining) {
             for (const auto& file : watcher->settled()) {
@@ -454,6 +467,7 @@ struct Server::Impl {
             connection.http = listener.role == Listener::Role::metrics;
             connection.transport = listener.role == Listener::Role::tcp_relays ? "tcp" : "unix";
             connection.peer = serve::peer_name(fd);
+            connection.address = serve::peer_address(fd);
             connection.token_required = token_required;
             connection.greeted = !connection.token_required;
             // Until the hello, nothing larger than a hello is buffered for the peer.
@@ -486,6 +500,24 @@ struct Server::Impl {
             count += !connection.control && !connection.dead && !connection.turned_away &&
                      !connection.greeted;
         return count;
+    }
+
+    // What the token throttle counted since the last line: at most one a period, and the
+    // rest at the end.
+    void report_token_failures(bool last) {
+        const auto now = Clock::now();
+        if (!last && now - last_token_report < kTokenReportInterval) return;
+        const auto seconds =
+            std::chrono::duration_cast<std::chrono::seconds>(now - last_token_report).count();
+        last_token_report = now;
+        const serve::TokenThrottle::Tally tally = throttle->take_tally(now);
+        if (tally.empty()) return;
+        spdlog::warn(
+            "serve: {} hello(s) refused in the last {} s (a wrong or missing token, an unknown "
+            "relay, a malformed hello), and {} more refused unchecked; {} address(es) past "
+            "serve.token_failures_per_address{}",
+            tally.failures, seconds, tally.refused_unchecked, tally.addresses_throttled,
+            tally.overall_throttled ? ", and all together past serve.token_failures_overall" : "");
     }
 
     // A connection that owes a hello and has not given one in time is told so and closed.
@@ -754,16 +786,33 @@ struct Server::Impl {
     }
 
     bool accept_hello(Connection& connection, const wire::Frame& frame) {
+        const auto now = Clock::now();
+        if (connection.token_required) {
+            if (const std::string refusal = throttle->refusal(connection.address, now);
+                !refusal.empty()) {
+                send_error(connection, refusal, frame.offset, true, false);
+                return false;
+            }
+        }
         const serve_protocol::Hello hello =
             serve_protocol::read_hello(frame.payload, credentials, connection.token_required);
         if (!hello.accepted) {
-            if (connection.token_required)
+            if (!connection.token_required) {
+                send_error(connection, hello.problem, frame.offset, false);
+                return false;
+            }
+            // A guesser's every try would be a line: the first is, the rest are counted.
+            if (throttle->failed(connection.address, now))
                 spdlog::warn(
-                    "serve: connection {} from {}: {}; closing it", connection.id, connection.peer,
-                    hello.problem.ends_with("token") ? "wrong or missing token" : hello.problem);
-            send_error(connection, hello.problem, frame.offset, connection.token_required);
+                    "serve: connection {} from {}: {}; closing it (failed hellos are counted, "
+                    "and logged every {} s)",
+                    connection.id, connection.peer,
+                    hello.problem.ends_with("token") ? "wrong or missing token" : hello.problem,
+                    kTokenReportInterval.count());
+            send_error(connection, hello.problem, frame.offset, true, false);
             return false;
         }
+        if (connection.token_required) throttle->succeeded(connection.address, now);
         // Authenticated: now it needs a relay's slot, and may send batches of full size.
         if (connection.token_required && relay_connections() >= settings.max_connections) {
             const std::string problem = fmt::format(
@@ -787,9 +836,9 @@ struct Server::Impl {
     }
 
     void send_error(Connection& connection, const std::string& problem, uint64_t offset,
-                    bool closing) {
+                    bool closing, bool log = true) {
         ++connection.problems;
-        if (worth_logging(connection.problems))
+        if (log && worth_logging(connection.problems))
             spdlog::warn("serve: connection {} ({}): at byte {}: {}{}", connection.id,
                          connection.relay.empty() ? connection.peer : connection.relay, offset,
                          problem, closing ? "; closing it" : "");
