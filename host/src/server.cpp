@@ -872,7 +872,8 @@ struct Server::Impl {
     }
 
     // A scrape: the request head is read up to its blank line (a bounded amount), then
-    // answered: /metrics by the event thread, which owns the figures; anything else here.
+    // answered: /metrics through the event thread, which owns the host's figures (and hands
+    // the rendering to a thread of its own); anything else here.
     void take_http_bytes(Connection& connection, std::span<const uint8_t> bytes) {
         connection.control_line.append(bytes.begin(), bytes.end());
         const auto end = connection.control_line.find("\r\n\r\n");
