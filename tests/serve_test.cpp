@@ -1586,6 +1586,30 @@ TEST_F(Serve, SilentSocketsMakeRoomForARelayThatSaysHello) {
     EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 
+// The same when more silent sockets than the cap are accepted in one go after a relay
+// (here all queued while the server is stopped): its hello, already waiting in the kernel,
+// is read before it could be let go, and it gets in.
+TEST_F(Serve, ARelayWhoseHelloIsWaitingIsReadBeforeItCouldBeLetGo) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"),
+                             "max_pending_connections = 4\nhello_timeout_ms = 600000\n"));
+    ServerProcess server(config_path(), dir_.path());
+    ASSERT_EQ(::kill(server.pid(), SIGSTOP), 0);
+    RelayClient honest = RelayClient::connect_tcp(server.tcp_address());
+    std::vector<uint8_t> hello;
+    arbiter::host::wire::append_frame(hello, FrameKind::hello,
+                                      json{{"relay", "relay"}, {"token", kToken}}.dump());
+    honest.send_raw(hello);
+    std::vector<RelayClient> silent;
+    for (int i = 0; i < 20; ++i)
+        silent.push_back(RelayClient::connect_tcp(server.tcp_address()));
+    ASSERT_EQ(::kill(server.pid(), SIGCONT), 0);
+    auto answer = honest.read_frame(std::chrono::seconds(10));
+    ASSERT_TRUE(answer);
+    EXPECT_EQ(answer->kind, FrameKind::welcome) << parse(*answer).dump();
+    EXPECT_EQ(json::parse(honest.sync(1)).value("batches", 1), 0);
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
 // SIGTERM always ends the server (issue 19). A sink that cannot write (the security log on
 // a full disk) used to throw out of the drain, which then never finished: the server
 // ignored a second SIGTERM and only SIGKILL stopped it. Now every step of the drain is

@@ -450,9 +450,7 @@ struct Server::Impl {
             const bool over_limit =
                 control ? control_connections(listener.role) >= kMaxControlConnections
                         : !token_required && relay_connections() >= settings.max_connections;
-            if (!control && token_required &&
-                pending_connections() >= settings.max_pending_connections)
-                evict_oldest_pending();
+            if (!control && token_required) make_room_for_pending();
             if (over_limit && turned_away_connections() >= kMaxTurnedAway) {
                 ::close(fd);  // a flood: not even a reason
                 continue;
@@ -587,38 +585,48 @@ struct Server::Impl {
     }
 
     // The pending connections are full and one more came: the one that has waited longest
-    // for its hello goes, told why (as a turned-away relay is) while there is room for that.
-    // A flood of them is logged by count, not a line each.
-    void evict_oldest_pending() {
-        Connection* oldest = nullptr;
-        for (auto& [id, connection] : connections)  // by id: the oldest first
-            if (!connection.control && !connection.dead && !connection.turned_away &&
-                !connection.greeted) {
-                oldest = &connection;
-                break;
-            }
-        if (!oldest) return;
+    // for its hello goes. It is read once more first: in a flood, more connections than the
+    // cap can be accepted between a relay's connect and the first read of it, and its hello
+    // may be waiting in the kernel. Each turn greets, closes or lets go one of them.
+    void make_room_for_pending() {
+        while (pending_connections() >= settings.max_pending_connections) {
+            Connection* oldest = nullptr;
+            for (auto& [id, connection] : connections)  // by id: the oldest first
+                if (!connection.control && !connection.dead && !connection.turned_away &&
+                    !connection.greeted) {
+                    oldest = &connection;
+                    break;
+                }
+            if (!oldest) return;
+            if (!oldest->stop_reading && !draining) guarded(*oldest, [&] { read_from(*oldest); });
+            if (!oldest->dead && !oldest->greeted && !oldest->turned_away) let_pending_go(*oldest);
+        }
+    }
+
+    // Told why (as a turned-away relay is) while there is room for that; a flood of them is
+    // logged by count, not a line each.
+    void let_pending_go(Connection& connection) {
         ++evicted_pending;
         if (worth_logging(evicted_pending))
             spdlog::warn(
                 "serve: connection {} from {} gave no hello and made room for a newer one "
                 "(serve.max_pending_connections = {}); {} so far",
-                oldest->id, oldest->peer, settings.max_pending_connections, evicted_pending);
-        if (oldest->stop_reading || turned_away_connections() >= kMaxTurnedAway) {
-            disconnect(*oldest, "");  // already closing with its reason, or a flood
+                connection.id, connection.peer, settings.max_pending_connections, evicted_pending);
+        if (connection.stop_reading || turned_away_connections() >= kMaxTurnedAway) {
+            disconnect(connection, "");  // already closing with its reason, or a flood
             return;
         }
-        oldest->turned_away = true;
-        oldest->since = Clock::now();  // its grace to take the reason starts now
+        connection.turned_away = true;
+        connection.since = Clock::now();  // its grace to take the reason starts now
         wire::append_frame(
-            oldest->out, wire::FrameKind::error,
+            connection.out, wire::FrameKind::error,
             serve_protocol::error_json(
                 fmt::format("no hello yet, and the host holds at most {} connections waiting "
                             "for theirs (serve.max_pending_connections): the oldest makes room "
                             "for a new one; connect again and say hello at once",
                             settings.max_pending_connections),
-                oldest->decoder.bytes_fed(), true));
-        write_to(*oldest);
+                connection.decoder.bytes_fed(), true));
+        write_to(connection);
     }
 
     // Frames a relay sent before the queue filled are taken, in order, as room comes back.
