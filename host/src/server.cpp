@@ -478,8 +478,11 @@ struct Server::Impl {
                 turn_away(connection);
             } else if (!connection.control) {
                 connection.out = wire::stream_header();
-                spdlog::info("serve: connection {} from {} over {}", id, connection.peer,
-                             connection.transport);
+                // One that owes a token is logged once its hello is taken (a failed one is
+                // counted): a guesser's connections would otherwise be two lines each.
+                if (!token_required)
+                    spdlog::info("serve: connection {} from {} over {}", id, connection.peer,
+                                 connection.transport);
             }
         }
     }
@@ -992,7 +995,7 @@ struct Server::Impl {
                 continue;
             }
             const std::string who = connection.relay.empty() ? connection.peer : connection.relay;
-            if (!connection.control && !connection.turned_away) {
+            if (!connection.control && !connection.turned_away && connection.greeted) {
                 if (connection.decoder.pending_bytes() > 0)
                     spdlog::warn(
                         "serve: connection {} ({}) ended with {} bytes received and "
