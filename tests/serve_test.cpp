@@ -5,6 +5,7 @@
 // event lost or seen twice.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <regex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -1131,6 +1133,43 @@ std::string http_exchange(const std::string& address, const std::string& request
     return response;
 }
 
+// A hello over TCP from `source`, a loopback address of the test's choosing (127.0.0.2,
+// say), as the relay of another machine would send it: "welcome", or the host's error.
+std::string hello_from(const std::string& source, const std::string& address,
+                       const std::string& token) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1))));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+        ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0)
+        throw std::runtime_error("cannot connect from " + source + " to " + address);
+    std::vector<uint8_t> out = arbiter::host::wire::stream_header();
+    arbiter::host::wire::append_frame(out, FrameKind::hello,
+                                      json{{"relay", "relay"}, {"token", token}}.dump());
+    [[maybe_unused]] auto sent = ::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+    timeval timeout{.tv_sec = 20, .tv_usec = 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    arbiter::host::wire::FrameDecoder decoder(1 << 20);
+    std::string answer = "no answer";
+    uint8_t buffer[4096];
+    for (ssize_t got; answer == "no answer" && (got = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) {
+        decoder.feed(std::span(buffer, static_cast<size_t>(got)));
+        while (auto decoded = decoder.next()) {
+            if (!decoded->frame) continue;
+            if (decoded->frame->kind == FrameKind::welcome) answer = "welcome";
+            if (decoded->frame->kind == FrameKind::error)
+                answer = parse(*decoded->frame).value("error", "");
+        }
+    }
+    ::close(fd);
+    return answer;
+}
+
 // The value of the sample whose line starts with `series ` in an exposition.
 std::optional<double> sample(const std::string& exposition, const std::string& series) {
     const auto at = exposition.find("\n" + series + " ");
@@ -1288,6 +1327,121 @@ TEST_F(Serve, IdleScrapersAreCappedAndLetGo) {
     EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 
+// Issue 39: a token could be guessed at ~14,600 tries a second, each try two lines of log.
+// Now failed hellos are counted per address and overall in a window: past
+// serve.token_failures_per_address an address's hellos are refused unchecked, its right
+// token too; past serve.token_failures_overall so are those of every address that has not
+// given a right token; an address that is not throttled still gets in. The log shows the
+// first failure and then a count.
+TEST_F(Serve, TokenGuessingIsThrottledPerAddressAndOverall) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"),
+                             "unix_requires_token = true\ntoken_failures_per_address = 3\n"
+                             "token_failures_overall = 4\ntoken_failure_window_ms = 600000\n"));
+    ServerProcess server(config_path(), dir_.path());
+    const std::string tcp = server.tcp_address();
+    ASSERT_EQ(hello_from("127.0.0.1", tcp, kToken), "welcome");
+
+    // Three wrong tokens from one address: each is checked and refused.
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(hello_from("127.0.0.2", tcp, "guess-" + std::to_string(i)), "wrong token");
+    // From then on even the right one is refused there, unchecked, saying for how long.
+    const std::string throttled = hello_from("127.0.0.2", tcp, kToken);
+    EXPECT_NE(throttled.find("too many failed hellos from 127.0.0.2 (3 within 600000 ms, "
+                             "serve.token_failures_per_address)"),
+              std::string::npos)
+        << throttled;
+    EXPECT_NE(throttled.find("refused unchecked for 600 s more"), std::string::npos) << throttled;
+
+    // A fourth failure from anywhere (the Unix socket is one more address) reaches the
+    // overall bound: an address that never gave a right token is refused unchecked ...
+    RelayClient local = RelayClient::connect_unix(relay_socket().string());
+    EXPECT_THROW(local.hello("relay", "guess-3"), std::runtime_error);
+    const std::string overall = hello_from("127.0.0.3", tcp, kToken);
+    EXPECT_NE(overall.find("too many failed hellos from all addresses (4 within 600000 ms, "
+                           "serve.token_failures_overall)"),
+              std::string::npos)
+        << overall;
+    // ... and one that did, and is under its own bound, still gets in.
+    RelayClient known = RelayClient::connect_tcp(tcp);
+    EXPECT_NO_THROW(known.hello("relay", kToken));
+    EXPECT_EQ(json::parse(known.sync(1)).value("batches", 1), 0);
+
+    // One line for the first failure, then counts (every 10 s, and at the end), not a line
+    // a try.
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+    const std::string log = server.log();
+    EXPECT_NE(log.find("wrong or missing token; closing it (failed hellos are counted"),
+              std::string::npos)
+        << log;
+    uint64_t failures = 0, unchecked = 0, lines = 0;
+    const std::regex tally(
+        R"((\d+) hello\(s\) refused in the last \d+ s \([^)]*\), and (\d+) more refused unchecked)");
+    for (std::sregex_iterator it(log.begin(), log.end(), tally), end; it != end; ++it, ++lines) {
+        failures += std::stoull((*it)[1]);
+        unchecked += std::stoull((*it)[2]);
+    }
+    EXPECT_EQ(failures, 4u) << log;
+    EXPECT_EQ(unchecked, 2u) << log;
+    EXPECT_LE(lines, 2u) << log;
+    // Nor is each of the guesser's connections a line of its own: its first failure is all.
+    size_t guesser_lines = 0;
+    for (size_t at = 0; (at = log.find("from 127.0.0.2:", at)) != std::string::npos; ++at)
+        ++guesser_lines;
+    EXPECT_EQ(guesser_lines, 1u) << log;
+    EXPECT_NE(log.find("1 address(es) past serve.token_failures_per_address, and all together "
+                       "past serve.token_failures_overall"),
+              std::string::npos)
+        << log;
+}
+
+// Issue 39: /metrics was rendered on the event thread, so a plugin with many series of its
+// own made every scrape a pause for every relay (400,000 series: 39 MB, a second each).
+// Now the event thread takes the host's figures alone and the page is rendered beside it:
+// a batch sent after a scrape is processed, and its sync answered, while the scrape has not
+// had a byte of its answer yet.
+TEST_F(Serve, AScrapeOfManySeriesDoesNotHoldUpTheRelays) {
+    write_config(config_text(
+        test_plugin("many", "arbiter-test-many-metrics.so", "series = 400000"),
+        "metrics_listen = \"127.0.0.1:0\"\nhello_timeout_ms = 600000\n"));
+    ServerProcess server(config_path(), dir_.path());
+    // Connected before the relay: in a turn of the server's loop that finds both the scrape
+    // and the batch, the scrape is read first.
+    const int scraper = connect_loopback(server.metrics_address());
+    RelayClient relay = RelayClient::connect_unix(relay_socket().string());
+    relay.hello("relay");
+    arbiter::BatchBuilder builder("relay", 1);
+    auto batch = [&](int64_t t) {
+        builder.add(t, 1, 1, arbiter::build::Position{.position = {0, 0, 0}});
+        return builder.finish();
+    };
+    relay.send_batch(batch(1000));  // the match's first: the plugin makes its series
+    EXPECT_EQ(json::parse(relay.sync(1)).value("batches", 0), 1);
+
+    const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    ASSERT_EQ(::send(scraper, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    relay.send_batch(batch(2000));
+    EXPECT_EQ(json::parse(relay.sync(2)).value("batches", 0), 2);
+    pollfd answered{scraper, POLLIN, 0};
+    EXPECT_EQ(::poll(&answered, 1, 0), 0)
+        << "the scrape was answered before the batch sent after it was processed";
+
+    // The scrape is answered in full all the same, with every series.
+    timeval timeout{.tv_sec = 60, .tv_usec = 0};
+    ::setsockopt(scraper, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    std::string response;
+    std::vector<char> buffer(1 << 20);
+    for (ssize_t got; (got = ::recv(scraper, buffer.data(), buffer.size(), 0)) > 0;)
+        response.append(buffer.data(), static_cast<size_t>(got));
+    ::close(scraper);
+    ASSERT_TRUE(response.starts_with("HTTP/1.1 200 OK\r\n")) << response.substr(0, 200);
+    EXPECT_EQ(sample(response, "arbiter_batches_total"), 1.0) << "taken before the second batch";
+    EXPECT_EQ(sample(response,
+                     "arbiter_plugin_metric_total{plugin=\"many\",name=\"series.399999\"}"),
+              1.0);
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
 // `arbiter send` is a relay in a command: the sample over the Unix socket and over TCP
 // with the token from a file or the environment, the same verdicts as replay; a wrong
 // token, a target nobody listens on and a duplicate stream are each said and exited on.
@@ -1361,17 +1515,18 @@ TEST_F(Serve, SocketsThatNeverSayHelloCannotKeepARelayOut) {
     std::vector<RelayClient> silent;
     for (int i = 0; i < 8; ++i)
         silent.push_back(RelayClient::connect_tcp(server.tcp_address()));
-    // Past the third, each is told why and closed at once.
-    for (size_t i = 3; i < silent.size(); ++i) {
+    // Past the third, each new one makes room: the oldest waiting is told why and closed.
+    for (size_t i = 0; i + 3 < silent.size(); ++i) {
         auto refusal = silent[i].read_frame(std::chrono::seconds(10));
         ASSERT_TRUE(refusal) << i;
         EXPECT_NE(parse(*refusal)
                       .value("error", "")
-                      .find("at most 3 connections waiting for their hello"),
-                  std::string::npos);
+                      .find("at most 3 connections waiting for theirs"),
+                  std::string::npos)
+            << parse(*refusal).dump();
     }
-    // The first three wait, then hear that their time is up.
-    for (size_t i = 0; i < 3; ++i) {
+    // The last three wait, then hear that their time is up.
+    for (size_t i = silent.size() - 3; i < silent.size(); ++i) {
         auto timeout = silent[i].read_frame(std::chrono::seconds(10));
         ASSERT_TRUE(timeout) << i;
         EXPECT_NE(parse(*timeout).value("error", "").find("no hello within 300 ms"),
@@ -1400,6 +1555,66 @@ TEST_F(Serve, SocketsThatNeverSayHelloCannotKeepARelayOut) {
               std::string::npos)
         << parse(*refused).dump();
     EXPECT_EQ(json::parse(honest.sync(1)).value("batches", 1), 0);
+}
+
+// Issue 39: sockets that connect and never say hello filled the pending connections, and
+// every relay that came after them was turned away, again and again. Now the connection
+// that has waited longest for its hello makes room: a relay that says hello as soon as it
+// is in gets in, however many silent ones come before it, and the silent ones are told why
+// they were let go.
+TEST_F(Serve, SilentSocketsMakeRoomForARelayThatSaysHello) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"),
+                             "max_pending_connections = 4\nhello_timeout_ms = 600000\n"));
+    ServerProcess server(config_path(), dir_.path());
+    std::vector<RelayClient> silent;
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < 16; ++i)
+            silent.push_back(RelayClient::connect_tcp(server.tcp_address()));
+        RelayClient honest = RelayClient::connect_tcp(server.tcp_address());
+        EXPECT_NO_THROW(honest.hello("relay", kToken)) << "round " << round;
+        EXPECT_EQ(json::parse(honest.sync(1)).value("batches", 1), 0);
+    }
+    // The first silent one was let go with the reason; a late hello of its own is not read.
+    auto evicted = silent.front().read_frame(std::chrono::seconds(10));
+    ASSERT_TRUE(evicted);
+    EXPECT_EQ(evicted->kind, FrameKind::error);
+    EXPECT_NE(parse(*evicted).value("error", "").find("the oldest makes room for a new one"),
+              std::string::npos)
+        << parse(*evicted).dump();
+    EXPECT_TRUE(parse(*evicted).value("closing", false));
+    EXPECT_THROW(silent.front().hello("late", kToken), std::runtime_error);
+    // A flood is logged by count: far fewer lines than connections let go.
+    const std::string log = server.log();
+    size_t lines = 0;
+    for (size_t at = 0; (at = log.find("made room for a newer one", at)) != std::string::npos; ++at)
+        ++lines;
+    EXPECT_GT(lines, 0u);
+    EXPECT_LT(lines, 20u) << log;
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
+// The same when more silent sockets than the cap are accepted in one go after a relay
+// (here all queued while the server is stopped): its hello, already waiting in the kernel,
+// is read before it could be let go, and it gets in.
+TEST_F(Serve, ARelayWhoseHelloIsWaitingIsReadBeforeItCouldBeLetGo) {
+    write_config(config_text(test_plugin("echo", "arbiter-test-echo.so"),
+                             "max_pending_connections = 4\nhello_timeout_ms = 600000\n"));
+    ServerProcess server(config_path(), dir_.path());
+    ASSERT_EQ(::kill(server.pid(), SIGSTOP), 0);
+    RelayClient honest = RelayClient::connect_tcp(server.tcp_address());
+    std::vector<uint8_t> hello;
+    arbiter::host::wire::append_frame(hello, FrameKind::hello,
+                                      json{{"relay", "relay"}, {"token", kToken}}.dump());
+    honest.send_raw(hello);
+    std::vector<RelayClient> silent;
+    for (int i = 0; i < 20; ++i)
+        silent.push_back(RelayClient::connect_tcp(server.tcp_address()));
+    ASSERT_EQ(::kill(server.pid(), SIGCONT), 0);
+    auto answer = honest.read_frame(std::chrono::seconds(10));
+    ASSERT_TRUE(answer);
+    EXPECT_EQ(answer->kind, FrameKind::welcome) << parse(*answer).dump();
+    EXPECT_EQ(json::parse(honest.sync(1)).value("batches", 1), 0);
+    EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 
 // SIGTERM always ends the server (issue 19). A sink that cannot write (the security log on

@@ -577,6 +577,10 @@ void read_serve(const toml::table& table, const std::string& file,
     reader.integer("max_connections", serve.max_connections, 1, 65'536);
     reader.integer("max_pending_connections", serve.max_pending_connections, 1, 65'536);
     reader.integer("hello_timeout_ms", serve.hello_timeout_ms, 100, 600'000);
+    reader.integer("token_failures_per_address", serve.token_failures_per_address, 1, 1'000'000);
+    reader.integer("token_failures_overall", serve.token_failures_overall, 1, 100'000'000);
+    reader.integer("token_failure_window_ms", serve.token_failure_window_ms, 1000, 86'400'000);
+    reader.integer("token_failure_addresses", serve.token_failure_addresses, 16, 1'048'576);
     reader.boolean("watch", serve.watch);
     reader.integer("watch_settle_ms", serve.watch_settle_ms, 0, 60'000);
     reader.integer("idle_match_end_s", serve.idle_match_end_s, 0, 7 * 24 * 3600);

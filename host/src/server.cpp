@@ -35,6 +35,7 @@
 #include "serve/file_watcher.hpp"
 #include "serve/outbox.hpp"
 #include "serve/sockets.hpp"
+#include "serve/token_throttle.hpp"
 #include "serve/work_queue.hpp"
 
 namespace arbiter::host {
@@ -53,6 +54,8 @@ constexpr auto kTurnedAwayGrace = std::chrono::seconds(2);
 // `arbiter ctl` clients, and scrapes, at once (each kind): each holds one request, so
 // this also bounds the commands waiting for the event thread.
 constexpr size_t kMaxControlConnections = 16;
+// Failed hellos are logged one in full, then counted: one line a period, however many.
+constexpr auto kTokenReportInterval = std::chrono::seconds(10);
 
 // Compares without stopping at the first difference, so the time taken does not tell
 // a guesser how much of the token was right.
@@ -95,7 +98,8 @@ struct Server::Impl {
         bool http = false;      // a metrics scrape
         std::string transport;  // "unix" or "tcp"
         std::string peer;
-        std::string relay;  // from the hello
+        std::string address;  // the peer as one party, for the token throttle
+        std::string relay;    // from the hello
         bool token_required = false;
         bool greeted = false;  // a hello was accepted, or is not needed
         wire::FrameDecoder decoder;
@@ -143,6 +147,9 @@ struct Server::Impl {
     uint64_t next_id = 1;
     bool draining = false;
     uint64_t last_backlog_start = 0;  // take_backlogs' turn
+    uint64_t evicted_pending = 0;     // connections that gave no hello and made room
+    std::unique_ptr<serve::TokenThrottle> throttle;
+    Clock::time_point last_token_report = Clock::now();
     // Control and scrape connections whose request went to the event thread, until their
     // answer is collected (they count against kMaxControlConnections even once closed, so
     // that connecting, asking and hanging up in a loop cannot grow the urgent queue).
@@ -164,6 +171,11 @@ struct Server::Impl {
             credentials.relays[name] = !credential.token_file.empty()
                                            ? read_token_file(credential.token_file)
                                            : credential.token;
+        throttle = std::make_unique<serve::TokenThrottle>(serve::TokenThrottle::Limits{
+            .per_address = settings.token_failures_per_address,
+            .overall = settings.token_failures_overall,
+            .window = std::chrono::milliseconds(settings.token_failure_window_ms),
+            .addresses = static_cast<size_t>(settings.token_failure_addresses)});
         server_id = config.host.server_id;
         max_message_bytes = config.host.max_batch_bytes;
         if (options.handle_signals) {
@@ -284,6 +296,7 @@ struct Server::Impl {
             poll_once();
         }
         flush_before_exit();
+        report_token_failures(true);
         events.join();
         close_everything();
         spdlog::info("serve: stopped");
@@ -397,6 +410,7 @@ struct Server::Impl {
             if (connection.turned_away && Clock::now() - connection.since > kTurnedAwayGrace)
                 disconnect(connection, "");
         close_silent_connections();
+        report_token_failures(false);
         sweep();
         if (watcher && !draining) {
             for (const auto& file : watcher->settled()) {
@@ -430,12 +444,13 @@ struct Server::Impl {
             const bool token_required =
                 listener.role == Listener::Role::tcp_relays || settings.unix_requires_token;
             // Before its hello a connection counts against the small pending cap, not the
-            // relays' slots: only an authenticated relay takes one of those.
+            // relays' slots: only an authenticated relay takes one of those. At that cap the
+            // oldest one waiting makes room: sockets that connect and say nothing can then
+            // only push each other out, never a relay that says hello as soon as it is in.
             const bool over_limit =
-                control
-                    ? control_connections(listener.role) >= kMaxControlConnections
-                    : (token_required ? pending_connections() >= settings.max_pending_connections
-                                      : relay_connections() >= settings.max_connections);
+                control ? control_connections(listener.role) >= kMaxControlConnections
+                        : !token_required && relay_connections() >= settings.max_connections;
+            if (!control && token_required) make_room_for_pending();
             if (over_limit && turned_away_connections() >= kMaxTurnedAway) {
                 ::close(fd);  // a flood: not even a reason
                 continue;
@@ -450,6 +465,7 @@ struct Server::Impl {
             connection.http = listener.role == Listener::Role::metrics;
             connection.transport = listener.role == Listener::Role::tcp_relays ? "tcp" : "unix";
             connection.peer = serve::peer_name(fd);
+            connection.address = serve::peer_address(fd);
             connection.token_required = token_required;
             connection.greeted = !connection.token_required;
             // Until the hello, nothing larger than a hello is buffered for the peer.
@@ -459,11 +475,14 @@ struct Server::Impl {
             if (over_limit && control) {
                 turn_away_control(connection);
             } else if (over_limit) {
-                turn_away(connection, token_required);
+                turn_away(connection);
             } else if (!connection.control) {
                 connection.out = wire::stream_header();
-                spdlog::info("serve: connection {} from {} over {}", id, connection.peer,
-                             connection.transport);
+                // One that owes a token is logged once its hello is taken (a failed one is
+                // counted): a guesser's connections would otherwise be two lines each.
+                if (!token_required)
+                    spdlog::info("serve: connection {} from {} over {}", id, connection.peer,
+                                 connection.transport);
             }
         }
     }
@@ -482,6 +501,24 @@ struct Server::Impl {
             count += !connection.control && !connection.dead && !connection.turned_away &&
                      !connection.greeted;
         return count;
+    }
+
+    // What the token throttle counted since the last line: at most one a period, and the
+    // rest at the end.
+    void report_token_failures(bool last) {
+        const auto now = Clock::now();
+        if (!last && now - last_token_report < kTokenReportInterval) return;
+        const auto seconds =
+            std::chrono::duration_cast<std::chrono::seconds>(now - last_token_report).count();
+        last_token_report = now;
+        const serve::TokenThrottle::Tally tally = throttle->take_tally(now);
+        if (tally.empty()) return;
+        spdlog::warn(
+            "serve: {} hello(s) refused in the last {} s (a wrong or missing token, an unknown "
+            "relay, a malformed hello), and {} more refused unchecked; {} address(es) past "
+            "serve.token_failures_per_address{}",
+            tally.failures, seconds, tally.refused_unchecked, tally.addresses_throttled,
+            tally.overall_throttled ? ", and all together past serve.token_failures_overall" : "");
     }
 
     // A connection that owes a hello and has not given one in time is told so and closed.
@@ -536,22 +573,62 @@ struct Server::Impl {
     // Past serve.max_connections: the relay is told why, its bytes are read and thrown
     // away, and once the reason is sent our side is shut. Closing at once instead would
     // discard the reason: a socket closed with unread bytes resets the peer.
-    void turn_away(Connection& connection, bool pending) {
+    void turn_away(Connection& connection) {
         connection.turned_away = true;
         connection.out = wire::stream_header();
-        const std::string problem =
-            pending ? fmt::format(
-                          "the host holds at most {} connections waiting for their hello "
-                          "(serve.max_pending_connections); try again later",
-                          settings.max_pending_connections)
-                    : fmt::format(
-                          "the host serves at most {} relay connections at once "
-                          "(serve.max_connections); try again later",
-                          settings.max_connections);
+        const std::string problem = fmt::format(
+            "the host serves at most {} relay connections at once (serve.max_connections); "
+            "try again later",
+            settings.max_connections);
         wire::append_frame(connection.out, wire::FrameKind::error,
                            serve_protocol::error_json(problem, 0, true));
         spdlog::warn("serve: connection {} from {} turned away: {}", connection.id, connection.peer,
                      problem);
+        write_to(connection);
+    }
+
+    // The pending connections are full and one more came: the one that has waited longest
+    // for its hello goes. It is read once more first: in a flood, more connections than the
+    // cap can be accepted between a relay's connect and the first read of it, and its hello
+    // may be waiting in the kernel. Each turn greets, closes or lets go one of them.
+    void make_room_for_pending() {
+        while (pending_connections() >= settings.max_pending_connections) {
+            Connection* oldest = nullptr;
+            for (auto& [id, connection] : connections)  // by id: the oldest first
+                if (!connection.control && !connection.dead && !connection.turned_away &&
+                    !connection.greeted) {
+                    oldest = &connection;
+                    break;
+                }
+            if (!oldest) return;
+            if (!oldest->stop_reading && !draining) guarded(*oldest, [&] { read_from(*oldest); });
+            if (!oldest->dead && !oldest->greeted && !oldest->turned_away) let_pending_go(*oldest);
+        }
+    }
+
+    // Told why (as a turned-away relay is) while there is room for that; a flood of them is
+    // logged by count, not a line each.
+    void let_pending_go(Connection& connection) {
+        ++evicted_pending;
+        if (worth_logging(evicted_pending))
+            spdlog::warn(
+                "serve: connection {} from {} gave no hello and made room for a newer one "
+                "(serve.max_pending_connections = {}); {} so far",
+                connection.id, connection.peer, settings.max_pending_connections, evicted_pending);
+        if (connection.stop_reading || turned_away_connections() >= kMaxTurnedAway) {
+            disconnect(connection, "");  // already closing with its reason, or a flood
+            return;
+        }
+        connection.turned_away = true;
+        connection.since = Clock::now();  // its grace to take the reason starts now
+        wire::append_frame(
+            connection.out, wire::FrameKind::error,
+            serve_protocol::error_json(
+                fmt::format("no hello yet, and the host holds at most {} connections waiting "
+                            "for theirs (serve.max_pending_connections): the oldest makes room "
+                            "for a new one; connect again and say hello at once",
+                            settings.max_pending_connections),
+                connection.decoder.bytes_fed(), true));
         write_to(connection);
     }
 
@@ -720,16 +797,33 @@ struct Server::Impl {
     }
 
     bool accept_hello(Connection& connection, const wire::Frame& frame) {
+        const auto now = Clock::now();
+        if (connection.token_required) {
+            if (const std::string refusal = throttle->refusal(connection.address, now);
+                !refusal.empty()) {
+                send_error(connection, refusal, frame.offset, true, false);
+                return false;
+            }
+        }
         const serve_protocol::Hello hello =
             serve_protocol::read_hello(frame.payload, credentials, connection.token_required);
         if (!hello.accepted) {
-            if (connection.token_required)
+            if (!connection.token_required) {
+                send_error(connection, hello.problem, frame.offset, false);
+                return false;
+            }
+            // A guesser's every try would be a line: the first is, the rest are counted.
+            if (throttle->failed(connection.address, now))
                 spdlog::warn(
-                    "serve: connection {} from {}: {}; closing it", connection.id, connection.peer,
-                    hello.problem.ends_with("token") ? "wrong or missing token" : hello.problem);
-            send_error(connection, hello.problem, frame.offset, connection.token_required);
+                    "serve: connection {} from {}: {}; closing it (failed hellos are counted, "
+                    "and logged every {} s)",
+                    connection.id, connection.peer,
+                    hello.problem.ends_with("token") ? "wrong or missing token" : hello.problem,
+                    kTokenReportInterval.count());
+            send_error(connection, hello.problem, frame.offset, true, false);
             return false;
         }
+        if (connection.token_required) throttle->succeeded(connection.address, now);
         // Authenticated: now it needs a relay's slot, and may send batches of full size.
         if (connection.token_required && relay_connections() >= settings.max_connections) {
             const std::string problem = fmt::format(
@@ -753,9 +847,9 @@ struct Server::Impl {
     }
 
     void send_error(Connection& connection, const std::string& problem, uint64_t offset,
-                    bool closing) {
+                    bool closing, bool log = true) {
         ++connection.problems;
-        if (worth_logging(connection.problems))
+        if (log && worth_logging(connection.problems))
             spdlog::warn("serve: connection {} ({}): at byte {}: {}{}", connection.id,
                          connection.relay.empty() ? connection.peer : connection.relay, offset,
                          problem, closing ? "; closing it" : "");
@@ -789,7 +883,8 @@ struct Server::Impl {
     }
 
     // A scrape: the request head is read up to its blank line (a bounded amount), then
-    // answered: /metrics by the event thread, which owns the figures; anything else here.
+    // answered: /metrics through the event thread, which owns the host's figures (and hands
+    // the rendering to a thread of its own); anything else here.
     void take_http_bytes(Connection& connection, std::span<const uint8_t> bytes) {
         connection.control_line.append(bytes.begin(), bytes.end());
         const auto end = connection.control_line.find("\r\n\r\n");
@@ -900,7 +995,7 @@ struct Server::Impl {
                 continue;
             }
             const std::string who = connection.relay.empty() ? connection.peer : connection.relay;
-            if (!connection.control && !connection.turned_away) {
+            if (!connection.control && !connection.turned_away && connection.greeted) {
                 if (connection.decoder.pending_bytes() > 0)
                     spdlog::warn(
                         "serve: connection {} ({}) ended with {} bytes received and "

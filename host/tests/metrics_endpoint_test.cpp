@@ -84,6 +84,27 @@ TEST(Exposition, FamiliesLabelsAndPluginMetrics) {
     EXPECT_TRUE(text.ends_with("\n"));
 }
 
+// What plugins record is read apart from the host's figures (off the event thread, in
+// `arbiter serve`): only the names of the view's plugins, a shard's gauge by its shard.
+TEST(Exposition, PluginMetricsAreReadForThePluginsOfTheView) {
+    Metrics metrics;
+    metrics.add("kaladin.signals.rate", 4);
+    metrics.set("kaladin.tracked_matches#1", 2);
+    metrics.add("gone.calls", 9);    // a plugin the view does not have
+    metrics.add("host_counter", 1);  // no plugin's at all
+    serve::MetricsView view;
+    view.plugins = {{"kaladin", true, 0, 0, 0}};
+    serve::add_plugin_metrics(view, metrics);
+    ASSERT_EQ(view.plugin_metrics.size(), 2u);
+    EXPECT_EQ(view.plugin_metrics[0].plugin, "kaladin");
+    EXPECT_EQ(view.plugin_metrics[0].name, "signals.rate");
+    EXPECT_TRUE(view.plugin_metrics[0].counter);
+    EXPECT_EQ(view.plugin_metrics[1].name, "tracked_matches");
+    EXPECT_EQ(view.plugin_metrics[1].shard, "1");
+    EXPECT_FALSE(view.plugin_metrics[1].counter);
+    EXPECT_EQ(view.plugin_metrics[1].value, 2);
+}
+
 TEST(Exposition, WithoutPluginMetricsTheirFamiliesAreLeftOut) {
     const std::string text = serve::render_prometheus({});
     EXPECT_EQ(text.find("arbiter_plugin_metric"), std::string::npos);

@@ -356,8 +356,11 @@ void EventProcessor::note_reload(const ReloadReport& report) {
     if (recent_reloads_.size() > 20) recent_reloads_.erase(recent_reloads_.begin());
 }
 
+// The host's figures are taken here, between two batches, so that one scrape is one
+// moment; what plugins record, and the text, are left to the scrape thread: however many
+// series the plugins made, the batches behind this scrape do not wait for them.
 void EventProcessor::on_metrics(const Work& work) {
-    MetricsView view = metrics_view(host_, host_.metrics());
+    MetricsView view = metrics_view(host_);
     view.uptime_s = std::chrono::duration<double>(Clock::now() - started_).count();
     view.queue_bytes = queue_.queued_bytes();
     view.queue_capacity_bytes = queue_.capacity();
@@ -367,10 +370,23 @@ void EventProcessor::on_metrics(const Work& work) {
     view.reloads_failed = reloads_failed_;
     const bool head = std::string_view(reinterpret_cast<const char*>(work.payload.data()),
                                        work.payload.size()) == "HEAD";
-    const std::string text =
-        serve_protocol::http_response(200, kPrometheusContentType, render_prometheus(view), head);
-    outbox_.post(Reply{
-        .connection = work.connection, .bytes = {text.begin(), text.end()}, .close_after = true});
+    scrapes_.post([view = std::move(view), head, connection = work.connection,
+                   &metrics = host_.metrics(), &outbox = outbox_]() mutable {
+        // The scrape is answered whatever happens: until it is, it holds one of its slots.
+        std::string text;
+        try {
+            add_plugin_metrics(view, metrics);
+            text = serve_protocol::http_response(200, kPrometheusContentType,
+                                                 render_prometheus(view), head);
+        } catch (const std::exception& error) {
+            spdlog::error("serve: rendering /metrics: {}", error.what());
+            text = serve_protocol::http_response(
+                503, "text/plain; charset=utf-8",
+                std::string("the metrics could not be rendered: ") + error.what() + "\n");
+        }
+        outbox.post(Reply{
+            .connection = connection, .bytes = {text.begin(), text.end()}, .close_after = true});
+    });
 }
 
 void EventProcessor::request_config(uint64_t connection) {

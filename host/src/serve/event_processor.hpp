@@ -108,6 +108,9 @@ class EventProcessor {
     LoadInFlight config_load_;
     bool drained_ = false;
     bool drain_clean_ = true;
+    // Renders /metrics: what plugins record can be too large to render between batches.
+    // Its jobs read the host's Metrics (under their own lock) and post to the outbox.
+    BackgroundWorker scrapes_;
     BackgroundWorker loader_;  // last: its jobs may post back while it winds down
 };
 

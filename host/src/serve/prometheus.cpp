@@ -1,7 +1,7 @@
 #include "prometheus.hpp"
 
 #include <cmath>
-#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -52,14 +52,13 @@ class Exposition {
 
 }  // namespace
 
-MetricsView metrics_view(const Host& host, Metrics& metrics) {
+MetricsView metrics_view(const Host& host) {
     MetricsView view;
     view.server_id = host.config().host.server_id;
     view.counters = host.counters();
     view.open_matches = host.open_matches().size();
     view.tracked_players = host.tracked_players();
     view.store_records_lost = host.store_records_lost();
-    std::map<std::string, bool> plugin_keys;
     for (const auto& slot : host.plugins()) {
         const IsolationStatus isolated =
             slot.active() ? slot.instance->isolation() : IsolationStatus{};
@@ -69,11 +68,18 @@ MetricsView metrics_view(const Host& host, Metrics& metrics) {
                                 isolated.isolated, !isolated.quarantined.empty(),
                                 isolated.restarts,
                                 slot.bounds ? slot.bounds->refused() : PluginBounds::Refused{}});
-        plugin_keys.emplace(slot.settings.name, true);
     }
+    return view;
+}
+
+void add_plugin_metrics(MetricsView& view, const Metrics& metrics) {
+    std::set<std::string, std::less<>> plugin_keys;
+    for (const auto& plugin : view.plugins)
+        plugin_keys.insert(plugin.name);
     for (const auto& [name, value] : metrics.entries()) {
         const size_t dot = name.find('.');
-        if (dot == std::string::npos || !plugin_keys.count(name.substr(0, dot))) continue;
+        if (dot == std::string::npos || !plugin_keys.count(std::string_view(name).substr(0, dot)))
+            continue;
         std::string metric = name.substr(dot + 1), shard;
         if (const size_t hash = metric.find('#'); hash != std::string::npos) {
             shard = metric.substr(hash + 1);
@@ -82,7 +88,6 @@ MetricsView metrics_view(const Host& host, Metrics& metrics) {
         view.plugin_metrics.push_back(
             {name.substr(0, dot), std::move(metric), std::move(shard), value.value, value.counter});
     }
-    return view;
 }
 
 std::string render_prometheus(const MetricsView& view) {

@@ -41,9 +41,14 @@ struct MetricsView {
     std::vector<PluginMetric> plugin_metrics;
 };
 
-// The view of a running host: its counters and plugins, and those of its Metrics whose
-// name begins with a configured plugin's key and a dot.
-MetricsView metrics_view(const Host& host, Metrics& metrics);
+// The view of a running host: its counters and plugins. Only the event thread may take
+// it (the Host is that thread's alone); it is small, one line per plugin.
+MetricsView metrics_view(const Host& host);
+// Adds to the view those of `metrics` whose name begins with one of its plugins' keys and
+// a dot. Any thread may: Metrics has a lock of its own. What plugins record has no bound
+// of ours (hundreds of thousands of series take a second to render), so `arbiter serve`
+// does this, and the rendering, off the event thread.
+void add_plugin_metrics(MetricsView& view, const Metrics& metrics);
 
 inline constexpr const char* kPrometheusContentType = "text/plain; version=0.0.4; charset=utf-8";
 std::string render_prometheus(const MetricsView& view);

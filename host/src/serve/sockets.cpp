@@ -169,6 +169,29 @@ int listen_tcp(const std::string& text, bool allow_remote, const std::string& se
     return fd;
 }
 
+std::string peer_address(int fd) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "?";
+    char text[INET6_ADDRSTRLEN] = "?";
+    if (address.ss_family == AF_INET) {
+        ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&address)->sin_addr, text,
+                    sizeof text);
+        return text;
+    }
+    if (address.ss_family == AF_INET6) {
+        in6_addr prefix = reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(&prefix)) {
+            ::inet_ntop(AF_INET, &prefix.s6_addr[12], text, sizeof text);
+            return text;
+        }
+        std::memset(&prefix.s6_addr[8], 0, 8);
+        ::inet_ntop(AF_INET6, &prefix, text, sizeof text);
+        return std::string(text) + "/64";
+    }
+    return "unix";
+}
+
 std::string peer_name(int fd) {
     sockaddr_storage address{};
     socklen_t length = sizeof address;

@@ -30,5 +30,9 @@ std::pair<std::string, std::string> split_host_port(const std::string& text,
 void set_nonblocking(int fd);
 // Who is on the other end, for logs: "127.0.0.1:51234", or "unix" for a Unix socket.
 std::string peer_name(int fd);
+// Who is on the other end as one party, for counting what it does: the address without
+// the port ("127.0.0.1"), an IPv6 address's /64 ("2001:db8:1:2::/64": one host is given a
+// whole /64), or "unix" for a Unix socket.
+std::string peer_address(int fd);
 
 }  // namespace arbiter::host::serve

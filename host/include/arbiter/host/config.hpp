@@ -117,6 +117,15 @@ struct ServeSettings {
     // hello cannot keep an honest relay out.
     uint64_t max_pending_connections = 16;
     uint64_t hello_timeout_ms = 10'000;
+    // Hellos refused where a token is needed (a wrong or missing token, an unknown relay,
+    // a malformed hello), counted per address and overall in a window: past either bound,
+    // hellos are refused unchecked until the window ends, so a token cannot be guessed at
+    // the speed of the network. Addresses that gave a right token are exempt from the
+    // overall bound; the per-address table holds this many, the least recent evicted.
+    uint64_t token_failures_per_address = 5;
+    uint64_t token_failures_overall = 100;
+    uint64_t token_failure_window_ms = 60'000;
+    uint64_t token_failure_addresses = 4096;
     bool watch = true;                // reload plugins and the config when their files change
     uint64_t watch_settle_ms = 250;   // quiet time after a change before acting on it
     uint64_t idle_match_end_s = 600;  // a match with no batch for this long is ended; 0 = never
