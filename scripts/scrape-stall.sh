@@ -39,6 +39,7 @@ metrics_listen = "127.0.0.1:0"
 library = "$build/lib/arbiter/plugins/arbiter-reference.so"
 [plugins.many]
 library = "$build/test-plugins/arbiter-test-many-metrics.so"
+max_metric_names = $series
 [plugins.many.config]
 series = $series
 CONF

@@ -1400,9 +1400,11 @@ TEST_F(Serve, TokenGuessingIsThrottledPerAddressAndOverall) {
 // a batch sent after a scrape is processed, and its sync answered, while the scrape has not
 // had a byte of its answer yet.
 TEST_F(Serve, AScrapeOfManySeriesDoesNotHoldUpTheRelays) {
-    write_config(config_text(
-        test_plugin("many", "arbiter-test-many-metrics.so", "series = 400000"),
-        "metrics_listen = \"127.0.0.1:0\"\nhello_timeout_ms = 600000\n"));
+    // As many names as it makes (max_metric_names bounds them at 256 by default): the point
+    // is a page that takes long to render.
+    std::string many = test_plugin("many", "arbiter-test-many-metrics.so", "series = 400000");
+    many.insert(many.find("[plugins.many.config]"), "max_metric_names = 400000\n");
+    write_config(config_text(many, "metrics_listen = \"127.0.0.1:0\"\nhello_timeout_ms = 600000\n"));
     ServerProcess server(config_path(), dir_.path());
     // Connected before the relay: in a turn of the server's loop that finds both the scrape
     // and the batch, the scrape is read first.

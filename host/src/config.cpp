@@ -495,7 +495,7 @@ void read_plugin(const std::string& name, const toml::table& table, const Source
         plugin.isolation.runner_user = out.host.runner_user;
     }
     reader.integer("max_signals_per_call", plugin.limits.max_signals_per_call, 1, 10'000'000);
-    reader.integer("max_metric_names", plugin.limits.max_metric_names, 0, 100'000);
+    reader.integer("max_metric_names", plugin.limits.max_metric_names, 0, 10'000'000);
     reader.integer("log_bytes_per_s", plugin.limits.log_bytes_per_s, 1024, 1ll << 30);
     if (reader.string("sha256", plugin.sha256)) {
         std::transform(plugin.sha256.begin(), plugin.sha256.end(), plugin.sha256.begin(),
