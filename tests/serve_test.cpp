@@ -1293,6 +1293,41 @@ TEST_F(Serve, AnIsolatedPluginThatKeepsCrashingIsQuarantinedAndTheServerGoesOn) 
     EXPECT_NE(response.find("arbiter_plugin_restarts_total{plugin=\"bad\"} 1"), std::string::npos);
 }
 
+// Issue 39: a plugin past its bounds under `arbiter serve` goes on, throttled, and ctl
+// status and the metrics say so; the relay hears its assessments as before.
+TEST_F(Serve, APluginPastItsBoundsIsThrottledAndStatusAndMetricsSaySo) {
+    const std::string flood = test_plugin("bad", "arbiter-test-misbehaves.so",
+                                          "mode = \"strangers\"\nat_batch = 1\ncount = 50");
+    write_config(config_text(bundled("reference") + flood, "metrics_listen = \"127.0.0.1:0\"\n"));
+    const fs::path match = fs::path(SAMPLES_DIR) / "sample-match.arbev";
+    const auto records = records_of(match);
+    ServerProcess server(config_path(), dir_.path());
+    RelayClient relay = RelayClient::connect_unix(relay_socket().string());
+    relay.hello("sample-relay", "");
+    for (const auto& record : records)
+        relay.send_batch(record);
+    (void)relay.sync(1);
+    EXPECT_TRUE(errors_in(relay.take_received()).empty());
+
+    const json now = status();
+    ASSERT_TRUE(now.contains("plugins")) << now.dump();
+    const json& entry = now["plugins"][1];
+    EXPECT_EQ(entry["past_bounds"].value("signals_about_strangers", 0u), 50u * records.size());
+    const std::string table = arbiter::test::ctl(control_socket(), {"status"}, dir_.path());
+    EXPECT_NE(table.find("THROTTLED, dropped: " + std::to_string(50 * records.size()) +
+                         " signals about players not in the match"),
+              std::string::npos)
+        << table;
+    const std::string response =
+        http_exchange(server.metrics_address(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_NE(response.find("arbiter_plugin_dropped_total{plugin=\"bad\",kind=\"signals_about_"
+                            "strangers\"} " +
+                            std::to_string(50 * records.size())),
+              std::string::npos)
+        << response.substr(0, 4000);
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
 TEST_F(Serve, IdleScrapersAreCappedAndLetGo) {
     write_config(config_text(bundled("reference"),
                              "metrics_listen = \"127.0.0.1:0\"\nhello_timeout_ms = 1500\n"));
