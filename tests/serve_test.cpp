@@ -118,6 +118,17 @@ class Serve : public ::testing::Test {
         return out;
     }
 
+    // Sends `records` as sample-relay over the Unix socket and waits until the server has
+    // taken them all; what the relay heard.
+    std::vector<arbiter::host::wire::Frame> send_as_sample_relay(
+        const std::vector<std::vector<uint8_t>>& records) {
+        RelayClient relay = RelayClient::connect_unix(relay_socket().string());
+        relay.hello("sample-relay", "");
+        for (const auto& record : records)
+            relay.send_batch(record);
+        (void)relay.sync(1);
+        return relay.take_received();
+    }
     json status() {
         return json::parse(arbiter::test::ctl(control_socket(), {"status", "--json"}, dir_.path()),
                            nullptr, false);
@@ -1268,12 +1279,7 @@ TEST_F(Serve, AnIsolatedPluginThatKeepsCrashingIsQuarantinedAndTheServerGoesOn) 
     const fs::path match = fs::path(SAMPLES_DIR) / "sample-match.arbev";
     const auto records = records_of(match);
     ServerProcess server(config_path(), dir_.path());
-    RelayClient relay = RelayClient::connect_unix(relay_socket().string());
-    relay.hello("sample-relay", "");
-    for (const auto& record : records)
-        relay.send_batch(record);
-    (void)relay.sync(1);
-    auto frames = relay.take_received();
+    const auto frames = send_as_sample_relay(records);
     EXPECT_TRUE(errors_in(frames).empty());
     expect_same_actions_as_replay(last_assessments(frames), dir_ / "alone.toml", match, dir_.path());
 
@@ -1302,12 +1308,7 @@ TEST_F(Serve, APluginPastItsBoundsIsThrottledAndStatusAndMetricsSaySo) {
     const fs::path match = fs::path(SAMPLES_DIR) / "sample-match.arbev";
     const auto records = records_of(match);
     ServerProcess server(config_path(), dir_.path());
-    RelayClient relay = RelayClient::connect_unix(relay_socket().string());
-    relay.hello("sample-relay", "");
-    for (const auto& record : records)
-        relay.send_batch(record);
-    (void)relay.sync(1);
-    EXPECT_TRUE(errors_in(relay.take_received()).empty());
+    EXPECT_TRUE(errors_in(send_as_sample_relay(records)).empty());
 
     const json now = status();
     ASSERT_TRUE(now.contains("plugins")) << now.dump();

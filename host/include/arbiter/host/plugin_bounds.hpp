@@ -52,8 +52,6 @@ class PluginBounds {
         }
     };
     Refused refused() const;
-    const PluginLimits& limits() const { return limits_; }
-    const std::string& plugin() const { return plugin_; }
 
     // Evidence a call may bring in all, whatever the count: what one isolated reply holds.
     static constexpr uint64_t kMaxEvidenceBytesPerCall = 64ull << 20;
