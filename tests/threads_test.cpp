@@ -591,6 +591,9 @@ class ForkedReload : public Threads {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         EXPECT_TRUE(std::filesystem::exists(mark)) << "no forked copy began to save";
         push(host, start, start + held);
+        // On several threads a push only queues the batch: wait until the lanes have made
+        // the calls, so that they are made while the save is held and not after it.
+        host.flush();
         std::ofstream(gate).put('\n');
         while (!report) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
