@@ -34,6 +34,8 @@ int run_ctl(const std::vector<std::string>& args);
 int run_send(const std::vector<std::string>& args);
 // The reviewer's side of the store: queue, dossier, verdicts, export (host/cli/review.cpp).
 int run_review(const std::vector<std::string>& args);
+// A Luanti world's Arbiter mod followed live into a running server (adapters/luanti/).
+int run_luanti_bridge(const std::vector<std::string>& args);
 
 // Sets up logging to stderr at a level ("info", "warn", ...). An unknown level is a usage
 // error, said on stderr (false): spdlog would read it as "off" and hide every error.
@@ -50,6 +52,12 @@ bool report_if_no_plugin(const host::ServerConfig& config, const char* command);
 // The human rhythm that shapes simulated honest players' inputs: "builtin", a named trace
 // file, or (none named) ../shared/data/human-traces, else the built-in table, said on
 // stderr. A named file that cannot be read is said on stderr: nullopt.
+// A relay's token: the first line of `token_file`, else ARBITER_TOKEN, else none ("");
+// a token on the command line would show in every process listing. nullopt when the file
+// cannot be read (said on stderr).
+std::optional<std::string> read_relay_token(const std::optional<std::string>& token_file,
+                                            const char* command);
+
 std::optional<tools::HumanRhythm> load_human_rhythm(const std::optional<std::string>& named,
                                                     const char* command);
 

@@ -1,4 +1,7 @@
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -82,6 +85,32 @@ std::optional<tools::HumanRhythm> load_human_rhythm(const std::optional<std::str
         std::fprintf(stderr, "arbiter %s: human traces: %s\n", command, error.what());
         return std::nullopt;
     }
+}
+
+// The first line of the token file, or ARBITER_TOKEN; a token on the command line would
+// show in every process listing.
+std::optional<std::string> read_relay_token(const std::optional<std::string>& token_file,
+                                            const char* command) {
+    if (token_file) {
+        // Read at most 4 KiB: a token is short, and the file may be anything (/dev/zero).
+        std::ifstream in(*token_file, std::ios::binary);
+        std::string head(4096, '\0');
+        in.read(head.data(), static_cast<std::streamsize>(head.size()));
+        head.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+        const size_t end = head.find('\n');
+        if (!in.good() && !in.eof()) head.clear();
+        if (head.empty() || end == 0 || (end == std::string::npos && head.size() == 4096)) {
+            std::fprintf(
+                stderr, "arbiter %s: cannot read a token from %s (its first line, up to 4 KiB)\n",
+                command, token_file->c_str());
+            return std::nullopt;
+        }
+        head.resize(std::min(end, head.size()));
+        if (!head.empty() && head.back() == '\r') head.pop_back();
+        return head;
+    }
+    if (const char* token = std::getenv("ARBITER_TOKEN")) return std::string(token);
+    return std::string();
 }
 
 }  // namespace arbiter::cli

@@ -83,6 +83,12 @@ constexpr Usage kUsages[] = {
      "    Streams recorded matches to a running server as a relay would and prints the\n"
      "    assessments it hears back (over TCP the token comes from --token-file or\n"
      "    ARBITER_TOKEN).\n"},
+    {"luanti-bridge",
+     "arbiter luanti-bridge WORLD SOCKET|ADDRESS:PORT [--relay NAME] [--token-file FILE]\n"
+     "        [--once] [--json] [--quiet]\n"
+     "    Follows a Luanti world's arbiter mod live and streams it to a running server;\n"
+     "    restarted, it goes on where it stopped. Tells staff in the game of a player\n"
+     "    flagged for review (docs/games/luanti.md).\n"},
 };
 
 constexpr const char* kProgressNote =
@@ -159,6 +165,7 @@ int main(int argc, char** argv) {
     if (command == "ctl") return arbiter::cli::run_ctl(args);
     if (command == "send") return arbiter::cli::run_send(args);
     if (command == "review") return arbiter::cli::run_review(args);
+    if (command == "luanti-bridge") return arbiter::cli::run_luanti_bridge(args);
     if (command == "check-plugin") return arbiter::cli::run_check_plugin(args);
     std::vector<std::string> commands = {"help"};
     for (const Usage& usage : kUsages) commands.emplace_back(usage.name);

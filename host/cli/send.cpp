@@ -73,31 +73,6 @@ std::optional<SendOptions> parse(const std::vector<std::string>& args) {
     return options;
 }
 
-// The first line of the token file, or ARBITER_TOKEN; a token on the command line would
-// show in every process listing.
-std::optional<std::string> read_token(const SendOptions& options) {
-    if (options.token_file) {
-        // Read at most 4 KiB: a token is short, and the file may be anything (/dev/zero).
-        std::ifstream in(*options.token_file, std::ios::binary);
-        std::string head(4096, '\0');
-        in.read(head.data(), static_cast<std::streamsize>(head.size()));
-        head.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
-        const size_t end = head.find('\n');
-        if (!in.good() && !in.eof()) head.clear();
-        if (head.empty() || end == 0 || (end == std::string::npos && head.size() == 4096)) {
-            std::fprintf(
-                stderr, "arbiter send: cannot read a token from %s (its first line, up to 4 KiB)\n",
-                options.token_file->c_str());
-            return std::nullopt;
-        }
-        head.resize(std::min(end, head.size()));
-        if (!head.empty() && head.back() == '\r') head.pop_back();
-        return head;
-    }
-    if (const char* token = std::getenv("ARBITER_TOKEN")) return std::string(token);
-    return std::string();
-}
-
 // The relay the recorded batches belong to: the server holds a connection to the name
 // its hello gives, so by default send says hello as the relay of the first batch.
 std::string relay_of_first_batch(const std::vector<std::filesystem::path>& files) {
@@ -145,7 +120,7 @@ void print_errors(const std::vector<host::wire::Frame>& frames, Tally& tally) {
 int run_send(const std::vector<std::string>& args) {
     auto options = parse(args);
     if (!options) return kExitUsage;
-    auto token = read_token(*options);
+    auto token = read_relay_token(options->token_file, "send");
     if (!token) return kExitInput;
     const bool unix_socket = options->target.find('/') != std::string::npos;
     if (!unix_socket && options->target.rfind(':') == std::string::npos) {

@@ -1,0 +1,90 @@
+// `arbiter luanti-bridge`: follows a Luanti world's Arbiter mod live and streams what it
+// writes to `arbiter serve` as a relay, one batch per server step; the assessments that
+// come back go to stdout, and a player's first FlagForReview goes to the world's
+// arbiter/flags.jsonl, which the mod reads and tells the staff in chat.
+//
+// Restarting loses nothing and counts nothing twice: the bridge saves its place in the
+// segments with the state of the match it was building (arbiter/bridge-state.json) and,
+// started again, makes the same batches from there. A batch it had already sent before the
+// state was saved goes again with the same sequence number, and the host drops it as
+// delivered. Segments wholly sent are deleted once the place past them is saved.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "match_builder.hpp"
+#include "segment_follower.hpp"
+
+namespace arbiter::host {
+class RelayClient;
+}
+
+namespace arbiter::luanti {
+
+struct BridgeOptions {
+    std::filesystem::path world;  // the world folder (with arbiter/events/ in it)
+    std::string target;           // a Unix socket path (has a '/') or ADDRESS:PORT
+    std::string relay;            // the relay's name; default "luanti-" + the world's name
+    std::string token;            // the hello's token, where the server needs one
+    bool once = false;            // send what is on disk, wait for the answers, and end
+    bool json = false;            // every assessment as a JSON line on stdout
+    bool quiet = false;
+    std::chrono::milliseconds poll{50};  // how often the end of the segments is looked at
+    std::chrono::milliseconds save_every{1000};
+};
+
+struct BridgeCounts {
+    uint64_t lines = 0, refused = 0, batches = 0, already_delivered = 0, flags = 0;
+    uint64_t reconnects = 0;
+};
+
+class Bridge {
+  public:
+    explicit Bridge(BridgeOptions options);
+    ~Bridge();
+    // Runs until `stop` is set or, with `once`, the lines on disk are sent and answered.
+    // Returns the exit status: 0, 2 when the server cannot be reached (with `once`) or the
+    // saved state cannot be read, 3 when some line was refused.
+    int run(const std::atomic<bool>& stop);
+    const BridgeCounts& counts() const { return counts_; }
+
+    static std::filesystem::path state_path(const std::filesystem::path& world);
+    static std::filesystem::path flags_path(const std::filesystem::path& world);
+
+  private:
+    // The place and match of the last saved state (or the start of the segments).
+    void load_state();
+    void save_state();
+    bool connect(const std::atomic<bool>& stop);
+    void send(const std::vector<uint8_t>& batch);
+    // Takes in what the host sent: assessments, errors, the sync's answer.
+    void take_replies();
+    void hear_assessment(const std::string& payload);
+    void hear_error(const std::string& payload);
+    // With `once`: a sync, and everything heard before its answer.
+    bool drain();
+    // Back to the last saved state after the connection failed: what was sent since goes
+    // again, and the host drops whatever of it it had.
+    void rewind();
+    void flag(const std::string& player, const std::string& reasons);
+    void report(const std::string& what) const;
+
+    BridgeOptions options_;
+    std::unique_ptr<host::RelayClient> client_;
+    std::unique_ptr<SegmentFollower> follower_;
+    MatchBuilder builder_;
+    SegmentPlace saved_place_;
+    std::chrono::steady_clock::time_point saved_at_{};
+    std::map<std::string, std::string> actions_;  // "match/player" -> the last action heard
+    BridgeCounts counts_;
+};
+
+}  // namespace arbiter::luanti

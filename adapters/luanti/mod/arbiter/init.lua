@@ -1,0 +1,473 @@
+-- Arbiter's Luanti mod: what the server sees of each player, written as JSON Lines into the
+-- world folder for `arbiter luanti-bridge` to follow, and the bridge's flags told to staff.
+--
+-- Why files: a mod cannot open a socket unless the operator trusts it with the insecure
+-- environment; the world folder needs no trust at all. docs/games/luanti.md has the design,
+-- and adapters/luanti/LINES.md every line kind this file writes.
+--
+-- Coordinates are Luanti's (y up, one node = one metre); the bridge turns them into
+-- Arbiter's (z up). Times are minetest.get_us_time(): the server's monotonic clock, the
+-- relay clock of the match.
+
+arbiter = {}
+
+local settings = minetest.settings
+local segment_bytes = tonumber(settings:get("arbiter.segment_bytes")) or 4194304
+local max_segments = tonumber(settings:get("arbiter.max_segments")) or 64
+local inventory_interval = tonumber(settings:get("arbiter.inventory_interval")) or 1.0
+local flags_interval = tonumber(settings:get("arbiter.flags_interval")) or 2.0
+
+local root = minetest.get_worldpath() .. "/arbiter"
+local events_dir = root .. "/events"
+minetest.mkdir(root)
+minetest.mkdir(events_dir)
+
+minetest.register_privilege("arbiter_staff", {
+	description = "Hears Arbiter's flags in chat (a flag asks for review, never a kick)",
+	give_to_singleplayer = false,
+})
+
+local storage = minetest.get_mod_storage()
+
+-- Addresses are never written, only a salted hash: the salt is this world's own.
+local salt = storage:get_string("address_salt")
+if salt == "" then
+	salt = tostring(math.random(1, 2 ^ 31)) .. tostring(os.time()) .. tostring(minetest.get_us_time())
+	storage:set_string("address_salt", salt)
+end
+
+---------------------------------------------------------------------------------------------
+-- Segments: numbered files, the next begun when one is full. The bridge deletes what it has
+-- sent, so the segments on disk are the ones still owed; past max_segments the mod writes
+-- nothing more and counts what it drops until the bridge catches up.
+
+local function segment_path(index)
+	return string.format("%s/%010d.jsonl", events_dir, index)
+end
+
+local function exists(path)
+	local f = io.open(path, "rb")
+	if f then f:close() return true end
+	return false
+end
+
+-- Carry on after the last segment a previous run wrote (a new segment: the old one may end
+-- in the middle of a line if the server died while writing it; the bridge skips that line).
+local segment_index = storage:get_int("segment_index") + 1
+storage:set_int("segment_index", segment_index)
+local oldest_owed = segment_index
+for i = segment_index - 1, math.max(1, segment_index - max_segments - 1), -1 do
+	if exists(segment_path(i)) then oldest_owed = i else break end
+end
+
+local out = io.open(segment_path(segment_index), "ab")
+local written = 0
+local pending = {}       -- lines of this step, written at its end
+local lost_steps = 0     -- steps dropped while the bridge was behind
+local lost_from_us = nil
+
+local function room_for_another_segment()
+	while oldest_owed < segment_index and not exists(segment_path(oldest_owed)) do
+		oldest_owed = oldest_owed + 1
+	end
+	return segment_index - oldest_owed + 1 < max_segments
+end
+
+local function next_segment()
+	if out then out:close() end
+	segment_index = segment_index + 1
+	storage:set_int("segment_index", segment_index)
+	out = io.open(segment_path(segment_index), "ab")
+	written = 0
+end
+
+local function emit(line)
+	pending[#pending + 1] = line
+end
+
+local function json(value)
+	return minetest.write_json(value)
+end
+
+-- Writes the step's lines; a step is never split across segments, so the bridge cuts its
+-- batches at step lines whatever it finds on disk.
+local function write_step(now)
+	if #pending == 0 then return end
+	if written >= segment_bytes then
+		if room_for_another_segment() then
+			next_segment()
+		else
+			lost_steps = lost_steps + 1
+			lost_from_us = lost_from_us or now
+			pending = {}
+			return
+		end
+	end
+	if not out then
+		minetest.log("error", "[arbiter] cannot write " .. segment_path(segment_index))
+		pending = {}
+		return
+	end
+	if lost_steps > 0 then
+		local line = json({ k = "lost", t = now, steps = lost_steps, from_t = lost_from_us })
+		out:write(line, "\n")
+		written = written + #line + 1
+		minetest.log("warning", string.format(
+			"[arbiter] %d steps were not written: the bridge fell %d segments behind",
+			lost_steps, max_segments))
+		lost_steps, lost_from_us = 0, nil
+	end
+	local text = table.concat(pending, "\n") .. "\n"
+	out:write(text)
+	out:flush()
+	written = written + #text
+	pending = {}
+end
+
+---------------------------------------------------------------------------------------------
+-- What a player is allowed: physics overrides, the privileges that change movement, and
+-- whether the engine moves the player (attached). Exposed so that a game or a test can
+-- see what the mod reports.
+
+function arbiter.allowance_of(player)
+	local name = player:get_player_name()
+	local physics = player:get_physics_override() or {}
+	local privs = minetest.get_player_privs(name)
+	return {
+		speed = physics.speed or 1.0,
+		jump = physics.jump or 1.0,
+		gravity = physics.gravity or 1.0,
+		fast = privs.fast == true,
+		fly = privs.fly == true,
+		noclip = privs.noclip == true,
+		attached = player:get_attach() ~= nil,
+	}
+end
+
+-- The seconds the server says a dig of `node` with what `digger` wields takes: the figure
+-- the engine's own dig check (dug_too_fast) charges against its dig pool.
+function arbiter.dig_time_of(digger, node)
+	local def = minetest.registered_nodes[node.name]
+	if not def then return nil end
+	local caps = digger:get_wielded_item():get_tool_capabilities()
+	local params = minetest.get_dig_params(def.groups or {}, caps)
+	if not params or not params.diggable then return nil end
+	return params.time
+end
+
+---------------------------------------------------------------------------------------------
+-- Per player: what was last reported, so that only changes are written.
+
+local players = {}  -- name -> { allowance = line, server_move = bool, items = {}, ... }
+
+local function fmt(x)
+	return string.format("%.4f", x)
+end
+
+local function node_def_at(x, y, z)
+	local node = minetest.get_node_or_nil({ x = x, y = y, z = z })
+	if not node then return nil, nil end
+	return minetest.registered_nodes[node.name], node.name
+end
+
+-- Whether the player stands on, swims in or climbs something. The engine's own collision
+-- result is not open to mods in 5.6, so this is generous: any walkable node (of any shape:
+-- slabs, snow, fences) in the cells under or beside the player's feet counts, as do
+-- liquids and ladders at the body. Unloaded nodes count too: nothing is known there, and a
+-- false "unsupported" would read as flying.
+local function supported(pos)
+	for _, dy in ipairs({ -0.1, 0.4 }) do
+		for _, dx in ipairs({ -0.35, 0.35 }) do
+			for _, dz in ipairs({ -0.35, 0.35 }) do
+				local def = node_def_at(pos.x + dx, pos.y + dy, pos.z + dz)
+				if def == nil or def.walkable ~= false then return true end
+			end
+		end
+	end
+	for _, dy in ipairs({ 0.2, 1.0 }) do
+		local def = node_def_at(pos.x, pos.y + dy, pos.z)
+		if def == nil or def.climbable or (def.liquidtype and def.liquidtype ~= "none") then
+			return true
+		end
+	end
+	return false
+end
+
+local full_cube = {
+	normal = true, allfaces = true, allfaces_optional = true, glasslike = true,
+	glasslike_framed = true, glasslike_framed_optional = true,
+}
+
+-- The full solid node the player's body is in, if any: feet or head inside one is more than
+-- collision allows. Slabs, stairs and other shapes are left out (a player stands inside
+-- their node's cell).
+local function inside_node(pos)
+	for _, dy in ipairs({ 0.3, 1.4 }) do
+		local def, name = node_def_at(pos.x, pos.y + dy, pos.z)
+		if def and def.walkable ~= false and full_cube[def.drawtype or "normal"]
+				and def.collision_box == nil and def.node_box == nil then
+			return name
+		end
+	end
+	return nil
+end
+
+local control_bits = { "up", "down", "left", "right", "jump", "aux1", "sneak", "dig", "place", "zoom" }
+
+local function controls_of(player)
+	local control = player:get_player_control()
+	local bits = 0
+	for i, key in ipairs(control_bits) do
+		if control[key] then bits = bits + 2 ^ (i - 1) end
+	end
+	return bits
+end
+
+local function report_allowance(player, state, now)
+	local a = arbiter.allowance_of(player)
+	local line = string.format(
+		'{"k":"allow","t":%d,"p":"%s","speed":%s,"jump":%s,"gravity":%s,"fast":%s,"fly":%s,"noclip":%s,"attached":%s}',
+		now, state.name, fmt(a.speed), fmt(a.jump), fmt(a.gravity), tostring(a.fast),
+		tostring(a.fly), tostring(a.noclip), tostring(a.attached))
+	-- Compared without the time: only a change is written.
+	local key = line:gsub('"t":%d+,', "")
+	if key ~= state.allowance then
+		state.allowance = key
+		emit(line)
+	end
+end
+
+local function report_position(player, state, now)
+	local pos = player:get_pos()
+	local vel = player:get_velocity() or { x = 0, y = 0, z = 0 }
+	local inside = inside_node(pos)
+	-- After the server set the position, the client has not yet taken it up (a joining
+	-- client may load the map for seconds): until it moves, whether it stands is unknown,
+	-- and an unknown is not reported as flying.
+	if state.server_move then
+		state.held_at = pos
+	elseif state.held_at and vector.distance(pos, state.held_at) > 0.01 then
+		state.held_at = nil
+	end
+	local ground = state.held_at and "null" or tostring(supported(pos))
+	emit(string.format(
+		'{"k":"pos","t":%d,"p":"%s","x":%s,"y":%s,"z":%s,"vx":%s,"vy":%s,"vz":%s,"yaw":%s,"pitch":%s,"ctl":%d,"ground":%s%s%s}',
+		now, state.name, fmt(pos.x), fmt(pos.y), fmt(pos.z), fmt(vel.x), fmt(vel.y), fmt(vel.z),
+		fmt(player:get_look_horizontal()), fmt(player:get_look_vertical()), controls_of(player),
+		ground,
+		inside and (',"inside":' .. json(inside)) or "",
+		state.server_move and ',"server":true' or ""))
+	state.server_move = false
+end
+
+local function item_counts(player)
+	local counts = {}
+	local inv = player:get_inventory()
+	if not inv then return counts end
+	for _, stack in ipairs(inv:get_list("main") or {}) do
+		if not stack:is_empty() then
+			local name = stack:get_name()
+			counts[name] = (counts[name] or 0) + stack:get_count()
+		end
+	end
+	return counts
+end
+
+local function report_items(player, state, now, source)
+	local counts = item_counts(player)
+	for name, count in pairs(counts) do
+		local before = state.items[name] or 0
+		if count ~= before then
+			emit(json({ k = "item", t = now, p = state.name, item = name, delta = count - before,
+				count = count, source = source }))
+		end
+	end
+	for name, before in pairs(state.items) do
+		if counts[name] == nil then
+			emit(json({ k = "item", t = now, p = state.name, item = name, delta = -before,
+				count = 0, source = source }))
+		end
+	end
+	state.items = counts
+end
+
+---------------------------------------------------------------------------------------------
+-- The match: one per server run.
+
+local started_us = minetest.get_us_time()
+emit(json({
+	k = "start", t = started_us, unix = os.time(), session = string.format("%d-%d", os.time(), started_us),
+	game = "minetest", world = minetest.get_worldpath():match("([^/]+)$") or "world",
+	step_s = tonumber(settings:get("dedicated_server_step")) or 0.09,
+	version = minetest.get_version().string,
+}))
+
+local function mark_server_move(object)
+	if object and object.is_player and object:is_player() then
+		local state = players[object:get_player_name()]
+		if state then state.server_move = true end
+	end
+end
+
+-- Every position the server sets itself goes through set_pos or move_to on the player's
+-- object: wrapped once, on the first join (the metatable is shared by every player).
+local wrapped = false
+local function wrap_server_moves(player)
+	if wrapped then return end
+	wrapped = true
+	local mt = getmetatable(player)
+	local methods = mt and (mt.__index or mt)
+	if type(methods) ~= "table" then return end
+	for _, method in ipairs({ "set_pos", "move_to" }) do
+		local original = methods[method]
+		if original then
+			methods[method] = function(self, ...)
+				mark_server_move(self)
+				return original(self, ...)
+			end
+		end
+	end
+end
+
+minetest.register_on_joinplayer(function(player, last_login)
+	wrap_server_moves(player)
+	local name = player:get_player_name()
+	local now = minetest.get_us_time()
+	local info = minetest.get_player_information(name) or {}
+	local hash = minetest.sha1(salt .. (info.address or "")):sub(1, 16)
+	local state = { name = name, server_move = true, items = item_counts(player), inventory_due = 0 }
+	players[name] = state
+	emit(json({ k = "join", t = now, p = name, addr = hash, proto = info.protocol_version or 0,
+		lang = info.lang_code or "", reconnect = last_login ~= nil }))
+	report_allowance(player, state, now)
+end)
+
+minetest.register_on_leaveplayer(function(player, timed_out)
+	local name = player:get_player_name()
+	emit(json({ k = "leave", t = minetest.get_us_time(), p = name, timeout = timed_out == true }))
+	players[name] = nil
+end)
+
+minetest.register_on_punchnode(function(pos, node, puncher)
+	if not puncher or not puncher:is_player() then return end
+	emit(json({ k = "dig_start", t = minetest.get_us_time(), p = puncher:get_player_name(),
+		node = node.name, x = pos.x, y = pos.y, z = pos.z,
+		tool = puncher:get_wielded_item():get_name() }))
+end)
+
+minetest.register_on_dignode(function(pos, oldnode, digger)
+	if not digger or not digger:is_player() then return end
+	emit(json({ k = "dig", t = minetest.get_us_time(), p = digger:get_player_name(),
+		node = oldnode.name, x = pos.x, y = pos.y, z = pos.z,
+		tool = digger:get_wielded_item():get_name(),
+		time = arbiter.dig_time_of(digger, oldnode) or 0 }))
+end)
+
+minetest.register_on_placenode(function(pos, newnode, placer)
+	if not placer or not placer:is_player() then return end
+	emit(json({ k = "place", t = minetest.get_us_time(), p = placer:get_player_name(),
+		node = newnode.name, x = pos.x, y = pos.y, z = pos.z }))
+end)
+
+minetest.register_on_punchplayer(function(player, hitter, time_from_last_punch, tool_capabilities, dir, damage)
+	if not hitter or not hitter:is_player() then return end
+	local a, b = hitter:get_pos(), player:get_pos()
+	emit(json({ k = "punch", t = minetest.get_us_time(), p = hitter:get_player_name(),
+		target = player:get_player_name(), tool = hitter:get_wielded_item():get_name(),
+		range = vector.distance(a, b), damage = damage or 0,
+		interval = time_from_last_punch or 0 }))
+end)
+
+minetest.register_on_dieplayer(function(player, reason)
+	emit(json({ k = "die", t = minetest.get_us_time(), p = player:get_player_name(),
+		reason = reason and reason.type or "unknown" }))
+end)
+
+minetest.register_on_respawnplayer(function(player)
+	local state = players[player:get_player_name()]
+	if state then state.server_move = true end
+	emit(json({ k = "respawn", t = minetest.get_us_time(), p = player:get_player_name() }))
+	return false
+end)
+
+minetest.register_on_cheat(function(player, cheat)
+	if not player or not player:is_player() then return end
+	emit(json({ k = "cheat", t = minetest.get_us_time(), p = player:get_player_name(),
+		type = cheat and cheat.type or "unknown" }))
+end)
+
+---------------------------------------------------------------------------------------------
+-- Flags from the bridge: <world>/arbiter/flags.jsonl, read from where the last read ended.
+
+local flags_path = root .. "/flags.jsonl"
+local flags_offset = storage:get_int("flags_offset")
+local flags_due = 0
+
+local function tell_staff(text)
+	for _, player in ipairs(minetest.get_connected_players()) do
+		local name = player:get_player_name()
+		if minetest.check_player_privs(name, { arbiter_staff = true }) then
+			minetest.chat_send_player(name, text)
+		end
+	end
+end
+
+local function read_flags()
+	local f = io.open(flags_path, "rb")
+	if not f then return end
+	local size = f:seek("end")
+	if size < flags_offset then flags_offset = 0 end  -- the bridge began a new file
+	f:seek("set", flags_offset)
+	local text = f:read(math.min(size - flags_offset, 65536)) or ""
+	f:close()
+	local consumed = 0
+	for line, ending in text:gmatch("([^\n]*)(\n)") do
+		consumed = consumed + #line + #ending
+		local flag = minetest.parse_json(line)
+		if type(flag) == "table" and type(flag.player) == "string" then
+			tell_staff(minetest.colorize("#ff8800", string.format(
+				"[arbiter] %s: %s (%s). Review it; Arbiter never kicks.",
+				flag.player, tostring(flag.action), tostring(flag.reasons or ""))))
+		end
+	end
+	flags_offset = flags_offset + consumed
+	storage:set_int("flags_offset", flags_offset)
+end
+
+---------------------------------------------------------------------------------------------
+-- Every step: each player's allowance (when it changed), position, and now and then the
+-- inventory; then the step line that closes the step, and the lines go to disk at once.
+
+local step_number = 0
+local step_s = tonumber(settings:get("dedicated_server_step")) or 0.09
+
+minetest.register_globalstep(function(dtime)
+	local now = minetest.get_us_time()
+	step_number = step_number + 1
+	for _, player in ipairs(minetest.get_connected_players()) do
+		local state = players[player:get_player_name()]
+		if state then
+			report_allowance(player, state, now)
+			report_position(player, state, now)
+			state.inventory_due = state.inventory_due - dtime
+			if state.inventory_due <= 0 then
+				report_items(player, state, now, "step")
+				state.inventory_due = inventory_interval
+			end
+		end
+	end
+	emit(string.format('{"k":"step","t":%d,"n":%d,"lag_us":%d}', now, step_number,
+		math.max(0, math.floor((dtime - step_s) * 1e6))))
+	write_step(now)
+	flags_due = flags_due - dtime
+	if flags_due <= 0 then
+		read_flags()
+		flags_due = flags_interval
+	end
+end)
+
+minetest.register_on_shutdown(function()
+	emit(json({ k = "end", t = minetest.get_us_time(), reason = "shutdown" }))
+	write_step(minetest.get_us_time())
+	if out then out:close() out = nil end
+end)
