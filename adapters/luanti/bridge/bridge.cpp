@@ -62,6 +62,8 @@ void Bridge::load_state() {
             saved_place_ = {saved.value.at("segment").get<uint64_t>(),
                             saved.value.at("offset").get<uint64_t>()};
             builder_.restore(saved.value.at("match"));
+            flagged_.clear();
+            for (const auto& key : saved.value.at("flagged")) flagged_.insert(key.get<std::string>());
         } catch (const std::exception& e) {
             throw std::runtime_error(fmt::format("{}: {}", path.string(), e.what()));
         }
@@ -75,7 +77,8 @@ void Bridge::save_state() {
     const json state{{"version", kStateVersion},
                      {"segment", place.segment},
                      {"offset", place.offset},
-                     {"match", builder_.save()}};
+                     {"match", builder_.save()},
+                     {"flagged", flagged_}};
     const auto path = state_path(options_.world);
     const auto temporary = path.string() + ".new";
     {
@@ -145,7 +148,7 @@ void Bridge::hear_assessment(const std::string& payload) {
     if (action != before && !options_.json && !options_.quiet)
         std::printf("%s: %s (score %.2f)\n", host::showable_name(player).c_str(), action.c_str(),
                     a.value("combined_score", 0.0));
-    if (action == "FlagForReview" && before != action) {
+    if (action == "FlagForReview" && flagged_.insert(key).second) {
         std::string reasons;
         if (const auto it = a.find("reasons"); it != a.end() && it->is_array())
             for (const auto& reason : *it)

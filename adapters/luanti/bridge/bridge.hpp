@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,9 @@ class Bridge {
     SegmentPlace saved_place_;
     std::chrono::steady_clock::time_point saved_at_{};
     std::map<std::string, std::string> actions_;  // "match/player" -> the last action heard
+    // "match/player" of those already told to staff: saved, so that a restarted bridge does
+    // not tell them again when the match's assessments come once more.
+    std::set<std::string> flagged_;
     BridgeCounts counts_;
 };
 

@@ -2,8 +2,8 @@
 -- world folder for `arbiter luanti-bridge` to follow, and the bridge's flags told to staff.
 --
 -- Why files: a mod cannot open a socket unless the operator trusts it with the insecure
--- environment; the world folder needs no trust at all. docs/games/luanti.md has the design,
--- and adapters/luanti/LINES.md every line kind this file writes.
+-- environment; the world folder needs no trust at all. docs/games/luanti.md has the design
+-- and every line kind this file writes.
 --
 -- Coordinates are Luanti's (y up, one node = one metre); the bridge turns them into
 -- Arbiter's (z up). Times are minetest.get_us_time(): the server's monotonic clock, the
