@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "arbiter/host/ingest.hpp"
+
 namespace arbiter::luanti {
 
 namespace {
@@ -39,7 +41,9 @@ void MatchBuilder::finish(std::vector<std::vector<uint8_t>>& batches) {
 }
 
 int64_t MatchBuilder::unix_us_at(int64_t t_us) const {
-    return started_unix_s_ * 1'000'000 + (t_us - started_t_us_);
+    // Both terms are inside +-2^53; their sum is kept there too, as ingest requires.
+    return std::clamp(started_unix_s_ * 1'000'000 + (t_us - started_t_us_), -host::kMaxRelayTimeUs,
+                      host::kMaxRelayTimeUs);
 }
 
 void MatchBuilder::end_match(int64_t t_us, const std::string& reason,
