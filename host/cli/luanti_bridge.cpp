@@ -83,6 +83,14 @@ int run_luanti_bridge(const std::vector<std::string>& args) {
                      static_cast<unsigned long long>(counts.batches),
                      static_cast<unsigned long long>(counts.already_delivered),
                      static_cast<unsigned long long>(counts.flags));
+    if (!options.quiet && counts.steps_timed > 0)
+        std::fprintf(stderr,
+                     "arbiter luanti-bridge: %llu steps sent live, %.1f ms after the server "
+                     "wrote them on average, %.1f ms at most\n",
+                     static_cast<unsigned long long>(counts.steps_timed),
+                     static_cast<double>(counts.delay_sum_us) / 1000.0 /
+                         static_cast<double>(counts.steps_timed),
+                     static_cast<double>(counts.delay_max_us) / 1000.0);
     return status;
 }
 

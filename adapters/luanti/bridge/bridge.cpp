@@ -1,5 +1,8 @@
 #include "bridge.hpp"
 
+#include <time.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -131,6 +134,18 @@ void Bridge::send(const std::vector<uint8_t>& batch) {
     ++counts_.batches;
 }
 
+void Bridge::time_step(int64_t server_t_us) {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+    const int64_t delay_us = int64_t{now.tv_sec} * 1'000'000 + now.tv_nsec / 1000 - server_t_us;
+    // A step read long after it was written (a bridge catching up) or a server on another
+    // machine says nothing of the live delay.
+    if (delay_us < 0 || delay_us > 10'000'000) return;
+    ++counts_.steps_timed;
+    counts_.delay_sum_us += delay_us;
+    counts_.delay_max_us = std::max(counts_.delay_max_us, delay_us);
+}
+
 void Bridge::hear_assessment(const std::string& payload) {
     host::UntrustedJson heard = host::parse_untrusted_json(payload, 16u << 20);
     if (!heard.ok() || !heard.value.is_object()) return;
@@ -252,6 +267,8 @@ int Bridge::run(const std::atomic<bool>& stop) {
                 report(fmt::format("{}: {}; skipped", where, *refused));
             }
             for (const auto& batch : batches) send(batch);
+            if (std::get<Line>(parsed).kind == LineKind::step && !batches.empty())
+                time_step(std::get<Line>(parsed).t_us);
             if (!batches.empty()) take_replies();
         } catch (const std::exception& e) {
             // The connection failed: start again from the last saved place.

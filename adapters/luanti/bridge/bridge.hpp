@@ -45,6 +45,11 @@ struct BridgeOptions {
 struct BridgeCounts {
     uint64_t lines = 0, refused = 0, batches = 0, already_delivered = 0, flags = 0;
     uint64_t reconnects = 0;
+    // From the server's clock in a step line to the step's batch sent: how late the host
+    // hears of what happened. Measured only where the bridge runs on the server's machine
+    // (Luanti's clock is CLOCK_MONOTONIC_RAW, the bridge reads the same).
+    uint64_t steps_timed = 0;
+    int64_t delay_sum_us = 0, delay_max_us = 0;
 };
 
 class Bridge {
@@ -66,6 +71,7 @@ class Bridge {
     void save_state();
     bool connect(const std::atomic<bool>& stop);
     void send(const std::vector<uint8_t>& batch);
+    void time_step(int64_t server_t_us);
     // Takes in what the host sent: assessments, errors, the sync's answer.
     void take_replies();
     void hear_assessment(const std::string& payload);

@@ -79,6 +79,7 @@ def main():
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--honest", type=int, default=2)
     parser.add_argument("--no-cheats", action="store_true")
+    parser.add_argument("--config", help="another server_config.toml than samples/luanti's")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()
 
@@ -87,7 +88,8 @@ def main():
             fail(f"{tool} is missing: run scripts/install-deps.sh (minetest-server, minetest, xvfb)")
     source = os.path.abspath(args.source)
     arbiter = os.path.abspath(args.arbiter)
-    profile = os.path.join(source, "samples", "luanti", "server_config.toml")
+    profile = os.path.abspath(args.config) if args.config else os.path.join(
+        source, "samples", "luanti", "server_config.toml")
 
     work = tempfile.mkdtemp(prefix="arbiter-luanti-")
     world = os.path.join(work, "world")
@@ -187,7 +189,7 @@ def main():
             final[a["account_id"]] = a
         engine = collections.defaultdict(collections.Counter)
         debug = open(os.path.join(work, "server-debug.txt"), errors="replace").read()
-        for m in re.finditer(r"Player (\S+) cheated with (?:type )?\"?([a-z_]+)", debug):
+        for m in re.finditer(r"\[arbiter_cheats\] engine reports (\S+) for (\S+)", debug):
             engine[m.group(1)][m.group(2)] += 1
         events = sum(1 for _ in re.finditer(r"luanti-bridge: (\d+) lines", bridge_log))
         lines_sent = re.search(r"(\d+) lines, (\d+) refused, (\d+) batches sent", bridge_log)
