@@ -25,10 +25,12 @@ struct Touch final : arbiter::ddnet::DemoVisitor {
 
 }  // namespace
 
+// Keeps the reads the visitor made.
+volatile uint64_t ddnet_demo_sink = 0;
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Touch touch;
     const auto result = arbiter::ddnet::read_demo({data, size}, touch);
-    static volatile uint64_t sink = 0;  // keeps the reads the visitor made
-    sink = touch.sum + result.chunks + result.problems.size();
+    ddnet_demo_sink = touch.sum + result.chunks + result.problems.size();
     return 0;
 }
