@@ -1,6 +1,8 @@
-// `arbiter import IN.csv|IN.jsonl OUT.arbev`: operators' input traces into an event file.
-// docs/recorded-matches.md lists the columns.
+// `arbiter import IN.csv|IN.jsonl|IN.demo OUT.arbev`: operators' input traces, or a DDNet
+// demo, into an event file. docs/recorded-matches.md lists the columns; docs/games/ddnet.md
+// says what a demo becomes.
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,7 +10,9 @@
 #include "arbiter/host/progress.hpp"
 #include "arbiter/tools/import.hpp"
 #include "arbiter/tools/parse.hpp"
+#include "arbiter/tools/simulate.hpp"
 #include "commands.hpp"
+#include "demo_import.hpp"
 
 namespace arbiter::cli {
 
@@ -17,12 +21,17 @@ namespace {
 constexpr const char* kUsage =
     "usage: arbiter import IN.csv|IN.jsonl OUT.arbev [--format csv|jsonl] [--on-error stop|skip]\n"
     "           [--tick-rate HZ] [--labels OUT.truth.json] [--relay ID] [--batch-events N]\n"
-    "           [--quiet]\n";
+    "           [--quiet]\n"
+    "       arbiter import IN.demo OUT.arbev [--relay ID (default: the demo's file name)]\n"
+    "           [--batch-events N] [--quiet]\n"
+    "           (a DDNet/Teeworlds demo: by its .demo name or its TWDEMO marker)\n";
 
 struct ImportCommand {
     std::string in, out;
     tools::ImportOptions options;
     bool quiet = false;
+    bool demo = false;  // a DDNet demo, not a trace
+    bool relay_given = false;
 };
 
 std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
@@ -30,6 +39,7 @@ std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
     tools::ImportOptions& o = command.options;
     std::vector<std::string> positional;
     std::optional<tools::TraceFormat> format;
+    std::vector<std::string> trace_only;  // options a demo has no use for
     auto fail = [](const std::string& what) {
         std::fprintf(stderr, "arbiter import: %s\n%s", what.c_str(), kUsage);
         return std::nullopt;
@@ -46,6 +56,7 @@ std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
         }
         if (i + 1 >= args.size()) return fail(arg + " needs a value");
         const std::string& value = args[++i];
+        if (arg != "--relay" && arg != "--batch-events") trace_only.push_back(arg);
         if (arg == "--format") {
             format = tools::trace_format_from_name(value);
             if (!format) return fail("unknown format '" + value + "' (csv or jsonl)");
@@ -65,6 +76,7 @@ std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
             o.labels = value;
         } else if (arg == "--relay") {
             o.relay_id = value;
+            command.relay_given = true;
         } else if (arg == "--batch-events") {
             auto n = tools::parse_u64(value);
             if (!n) return fail("--batch-events '" + value + "' is not a non-negative integer");
@@ -76,6 +88,15 @@ std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
     if (positional.size() != 2) return fail("an input file and an output file, please");
     command.in = positional[0];
     command.out = positional[1];
+    if (!format && ddnet::looks_like_demo(command.in)) {
+        command.demo = true;
+        if (!trace_only.empty()) return fail(trace_only.front() + " is for traces, not for a demo");
+        if (o.batch_events == 0 || o.batch_events > tools::kMaxBatchEvents)
+            return fail("--batch-events must be from 1 to " +
+                        std::to_string(tools::kMaxBatchEvents));
+        if (o.relay_id.empty()) return fail("--relay must not be empty");
+        return command;
+    }
     if (!format) format = tools::trace_format_from_path(command.in);
     if (!format)
         return fail("cannot tell the format of " + command.in +
@@ -91,10 +112,54 @@ std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
 
 }  // namespace
 
+// A DDNet demo: every problem by its offset; exit 3 when the demo was damaged.
+int run_demo_import(const ImportCommand& command, host::Progress* progress) {
+    ddnet::DemoImportOptions options;
+    // Demos imported apart and replayed together stay apart: each is its own relay, named
+    // after its file, unless --relay says otherwise.
+    options.relay_id = command.relay_given ? command.options.relay_id
+                                           : std::filesystem::path(command.in).stem().string();
+    if (options.relay_id.empty()) options.relay_id = "import";
+    options.batch_events = command.options.batch_events;
+    options.progress = progress;
+    ddnet::DemoImportReport report;
+    try {
+        report = ddnet::import_demo(command.in, command.out, options);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter import: %s (nothing written)\n", error.what());
+        return kExitInput;
+    }
+    for (const auto& problem : report.read.problems)
+        std::fprintf(stderr, "%s: offset %llu: %s\n", command.in.c_str(),
+                     static_cast<unsigned long long>(problem.offset), problem.what.c_str());
+    if (!report.written) {
+        std::fprintf(stderr, "arbiter import: nothing written\n");
+        return kExitInput;
+    }
+    const ddnet::DemoReadResult& read = report.read;
+    std::fprintf(stderr,
+                 "imported demo '%s' (version %d, %s, ticks %d to %d: %llu snapshots, %llu "
+                 "deltas, %llu messages) into 1 match, %llu player(s): %llu events (%llu "
+                 "orders, %llu positions, %llu of them server teleports) in %llu batches to "
+                 "%s\n",
+                 read.header.map_name.c_str(), read.header.version, read.header.net_version.c_str(),
+                 read.first_tick, read.last_tick, static_cast<unsigned long long>(read.snapshots),
+                 static_cast<unsigned long long>(read.deltas),
+                 static_cast<unsigned long long>(read.messages),
+                 static_cast<unsigned long long>(report.players),
+                 static_cast<unsigned long long>(report.events),
+                 static_cast<unsigned long long>(report.orders),
+                 static_cast<unsigned long long>(report.positions),
+                 static_cast<unsigned long long>(report.server_teleports),
+                 static_cast<unsigned long long>(report.batches), command.out.c_str());
+    return read.problems.empty() ? kExitOk : kExitPartial;
+}
+
 int run_import(const std::vector<std::string>& args) {
     auto command = parse(args);
     if (!command) return kExitUsage;
     auto progress = host::progress_on_stderr(command->quiet);
+    if (command->demo) return run_demo_import(*command, progress.get());
     command->options.progress = progress.get();
     const tools::ImportOptions& o = command->options;
 
