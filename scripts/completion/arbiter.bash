@@ -8,7 +8,7 @@
 # Not `set -euo pipefail`: this file is sourced into interactive shells, whose options are
 # theirs. It must still work under `set -u` (the test sources it so).
 
-_arbiter_commands="replay plugins check-plugin simulate import evaluate soak baseline serve ctl send review help"
+_arbiter_commands="replay plugins check-plugin simulate import evaluate soak baseline serve ctl send luanti-bridge review help"
 _arbiter_log_levels="trace debug info warn error off"
 _arbiter_ctl_commands="status plugins assessments reload"
 
@@ -35,6 +35,7 @@ _arbiter_options() {
         serve) echo "--unix --tcp --control --metrics --ready-file --log-level --help" ;;
         ctl) echo "--json --help" ;;
         send) echo "--relay --token-file --json --quiet --help" ;;
+        luanti-bridge) echo "--relay --token-file --once --json --quiet --help" ;;
         review) echo "--limit --window-days --reviewer --note --json --help" ;;
     esac
 }
@@ -46,6 +47,7 @@ _arbiter_takes_value() {
             "serve --log-level" | "evaluate --truth") return 0 ;;
         "check-plugin --config" | "check-plugin --events") return 0 ;;
         "send --relay" | "send --token-file") return 0 ;;
+        "luanti-bridge --relay" | "luanti-bridge --token-file") return 0 ;;
         "review --limit" | "review --window-days" | "review --reviewer" | "review --note") return 0 ;;
         "serve --unix" | "serve --tcp" | "serve --control" | "serve --metrics" | \
             "serve --ready-file") return 0 ;;
@@ -225,6 +227,14 @@ _arbiter_candidates() {
             ;;
         # Event files, then the server's socket (or an ADDRESS:PORT typed by hand).
         send) _arbiter_files "$cur" arbev sock ;;
+        # The world folder, then the server's socket.
+        luanti-bridge)
+            if ((positional == 0)); then
+                while IFS= read -r file; do COMPREPLY+=("$file"); done < <(compgen -d -- "$cur")
+            else
+                _arbiter_files "$cur" sock
+            fi
+            ;;
         check-plugin) ((positional == 0)) && _arbiter_files "$cur" so ;;
         simulate) ((positional == 0)) && _arbiter_files "$cur" arbev ;;
         import)
