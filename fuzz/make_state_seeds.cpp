@@ -13,6 +13,8 @@
 #include "baseline.hpp"
 #include "kaladin_analyzer.hpp"
 #include "lagpool_analyzer.hpp"
+#include "luanti_analyzer.hpp"
+#include "luanti_exercise.hpp"
 #include "plugin_state.hpp"
 #include "reference_analyzer.hpp"
 
@@ -28,8 +30,9 @@ void write(const std::filesystem::path& file, const std::vector<uint8_t>& bytes)
 
 // Saves after the first batch, half-way, and after the last batch (before the match ends).
 template <class T>
-void state_seeds(const std::filesystem::path& dir) {
-    const auto batches = arbiter::fuzz::state_exercise_batches();
+void state_seeds(
+    const std::filesystem::path& dir,
+    const std::vector<std::vector<uint8_t>>& batches = arbiter::fuzz::state_exercise_batches()) {
     arbiter::testing::Harness<T> harness;
     for (size_t i = 0; i < batches.size(); ++i) {
         (void)harness.feed(batches[i]);
@@ -69,6 +72,8 @@ int main(int argc, char** argv) {
     state_seeds<arbiter::reference::AccountsAnalyzer>(corpus / "state_accounts");
     state_seeds<arbiter::kaladin::KaladinAnalyzer>(corpus / "state_kaladin");
     state_seeds<arbiter::lagpool::LagpoolAnalyzer>(corpus / "state_lagpool");
+    state_seeds<arbiter::luanti::LuantiAnalyzer>(corpus / "state_luanti",
+                                                 arbiter::fuzz::luanti_exercise_batches());
     baseline_seeds(corpus / "kaladin_baseline");
     return 0;
 }

@@ -104,10 +104,11 @@ inline std::vector<std::vector<uint8_t>> state_exercise_batches() {
 }
 
 // Restores `data`, resealed, into a fresh instance of T; when it is accepted, runs the
-// match through it, ends the match and saves again.
+// match (`batches`, of relay "fuzz-relay", match 1) through it, ends the match and saves
+// again. A game's plugin passes a match of its own game's events.
 template <class T>
-int restore_and_go_on(const uint8_t* data, size_t size) {
-    static const std::vector<std::vector<uint8_t>> batches = state_exercise_batches();
+int restore_and_go_on(const uint8_t* data, size_t size,
+                      const std::vector<std::vector<uint8_t>>& batches) {
     testing::Harness<T> harness;
     if (!harness.ok()) __builtin_trap();  // the default config must always create
     if (harness.restore_state(resealed(data, size)) != ARB_OK) return 0;
@@ -116,6 +117,12 @@ int restore_and_go_on(const uint8_t* data, size_t size) {
     (void)harness.end_match("fuzz-relay", 1);
     (void)harness.save_state();
     return 0;
+}
+
+template <class T>
+int restore_and_go_on(const uint8_t* data, size_t size) {
+    static const std::vector<std::vector<uint8_t>> batches = state_exercise_batches();
+    return restore_and_go_on<T>(data, size, batches);
 }
 
 }  // namespace arbiter::fuzz

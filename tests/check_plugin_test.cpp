@@ -35,6 +35,18 @@ TEST(CheckPlugin, TheBundledPluginIsReadyToDropIn) {
     EXPECT_THAT(result.out, HasSubstr("verdict: OK"));
 }
 
+// Every plugin installed with Arbiter, the game's plugins beside the general ones, passes
+// what an operator's check would ask of a third party's.
+TEST(CheckPlugin, EveryBundledPluginIsReadyToDropIn) {
+    for (const char* name : {"reference", "accounts", "lagpool", "kaladin", "luanti"}) {
+        const std::string library = std::string(BUNDLED_PLUGIN_DIR) + "/arbiter-" + name + ".so";
+        auto result = check(library);
+        EXPECT_EQ(result.exit_status, 0) << name << "\n" << result.out << result.err;
+        EXPECT_THAT(result.out, HasSubstr(std::string("PASS  negotiates: ") + name));
+        EXPECT_THAT(result.out, HasSubstr("verdict: OK")) << name;
+    }
+}
+
 TEST(CheckPlugin, AnotherMajorIsRefused) {
     auto result = check(test_plugin("wrong-major").string());
     EXPECT_EQ(result.exit_status, 2);

@@ -265,7 +265,7 @@ TEST(Cli, AMistypedBundledPluginIsRefusedWithTheBundledNames) {
     // Said again after the table: every assessment was made without it.
     EXPECT_THAT(result.err, HasSubstr("assessed WITHOUT the refused plugin(s) reference"));
     EXPECT_THAT(result.err,
-                HasSubstr("(bundled: accounts, kaladin, lagpool, reference) (did you mean "
+                HasSubstr("(bundled: accounts, kaladin, lagpool, luanti, reference) (did you mean "
                           "'reference'?)"));
 }
 

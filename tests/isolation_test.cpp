@@ -36,7 +36,7 @@ constexpr bool kSanitized =
 // The sample's config: the bundled plugins, each isolated when asked.
 std::string bundled_config(bool isolated) {
     std::string text = "[host]\nserver_id = \"isolation\"\n" + runner_user_line();
-    for (const char* name : {"reference", "accounts", "lagpool", "kaladin"}) {
+    for (const char* name : {"reference", "accounts", "lagpool", "kaladin", "luanti"}) {
         text += std::string("\n[plugins.") + name + "]\nlibrary = \"" + name + "\"\n";
         if (isolated) text += "isolation = \"process\"\n";
     }

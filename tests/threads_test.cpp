@@ -152,7 +152,7 @@ class Threads : public ::testing::Test {
         std::string text = host_table(dir / "work") + threads +
                            "\n[sinks]\nsecurity_log = " + toml_literal(dir / "security.jsonl") +
                            "\nreport_threshold = 0.0\n";
-        for (const char* name : {"reference", "lagpool", "kaladin", "accounts"})
+        for (const char* name : {"reference", "lagpool", "kaladin", "accounts", "luanti"})
             text += plugin_table(name, bundled(name));
         return text;
     }
@@ -320,7 +320,7 @@ TEST_F(Threads, AReloadMidStreamCarriesEveryShardsStateAndChangesNothing) {
     const size_t half = batches_->size() / 2;
     for (size_t i = 0; i < batches_->size(); ++i) {
         if (i == half)
-            for (const char* name : {"reference", "lagpool", "kaladin", "accounts"}) {
+            for (const char* name : {"reference", "lagpool", "kaladin", "accounts", "luanti"}) {
                 const auto report = host.reload_plugin(name);
                 ASSERT_TRUE(report.ok) << report.describe();
                 EXPECT_NE(report.state.find("carried"), std::string::npos) << report.describe();
@@ -349,7 +349,8 @@ TEST_F(Threads, StagedReloadsWhileBatchesFlowCarryEveryShardAndChangeNothing) {
     const Outcome straight = run("threads = 2\n");
     TempDir dir;
     host::Host host(parse(config_text(dir.path(), "threads = 2\n"), dir.path()));
-    const std::vector<std::string> order = {"reference", "accounts", "lagpool", "kaladin"};
+    const std::vector<std::string> order = {"reference", "accounts", "lagpool", "kaladin",
+                                            "luanti"};
     std::vector<host::ReloadReport> reports;
     size_t next = 0;
     auto begin_next = [&] {
@@ -416,8 +417,8 @@ TEST_F(Threads, StagedReloadsThatForkTheirShardsCarryEveryStateAndChangeNothing)
     const Outcome straight = run("threads = 2\n");
     std::vector<host::ReloadReport> reports;
     const Outcome reloaded =
-        run_reloading("threads = 2\n", {"reference", "lagpool", "kaladin"}, 1, reports);
-    ASSERT_EQ(reports.size(), 3u);
+        run_reloading("threads = 2\n", {"reference", "lagpool", "kaladin", "luanti"}, 1, reports);
+    ASSERT_EQ(reports.size(), 4u);
     for (const auto& report : reports) {
         SCOPED_TRACE(report.describe());
         EXPECT_TRUE(report.ok);
@@ -520,8 +521,8 @@ TEST_F(Threads, ForkedReloadsOnOneThreadCarryEveryStateAndChangeNothing) {
     const Outcome straight = run("threads = 1\n");
     std::vector<host::ReloadReport> reports;
     const Outcome reloaded = run_reloading(
-        "threads = 1\n", {"reference", "accounts", "lagpool", "kaladin"}, 0, reports);
-    ASSERT_EQ(reports.size(), 4u);
+        "threads = 1\n", {"reference", "accounts", "lagpool", "kaladin", "luanti"}, 0, reports);
+    ASSERT_EQ(reports.size(), 5u);
     for (const auto& report : reports) {
         SCOPED_TRACE(report.describe());
         EXPECT_TRUE(report.ok);

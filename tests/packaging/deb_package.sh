@@ -32,6 +32,7 @@ dpkg-deb --contents "$deb" >"$work/contents.txt"
 for path in ./usr/bin/arbiter ./usr/lib/libarbiter-host.so ./usr/lib/arbiter/plugins/arbiter-reference.so \
   ./usr/lib/arbiter/plugins/arbiter-accounts.so \
   ./usr/lib/arbiter/plugins/arbiter-lagpool.so ./usr/lib/arbiter/plugins/arbiter-kaladin.so \
+  ./usr/lib/arbiter/plugins/arbiter-luanti.so \
   ./usr/share/arbiter/samples/server_config.toml ./usr/share/arbiter/samples/sample-match.arbev \
   ./usr/include/arbiter/arbiter_plugin.h ./usr/lib/pkgconfig/arbiter-sdk.pc \
   ./usr/share/man/man1/arbiter.1 ./usr/share/bash-completion/completions/arbiter; do

@@ -22,7 +22,7 @@ mv "$work/first" "$work/moved"
 prefix="$work/moved"
 
 step "every bundled plugin is installed"
-for plugin in reference accounts lagpool kaladin; do
+for plugin in reference accounts lagpool kaladin luanti; do
   [ -f "$prefix/lib/arbiter/plugins/arbiter-$plugin.so" ] || fail "arbiter-$plugin.so is not installed"
 done
 

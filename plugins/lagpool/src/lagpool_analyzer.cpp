@@ -1,6 +1,7 @@
 #include "lagpool_analyzer.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace arbiter::lagpool {
 
@@ -64,6 +65,9 @@ void LagpoolAnalyzer::on_event(MatchState& match, const fb::Event& event, Signal
             break;
         case fb::EventBody::Order:
             if (id != 0) on_order(match, id, t_us, *event.body_as_Order(), signals);
+            break;
+        case fb::EventBody::StatChange:
+            if (id != 0) on_stat(match, id, t_us, *event.body_as_StatChange(), signals);
             break;
         case fb::EventBody::InputLost:
             on_input_lost(match, t_us);
@@ -197,6 +201,24 @@ void LagpoolAnalyzer::on_order(MatchState& match, uint32_t player_id, int64_t t_
     charge(match, player_id, *kind, state.kinds.at(kind->name), t_us, c, signals);
 }
 
+void LagpoolAnalyzer::on_stat(MatchState& match, uint32_t player_id, int64_t t_us,
+                              const fb::StatChange& stat, Signals& signals) {
+    const KindSettings* kind = settings_.find(str(stat.stat()));
+    if (!kind || kind->cost != CostModel::stated) return;
+    const double stated_s = stat.delta();
+    // A time that is not finite or is negative is no time: charging it would empty or
+    // refill the budget by nonsense. Counted, so that an operator sees a relay sending it.
+    if (!std::isfinite(stated_s) || stated_s < 0) {
+        host().count("stated_ignored." + kind->name);
+        return;
+    }
+    PlayerState& state = player_state(match, player_id, t_us);
+    Charge c;
+    c.stated_s = stated_s;
+    c.cost_s = stated_s / kind->tolerance;
+    charge(match, player_id, *kind, state.kinds.at(kind->name), t_us, c, signals);
+}
+
 void LagpoolAnalyzer::charge(MatchState& match, uint32_t player_id, const KindSettings& kind,
                              KindState& state, int64_t t_us, const Charge& what, Signals& signals) {
     const double capacity = bring_forward(match, state, t_us);
@@ -239,6 +261,7 @@ void LagpoolAnalyzer::report(uint32_t player_id, const KindSettings& kind, KindS
             .add("from", position_evidence(what.from))
             .add("to", position_evidence(what.to));
     }
+    if (what.stated_s) last.add("stated_s", *what.stated_s);
     std::vector<Evidence> recent;
     const auto& items = state.overdraws.items();
     for (size_t i = items.size() > kRecentInEvidence ? items.size() - kRecentInEvidence : 0;
@@ -264,8 +287,11 @@ void LagpoolAnalyzer::report(uint32_t player_id, const KindSettings& kind, KindS
     if (kind.cost == CostModel::distance) {
         evidence.add("max_walk_speed_mps", kind.movement.max_walk_speed)
             .add("max_jump_speed_mps", kind.movement.max_jump_speed);
-    } else {
+    } else if (kind.cost == CostModel::fixed) {
         evidence.add("seconds_per_action", kind.seconds);
+    } else {
+        // Each action's own time is in "latest" (stated_s); the kind says where it came from.
+        evidence.add("cost", "stated");
     }
     evidence.add("latest", last).add("recent", std::span<const Evidence>(recent));
 

@@ -3,7 +3,9 @@
 //
 // Each player has one budget per kind of action (budget.hpp). Position updates charge
 // the "movement" budget by distance over speed (cost.hpp), orders charge the budget of
-// their kind by a fixed time per action; the relay's clock recharges every budget, and
+// their kind by a fixed time per action, and StatChange events charge the budget named by
+// their stat by the time the relay states (a dig's time, which depends on the node and the
+// tool, as Luanti's server computes it); the relay's clock recharges every budget, and
 // the relay's tick lag sets the capacity (server_lag.hpp). A failed grab outside a grace
 // period is recorded (overdraw.hpp); the score of a budget grows with how often and by
 // how much the player overdraws it over a window of relay time.
@@ -78,6 +80,7 @@ class LagpoolAnalyzer final : public Analyzer {
     struct Charge {
         double cost_s = 0;
         std::optional<MovementCost> movement;
+        std::optional<double> stated_s;  // the time the relay stated ("stated" kinds)
         Vec3 from, to;
     };
 
@@ -95,6 +98,8 @@ class LagpoolAnalyzer final : public Analyzer {
                      const fb::PositionUpdate& update, Signals& signals);
     void on_order(MatchState& match, uint32_t player_id, int64_t t_us, const fb::Order& order,
                   Signals& signals);
+    void on_stat(MatchState& match, uint32_t player_id, int64_t t_us, const fb::StatChange& stat,
+                 Signals& signals);
     void charge(MatchState& match, uint32_t player_id, const KindSettings& kind, KindState& state,
                 int64_t t_us, const Charge& what, Signals& signals);
     void report(uint32_t player_id, const KindSettings& kind, KindState& state,

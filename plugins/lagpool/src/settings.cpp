@@ -63,8 +63,17 @@ KindSettings parse_kind(const std::string& name, const ConfigTable& table) {
             throw ConfigError(table.path() + ".seconds", "required for cost = \"fixed\"");
         kind.seconds = table.number("seconds", 0.0, {0.0, 3600.0, true});
         kind.tolerance = table.number("tolerance", kDefaultTolerance, Range::between(1.0, 10.0));
+    } else if (cost == "stated") {
+        if (is_movement)
+            throw ConfigError(
+                cost_key,
+                "the kind \"movement\" is fed by position updates and costs \"distance\"");
+        // The relay states each action's time: there is no time per action to set.
+        kind.cost = CostModel::stated;
+        kind.tolerance = table.number("tolerance", kDefaultTolerance, Range::between(1.0, 10.0));
     } else {
-        throw ConfigError(cost_key, "expected \"distance\" or \"fixed\", got \"" + cost + "\"");
+        throw ConfigError(cost_key,
+                          "expected \"distance\", \"fixed\" or \"stated\", got \"" + cost + "\"");
     }
     return kind;
 }

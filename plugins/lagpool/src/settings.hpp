@@ -23,7 +23,15 @@
 //   seconds = 0.15            # the least time one action takes in the game
 //   tolerance = 1.2           # >= 1
 //
-// Without a `kinds` table the kinds are the two above; a `kinds` table replaces them.
+//   [plugins.lagpool.config.kinds.dig_time]   # fed by StatChange events of stat "dig_time"
+//   cost = "stated"           # each costs its delta (seconds) / tolerance: the relay states
+//   tolerance = 1.2           # what the action takes, as Luanti's server computes a dig's
+//                             # time from the node and the tool (get_dig_params().time)
+//
+// Without a `kinds` table the kinds are movement and dig; a `kinds` table replaces them.
+// A stated cost is for actions whose time depends on what the game knows and Arbiter does
+// not (the node, the tool); a delta that is not finite or is negative is no time at all,
+// and is ignored and counted (stated_ignored.NAME) rather than charged.
 #pragma once
 
 #include <string>
@@ -37,17 +45,18 @@
 
 namespace arbiter::lagpool {
 
-// The kind fed by position updates; every other kind is fed by orders of its name.
+// The kind fed by position updates; every other kind is fed by orders of its name
+// ("fixed") or by StatChange events whose stat is its name ("stated").
 inline constexpr std::string_view kMovementKind = "movement";
 
-enum class CostModel { distance, fixed };
+enum class CostModel { distance, fixed, stated };
 
 struct KindSettings {
     std::string name;
     CostModel cost = CostModel::fixed;
     MovementLimits movement;  // cost = "distance"
     double seconds = 0.0;     // cost = "fixed"
-    double tolerance = 1.2;   // both (movement.tolerance for "distance")
+    double tolerance = 1.2;   // every model (movement.tolerance for "distance")
 };
 
 struct LagpoolSettings {

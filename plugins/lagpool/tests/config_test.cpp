@@ -37,28 +37,29 @@ TEST(Config, TheDefaultsNeedNoTable) {
 }
 
 TEST(Config, EveryKeyIsAccepted) {
-    EXPECT_EQ(
-        error_of(with({
-            {"min_capacity_s", 4.0},
-            {"lag_factor", 2.5},
-            {"lag_halving_s", 30.0},
-            {"teleport_grace_s", 2.0},
-            {"window_s", 120.0},
-            {"burst_s", 0.05},
-            {"min_episodes", 4},
-            {"confident_episodes", 20},
-            {"overdraw_scale_s", 2.0},
-            {"kinds", ConfigValue::table({
-                          {"movement", ConfigValue::table({{"cost", "distance"},
-                                                           {"max_walk_speed", 4.0},
-                                                           {"max_jump_speed", 13.0},
-                                                           {"tolerance", 1.0}})},
-                          {"dig", ConfigValue::table(
-                                      {{"cost", "fixed"}, {"seconds", 0.15}, {"tolerance", 1.1}})},
-                          {"interact", ConfigValue::table({{"seconds", 0.1}})},
-                      })},
-        })),
-        "");
+    EXPECT_EQ(error_of(with({
+                  {"min_capacity_s", 4.0},
+                  {"lag_factor", 2.5},
+                  {"lag_halving_s", 30.0},
+                  {"teleport_grace_s", 2.0},
+                  {"window_s", 120.0},
+                  {"burst_s", 0.05},
+                  {"min_episodes", 4},
+                  {"confident_episodes", 20},
+                  {"overdraw_scale_s", 2.0},
+                  {"kinds",
+                   ConfigValue::table({
+                       {"movement", ConfigValue::table({{"cost", "distance"},
+                                                        {"max_walk_speed", 4.0},
+                                                        {"max_jump_speed", 13.0},
+                                                        {"tolerance", 1.0}})},
+                       {"dig", ConfigValue::table(
+                                   {{"cost", "fixed"}, {"seconds", 0.15}, {"tolerance", 1.1}})},
+                       {"interact", ConfigValue::table({{"seconds", 0.1}})},
+                       {"dig_time", ConfigValue::table({{"cost", "stated"}, {"tolerance", 1.3}})},
+                   })},
+              })),
+              "");
 }
 
 TEST(Config, UnknownKeysAreRefusedByName) {
@@ -110,6 +111,12 @@ TEST(Config, KindsAreCheckedByName) {
         {kinds({{"Dig", ConfigValue::table({{"seconds", 1.0}})}}), "kinds.Dig: a kind's name"},
         {kinds({{"dig", 0.15}}), "kinds.dig: expected a table"},
         {kinds({}), "kinds: names no kind"},
+        // A stated kind has no time per action, and the movement kind is never stated.
+        {kinds({{"dig_time", ConfigValue::table({{"cost", "stated"}, {"seconds", 1.0}})}}),
+         "kinds.dig_time.seconds: unknown key"},
+        {kinds({{"movement", ConfigValue::table({{"cost", "stated"}})}}), "kinds.movement.cost:"},
+        {kinds({{"dig_time", ConfigValue::table({{"cost", "stated"}, {"tolerance", 0.9}})}}),
+         "kinds.dig_time.tolerance: expected"},
     };
     for (const auto& [config, expected] : cases) {
         const std::string error = error_of(config);

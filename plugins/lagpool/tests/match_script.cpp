@@ -122,8 +122,11 @@ void add_actor(Timeline& timeline, const Actor& a) {
     for (int64_t t = a.from_us; t <= a.to_us; t += a.interval_us) {
         const int64_t at =
             t + static_cast<int64_t>(uniform(random) * static_cast<double>(a.jitter_us));
-        for (int i = 0; i < a.burst; ++i)
+        for (int i = 0; i < a.burst; ++i) {
             timeline.add(at + i, a.player, build::Order{.kind = a.kind});
+            if (!a.stat.empty())
+                timeline.add(at + i, a.player, build::Stat{.stat = a.stat, .delta = a.stated_s});
+        }
     }
 }
 

@@ -19,8 +19,9 @@ namespace build = arbiter::build;
 inline constexpr int64_t kTickUs = 50'000;  // 20 Hz
 inline constexpr int64_t kSecond = 1'000'000;
 
-using Body = std::variant<build::MatchStart, build::MatchEnd, build::PlayerJoin, build::PlayerLeave,
-                          build::Latency, build::Order, build::Position, build::TickBoundary>;
+using Body =
+    std::variant<build::MatchStart, build::MatchEnd, build::PlayerJoin, build::PlayerLeave,
+                 build::Latency, build::Order, build::Position, build::Stat, build::TickBoundary>;
 
 struct TimedEvent {
     int64_t t_us = 0;
@@ -85,6 +86,10 @@ struct Actor {
     int64_t jitter_us = 0;
     int burst = 1;
     uint32_t seed = 7;
+    // When set, each order is followed by a StatChange of this stat whose delta is
+    // stated_s: the time the server says the action takes (a Luanti dig's time).
+    std::string stat{};
+    double stated_s = 0.0;
 };
 void add_actor(Timeline& timeline, const Actor& actor);
 

@@ -87,24 +87,28 @@ Timeline recorded_match() {
     return timeline;
 }
 
-TEST(Replay, ARecordedMatchIsAssessedCorrectly) {
-    const std::filesystem::path dir = LAGPOOL_WORK_DIR;
+// Writes the match and a config of the lagpool plugin (its table's lines in
+// `plugin_config`), runs `arbiter replay --json` and returns each player's assessment.
+std::map<uint32_t, nlohmann::json> replay(const std::string& name, const Timeline& timeline,
+                                          const std::string& plugin_config = "") {
+    const std::filesystem::path dir = std::filesystem::path(LAGPOOL_WORK_DIR) / name;
     std::filesystem::create_directories(dir);
     const auto events = dir / "lagpool-match.arbev";
     const auto config = dir / "server_config.toml";
-    arbiter::host::write_event_file(events, recorded_match().batches(200, "lagpool-relay", 7));
+    arbiter::host::write_event_file(events, timeline.batches(200, "lagpool-relay", 7));
     {
         std::ofstream out(config);
         out << "[host]\nserver_id = \"lagpool-replay-test\"\nlog_level = \"warn\"\n\n"
             << "[aggregation]\nmonitor_threshold = 0.3\nreview_threshold = 0.7\n\n"
-            << "[plugins.lagpool]\nlibrary = \"" << LAGPOOL_PLUGIN << "\"\n";
-        ASSERT_TRUE(out.good());
+            << "[plugins.lagpool]\nlibrary = \"" << LAGPOOL_PLUGIN << "\"\n"
+            << plugin_config;
+        EXPECT_TRUE(out.good());
     }
 
     const auto outcome =
         run_command(std::string("'") + ARBITER_EXE + "' replay '" + config.string() + "' '" +
                     events.string() + "' --json 2>'" + (dir / "stderr.txt").string() + "'");
-    ASSERT_EQ(outcome.exit_status, 0) << outcome.out;
+    EXPECT_EQ(outcome.exit_status, 0) << outcome.out;
 
     std::map<uint32_t, nlohmann::json> assessments;
     size_t start = 0;
@@ -117,20 +121,59 @@ TEST(Replay, ARecordedMatchIsAssessedCorrectly) {
         }
         start = end + 1;
     }
-    ASSERT_EQ(assessments.size(), 5u) << outcome.out;
+    return assessments;
+}
+
+std::string top_code(std::map<uint32_t, nlohmann::json>& assessments, uint32_t player) {
+    const auto& signals = assessments[player]["signals"];
+    return signals.empty() ? std::string() : signals[0]["code"].get<std::string>();
+}
+
+TEST(Replay, ARecordedMatchIsAssessedCorrectly) {
+    auto assessments = replay("recorded", recorded_match());
+    ASSERT_EQ(assessments.size(), 5u);
     for (uint32_t honest : {1u, 2u, 3u})
         EXPECT_EQ(assessments[honest]["action"], "Clear") << assessments[honest].dump(2);
     for (uint32_t cheater : {4u, 5u})
         EXPECT_EQ(assessments[cheater]["action"], "FlagForReview") << assessments[cheater].dump(2);
 
-    auto top_code = [&](uint32_t player) {
-        const auto& signals = assessments[player]["signals"];
-        return signals.empty() ? std::string() : signals[0]["code"].get<std::string>();
-    };
-    EXPECT_EQ(top_code(4), "movement.overdraw");
-    EXPECT_EQ(top_code(5), "dig.overdraw");
+    EXPECT_EQ(top_code(assessments, 4), "movement.overdraw");
+    EXPECT_EQ(top_code(assessments, 5), "dig.overdraw");
     EXPECT_EQ(assessments[4]["signals"][0]["plugin"], "lagpool");
     EXPECT_EQ(assessments[4]["signals"][0]["evidence"]["budget"], "movement");
+}
+
+// Digs whose time the server states (Luanti: get_dig_params().time, from the node and the
+// tool), each after its "dig" order as the Luanti bridge sends them: 1.0 s a dig. One
+// player digs at that pace, another ten times as fast; only the stated budget decides.
+TEST(Replay, StatedDigTimesOverdrawnTenTimesOverAreFlaggedAndAtRealPaceAreNot) {
+    constexpr int64_t kLength = 60 * kSecond;
+    Timeline timeline;
+    add_match_frame(timeline, {1, 2}, kLength);
+    add_actor(timeline, {.player = 1,
+                         .from_us = kSecond,
+                         .to_us = kLength,
+                         .interval_us = kSecond,
+                         .jitter_us = 100'000,
+                         .seed = 201,
+                         .stat = "dig_time",
+                         .stated_s = 1.0});
+    add_actor(timeline, {.player = 2,
+                         .from_us = kSecond,
+                         .to_us = kLength,
+                         .interval_us = 100'000,
+                         .jitter_us = 10'000,
+                         .seed = 202,
+                         .stat = "dig_time",
+                         .stated_s = 1.0});
+    auto assessments = replay("stated", timeline,
+                              "[plugins.lagpool.config.kinds.movement]\n"
+                              "[plugins.lagpool.config.kinds.dig_time]\ncost = \"stated\"\n");
+    ASSERT_EQ(assessments.size(), 2u);
+    EXPECT_EQ(assessments[1]["action"], "Clear") << assessments[1].dump(2);
+    EXPECT_EQ(assessments[2]["action"], "FlagForReview") << assessments[2].dump(2);
+    EXPECT_EQ(top_code(assessments, 2), "dig_time.overdraw");
+    EXPECT_EQ(assessments[2]["signals"][0]["evidence"]["latest"]["stated_s"], 1.0);
 }
 
 }  // namespace
