@@ -36,7 +36,7 @@ CHEATS = {
     "speed": "luanti.speed",
     "fly": "luanti.fly",
     "noclip": "luanti.noclip",
-    "dig": "lagpool",
+    "dig": "dig_time.overdraw",  # LagPool's dig budget
 }
 CHEATERS = {"speedy": "speed", "flyer": "fly", "burrower": "noclip", "digger": "dig"}
 
@@ -191,11 +191,20 @@ def main():
         debug = open(os.path.join(work, "server-debug.txt"), errors="replace").read()
         for m in re.finditer(r"\[arbiter_cheats\] engine reports (\S+) for (\S+)", debug):
             engine[m.group(1)][m.group(2)] += 1
-        events = sum(1 for _ in re.finditer(r"luanti-bridge: (\d+) lines", bridge_log))
         lines_sent = re.search(r"(\d+) lines, (\d+) refused, (\d+) batches sent", bridge_log)
+        delay = re.search(r"(\d+) steps sent live, ([\d.]+) ms after the server wrote them on "
+                          r"average, ([\d.]+) ms at most", bridge_log)
+        cost = re.search(r"\[arbiter\] reported (\d+) player-steps in (\d+) steps, ([\d.]+) us "
+                         r"per player-step", debug)
 
         print(f"{len(players)} players, {args.seconds:.0f} s; bridge: "
               f"{lines_sent.group(0) if lines_sent else bridge_log.strip()[-200:]}")
+        if delay:
+            print(f"live: {delay.group(1)} steps reached the server {delay.group(2)} ms after the "
+                  f"game wrote them on average, {delay.group(3)} ms at most")
+        if cost:
+            print(f"the mod: {cost.group(1)} player-steps in {cost.group(2)} steps, "
+                  f"{cost.group(3)} us of server time per player-step")
         print(f"{'player':<10} {'plays':<8} {'Arbiter':<14} {'checks':<48} engine's own reports")
         problems = []
         for name, role in players.items():
