@@ -165,13 +165,26 @@ def main():
                 "--go", "--address", "127.0.0.1", "--port", str(port), "--name", name,
                 "--password", "", "--random-input"])
             time.sleep(1.0)  # xvfb-run -a picks displays one at a time
+        def rss_kib(p):
+            try:
+                for line in open(f"/proc/{p.pid}/status"):
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1])
+            except OSError:
+                return None
+            return None
+
         started = time.time()
+        bridge_rss = []
         while time.time() - started < args.seconds:
+            if len(bridge_rss) == 0 and time.time() - started >= 5:
+                bridge_rss.append(rss_kib(bridge))
             for name, p in clients.items():
                 if p.poll() is not None:
                     fail(f"client {name} ended early (status {p.returncode}): " +
                          open(os.path.join(work, f"client-{name}.log")).read()[-2000:])
             time.sleep(1.0)
+        bridge_rss.append(rss_kib(bridge))
         for p in clients.values():
             stop(p)
         stop(server)  # its last line ends the match
@@ -199,6 +212,9 @@ def main():
 
         print(f"{len(players)} players, {args.seconds:.0f} s; bridge: "
               f"{lines_sent.group(0) if lines_sent else bridge_log.strip()[-200:]}")
+        if len(bridge_rss) == 2 and None not in bridge_rss:
+            print(f"the bridge's memory: {bridge_rss[0] / 1024:.1f} MiB 5 s in, "
+                  f"{bridge_rss[1] / 1024:.1f} MiB at the end")
         if delay:
             print(f"live: {delay.group(1)} steps reached the server {delay.group(2)} ms after the "
                   f"game wrote them on average, {delay.group(3)} ms at most")
