@@ -180,6 +180,15 @@ class Threads : public ::testing::Test {
         return outcome;
     }
 
+    // Whether the reload of the `next`th of `plugins` plugins must begin at batch i even
+    // though the one before is still going over (begin_install then waits for it first):
+    // each begins once the one before is across, or at the latest when its share of the
+    // stream after `start` has gone, so that every plugin is reloaded before the stream
+    // ends however slowly the machine carries them.
+    static bool due(size_t i, size_t start, size_t next, size_t plugins) {
+        return i >= start + (batches_->size() - start) * next / plugins;
+    }
+
     // The stream with `order`'s plugins reloaded one after another as serve reloads them
     // (Host::begin_install, never installed whole), from a quarter of the way in, while
     // batches keep coming; every report. `fork_shard_players` as Host::set_fork_shard_players.
@@ -196,7 +205,8 @@ class Threads : public ::testing::Test {
             size_t next = 0;
             const size_t start = batches_->size() / 4;
             for (size_t i = 0; i < batches_->size(); ++i) {
-                if (i >= start && next < order.size() && !host.installing()) {
+                if (i >= start && next < order.size() &&
+                    (!host.installing() || due(i, start, next, order.size()))) {
                     host::PluginSettings settings;
                     for (const auto& slot : host.plugins())
                         if (slot.settings.name == order[next]) settings = slot.settings;
@@ -365,7 +375,9 @@ TEST_F(Threads, StagedReloadsWhileBatchesFlowCarryEveryShardAndChangeNothing) {
     };
     const size_t start = batches_->size() / 3;
     for (size_t i = 0; i < batches_->size(); ++i) {
-        if (i >= start && next < order.size() && !host.installing()) begin_next();
+        if (i >= start && next < order.size() &&
+            (!host.installing() || due(i, start, next, order.size())))
+            begin_next();
         ASSERT_FALSE(host.push((*batches_)[i]));
         host::PluginSlot retired;
         if (auto report = host.finished_install(&retired)) {

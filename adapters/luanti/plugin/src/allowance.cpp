@@ -8,10 +8,6 @@ namespace arbiter::luanti {
 
 namespace {
 
-// Luanti's physics overrides are small factors; a value past this is no override a game
-// sets but a broken line, and would make every limit meaningless.
-constexpr double kLargestFactor = 1000.0;
-
 struct Factor {
     const char* key;
     double Allowance::*field;

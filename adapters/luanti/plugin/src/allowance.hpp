@@ -24,6 +24,10 @@ struct Allowance {
     bool operator==(const Allowance&) const = default;
 };
 
+// Luanti's physics overrides are small factors; a value past this is no override a game
+// sets but a broken line, and would make every limit meaningless.
+inline constexpr double kLargestFactor = 1000.0;
+
 // Reads the extension's data, a UTF-8 JSON object. A missing key takes its default (the
 // mod may leave out what it does not know); an unknown key is ignored, so that a newer mod
 // can add some. Returns the problem instead (not JSON, not an object, a wrong type, a

@@ -21,7 +21,6 @@ constexpr uint32_t kStateVersion = 1;
 // and keeping coordinates within it keeps every distance and speed finite.
 constexpr double kLargestCoordinate = 3.5e38;
 constexpr double kLargestDistance = 1e300;
-constexpr double kLargestFactor = 1000.0;  // as allowance.cpp accepts
 
 double get_coordinate(StateReader& in, const char* what) {
     const double value = in.get_finite(what);
