@@ -4,14 +4,13 @@
 
 namespace arbiter::ddnet::antibot {
 
-std::optional<PlayerInput> read_input_message(std::span<const uint8_t> chunk, bool sixup) {
+std::optional<InputMessage> read_input_message(std::span<const uint8_t> chunk, bool sixup) {
     if (chunk.empty() || chunk.size() > static_cast<size_t>(kMaxChunkBytes)) return std::nullopt;
     size_t pos = 0;
     const auto id = read_varint(chunk, pos);
     if (!id || (*id & 1) == 0 || (*id >> 1) != (sixup ? kNetMsgInputSixup : kNetMsgInput))
         return std::nullopt;
-    // The acknowledged snapshot and the intended tick: the module needs neither, but the
-    // server drops a message without them.
+    // The acknowledged snapshot (not needed here) and the tick the input is meant for.
     const auto acked = read_varint(chunk, pos);
     const auto intended = read_varint(chunk, pos);
     const auto size = read_varint(chunk, pos);
@@ -26,7 +25,8 @@ std::optional<PlayerInput> read_input_message(std::span<const uint8_t> chunk, bo
         if (!value) break;  // cut short: DDNet's unpacker reads the rest as 0
         field = *value;
     }
-    return PlayerInput{.direction = fields[0],
+    InputMessage message;
+    static_cast<PlayerInput&>(message) = PlayerInput{.direction = fields[0],
                        .target_x = fields[1],
                        .target_y = fields[2],
                        .jump = fields[3],
@@ -36,6 +36,8 @@ std::optional<PlayerInput> read_input_message(std::span<const uint8_t> chunk, bo
                        .wanted_weapon = fields[7],
                        .next_weapon = fields[8],
                        .prev_weapon = fields[9]};
+    message.intended_tick = *intended;
+    return message;
 }
 
 int count_presses(int32_t previous, int32_t current) {

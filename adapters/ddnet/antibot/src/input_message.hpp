@@ -37,6 +37,11 @@ struct PlayerInput {
     bool operator==(const PlayerInput&) const = default;
 };
 
+// An input message: the input, and the tick the client meant it for.
+struct InputMessage : PlayerInput {
+    int32_t intended_tick = 0;
+};
+
 constexpr int32_t kNetMsgInput = 16;       // 0.6: NETMSG_INPUT (src/engine/shared/protocol.h)
 constexpr int32_t kNetMsgInputSixup = 20;  // 0.7: the same message's number
 constexpr int32_t kMaxInputInts = 128;     // the server refuses a larger input (MAX_INPUT_SIZE)
@@ -44,7 +49,7 @@ constexpr int kMaxChunkBytes = 1400;       // NET_MAX_PAYLOAD: no chunk is longe
 
 // The input in `chunk`, when it is a well-formed input message of a client of the given
 // protocol; nothing otherwise.
-std::optional<PlayerInput> read_input_message(std::span<const uint8_t> chunk, bool sixup);
+std::optional<InputMessage> read_input_message(std::span<const uint8_t> chunk, bool sixup);
 
 // The presses in a state counter's change (fire, next/prev weapon): DDNet's CountInput,
 // bounded as it is by the counter's 6 bits (INPUT_STATE_MASK).

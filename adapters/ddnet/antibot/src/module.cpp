@@ -30,6 +30,9 @@ constexpr int kPositionKeepAliveTicks = kTickRateHz;
 constexpr size_t kMaxReasonBytes = 128;
 constexpr size_t kMaxNameBytes = 16;  // MAX_NAME_LENGTH, the round data's m_aName
 constexpr size_t kMaxQueuedHostLines = 256;
+// Inputs a client may have in flight: the server keeps 200, a client sends one or two a
+// tick a few ticks ahead; more than this are inputs the game will never take.
+constexpr size_t kMaxQueuedInputs = 32;
 
 fb::Vec3 to_metres(float x, float y) { return fb::Vec3(x / kUnitsPerMetre, 0.0f, -y / kUnitsPerMetre); }
 
@@ -85,7 +88,10 @@ struct Module::Seat {
     bool sixup = false;
     uint32_t player = 0;  // 0: not joined in this match
     std::string name;     // as the server showed it when the player joined
-    std::optional<PlayerInput> pending;  // read from the client's last input message
+    // Inputs read from the client's messages, not yet taken by the game, with the tick
+    // the server will apply each at (its intended tick, at least the next one).
+    std::deque<std::pair<int, PlayerInput>> queued;
+    std::optional<PlayerInput> received;  // the last input whose tick has come
     std::optional<PlayerInput> last_input;
     bool last_input_full = false;
     int last_aim_tick = -1;
@@ -256,7 +262,8 @@ void Module::round_start(const RoundView* round) {
     // The clients stay; their players are this match's to number again.
     for (auto& s : seats_) {
         s->player = 0;
-        s->pending.reset();
+        s->queued.clear();
+        s->received.reset();
         s->last_input.reset();
         s->last_aim_tick = -1;
         s->seen = false;
@@ -268,6 +275,8 @@ void Module::round_start(const RoundView* round) {
 void Module::round_end() {
     if (match_open_) end_match("round ended");
     round_ = nullptr;
+    // What the round cost and gave, in the server's log for the operator.
+    log(dump());
 }
 
 void Module::end_match(const char* reason) {
@@ -302,13 +311,18 @@ void Module::client_drop(int client_id, const char* reason) {
 
 void Module::client_message(int client_id, std::span<const uint8_t> chunk) {
     Seat* s = seat(client_id);
-    if (!s || !host_) return;
+    if (!s || !host_ || !round_) return;
     auto input = read_input_message(chunk, s->sixup);
     if (!input) return;
     // The server does the same before the game sees the input: aiming at the tee itself
     // is not allowed.
     if (input->target_x == 0 && input->target_y == 0) input->target_y = -1;
-    s->pending = input;
+    // 16.4's server keeps the input for its intended tick, or the next tick when that has
+    // passed (ProcessClientPacket), and hands it to the game just before that tick.
+    const int now = round_->tick();
+    const int apply_at = input->intended_tick > now ? input->intended_tick : now + 1;
+    if (s->queued.size() >= kMaxQueuedInputs) s->queued.pop_front();
+    s->queued.emplace_back(apply_at, *input);
     ++figures_.inputs_read;
 }
 
@@ -316,24 +330,37 @@ void Module::direct_input(int client_id) {
     Seat* s = seat(client_id);
     if (!s || !round_ || !host_) return;
     const auto view = round_->character(client_id);
-    if (!view) return;
+    // Only a tee takes inputs; one whose position is not a number has none.
+    if (!view || !view->alive) return;
     ensure_joined(client_id, *s, *view);
     if (s->player == 0) return;
     const int tick = round_->tick();
 
-    // The input the game took: the one read from the client's message when its aim is the
-    // aim the game shows; otherwise only the aim is known.
+    // 16.4 calls this just before tick + 1, once for each input meant for that tick, or
+    // once with the last input it received again when none came. Inputs meant for
+    // earlier ticks were received by the game without being taken (no tee then, or the
+    // player was chatting): the last of them is what it would take again.
+    while (!s->queued.empty() && s->queued.front().first <= tick) {
+        s->received = s->queued.front().second;
+        s->queued.pop_front();
+    }
+    if (!s->queued.empty() && s->queued.front().first == tick + 1) {
+        s->received = s->queued.front().second;
+        s->queued.pop_front();
+    }
     PlayerInput input;
-    bool full = false;
-    if (s->pending && s->pending->target_x == view->target_x && s->pending->target_y == view->target_y) {
-        input = *s->pending;
-        full = true;
+    // The game's own copy of the aim says whether this is the input it took.
+    const bool full =
+        s->received && s->received->target_x == view->target_x && s->received->target_y == view->target_y;
+    if (full) {
+        input = *s->received;
     } else {
+        // An input whose message was not read (or not matched): only its aim is known.
+        input = s->last_input.value_or(PlayerInput{});
         input.target_x = view->target_x;
         input.target_y = view->target_y;
         ++figures_.inputs_unmatched;
     }
-    s->pending.reset();
     if (!s->last_input) {  // the first input seen: what changes is measured from here
         s->last_input = input;
         s->last_input_full = full;

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Runs a real DDNet 16.4 server built with -DANTIBOT=ON with Arbiter's libantibot.so in
+# place of its own, and headless clients against it (bots.js); prints what the module
+# reported. Not part of the suite: DDNet's sources are not here (docs/games/ddnet.md,
+# "The antibot module", says how to build the server).
+#
+#   run.sh DDNET_BUILD_DIR ARBITER_BUILD_DIR [SECONDS] [HONEST]
+# NODE_PATH must find the npm package `teeworlds`.
+set -euo pipefail
+ddnet_build=$1
+arbiter_build=$2
+seconds=${3:-60}
+honest=${4:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../../../.." && pwd)
+work=$(mktemp -d)
+port=$((20000 + RANDOM % 10000))
+cat > "$work/server.cfg" <<CFG
+bindaddr 127.0.0.1
+sv_ipv4only 1
+sv_port $port
+sv_register 0
+sv_map Tutorial
+CFG
+# The server's own libantibot.so is the null one; the module's comes first on the path.
+(cd "$ddnet_build" && exec env ARBITER_ANTIBOT_CONFIG="$repo/samples/ddnet/server_config.toml" \
+  ARBITER_ANTIBOT_REPORT=monitor LD_LIBRARY_PATH="$arbiter_build/lib" \
+  ./DDNet-Server -f "$work/server.cfg" > "$work/server.log" 2>&1) &
+server=$!
+sleep 3
+node "$here/bots.js" "$port" "$seconds" "$honest" > "$work/bots.log" 2>&1 || true
+sleep 1
+kill -INT "$server"
+wait "$server" || true
+grep -E "antibot|arbiter" "$work/server.log" | grep -v "access for"
+echo "server log: $work/server.log; bots: $work/bots.log"
