@@ -8,6 +8,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <limits>
 #include <stdexcept>
 
@@ -27,7 +28,28 @@ void resolve(void* handle, const char* name, F& out) {
 constexpr float kGroundY = 1000.0f;
 constexpr float kMapWidth = 32.0f * 300;  // game units: 300 tiles
 
+double thread_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 }  // namespace
+
+ServerSim::Stopwatch::Stopwatch(ServerSim& sim)
+    : sim_(sim),
+      wall_(std::chrono::steady_clock::now()),
+      cpu_(thread_cpu_seconds()),
+      fill_wall_(sim.fill_seconds_),
+      fill_cpu_(sim.fill_cpu_seconds_) {}
+
+// The server's own filling of the round data (CAntibot::Update, before every call) is
+// not the library's time: taken out.
+ServerSim::Stopwatch::~Stopwatch() {
+    sim_.library_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_).count() -
+                             (sim_.fill_seconds_ - fill_wall_);
+    sim_.library_cpu_seconds_ += thread_cpu_seconds() - cpu_ - (sim_.fill_cpu_seconds_ - fill_cpu_);
+}
 
 AntibotLibrary AntibotLibrary::open(const std::string& path) {
     AntibotLibrary lib;
@@ -109,6 +131,14 @@ void ServerSim::start() {
 }
 
 void ServerSim::fill() {
+    const auto wall = std::chrono::steady_clock::now();
+    const double cpu = thread_cpu_seconds();
+    fill_round();
+    fill_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+    fill_cpu_seconds_ += thread_cpu_seconds() - cpu;
+}
+
+void ServerSim::fill_round() {
     round_.m_Tick = tick_;
     std::memset(round_.m_aCharacters, 0, sizeof round_.m_aCharacters);
     for (int i = 0; i < ANTIBOT_MAX_CLIENTS; ++i) {
@@ -151,10 +181,9 @@ void ServerSim::send_input(int client_id, Tee& t) {
     write_varint(chunk, 40);             // ten integers
     for (int32_t v : t.input)
         write_varint(chunk, v);
-    const auto start = std::chrono::steady_clock::now();
+    const Stopwatch watch(*this);
     fill();
     lib_.on_engine_client_message(client_id, chunk.data(), static_cast<int>(chunk.size()), 1);
-    library_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // The server keeps it for its tick (CServer::ProcessClientPacket).
     std::array<int32_t, 10> copy;
     std::copy(std::begin(t.input), std::end(t.input), copy.begin());
@@ -176,10 +205,9 @@ void ServerSim::apply_inputs(int client_id, Tee& t) {
         t.latest[1] = t.latest[0];
         t.latest[0] = {in[1], in[2]};
         if (t.latest[0].m_TargetX == 0 && t.latest[0].m_TargetY == 0) t.latest[0].m_TargetY = -1;
-        const auto start = std::chrono::steady_clock::now();
+        const Stopwatch watch(*this);
         fill();
         lib_.on_direct_input(client_id);
-        library_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
 }
 
@@ -223,13 +251,13 @@ void ServerSim::play(const std::vector<SimPlayer>& players, int ticks) {
     tees_.resize(std::max(tees_.size(), players.size()));
     for (int n = 0; n < ticks; ++n) {
         const int rel = tick_ - first;
-        double before = library_seconds_;
+        const double before = library_seconds_, cpu_before = library_cpu_seconds_;
         // Connections come and go; a client enters the game 10 ticks after connecting and
         // its tee spawns 5 ticks later.
         for (size_t i = 0; i < players.size(); ++i) {
             Tee& t = tees_[i];
             const int id = static_cast<int>(i);
-            const auto start = std::chrono::steady_clock::now();
+            const Stopwatch watch(*this);
             if (rel == players[i].join_tick) {
                 t = Tee{};
                 t.player = players[i];
@@ -255,7 +283,6 @@ void ServerSim::play(const std::vector<SimPlayer>& players, int ticks) {
                 fill();
                 lib_.on_engine_client_drop(id, "leaving");
             }
-            library_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         }
         // The network: inputs that changed, and the unchanged ones a client resends (a
         // DDNet client sends one at least every other tick).
@@ -275,21 +302,20 @@ void ServerSim::play(const std::vector<SimPlayer>& players, int ticks) {
         for (size_t i = 0; i < players.size(); ++i) {
             Tee& t = tees_[i];
             if (!t.alive) continue;
-            const auto start = std::chrono::steady_clock::now();
+            const Stopwatch watch(*this);
             fill();
             lib_.on_character_tick(static_cast<int>(i));
-            library_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             t.vx = static_cast<float>(t.applied[0]) * t.player.speed;
             if (t.applied[3] && t.y >= kGroundY) t.vy = -8.0f;
             t.vy = t.y < kGroundY || t.vy < 0 ? t.vy + 0.5f : 0.0f;
             t.x = std::clamp(t.x + t.vx, 0.0f, kMapWidth);
             t.y = std::min(t.y + t.vy, kGroundY);
         }
-        const auto start = std::chrono::steady_clock::now();
+        const Stopwatch watch(*this);
         fill();
         lib_.on_engine_tick();
-        library_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         tick_seconds_.push_back(library_seconds_ - before);
+        tick_cpu_seconds_.push_back(library_cpu_seconds_ - cpu_before);
     }
 }
 

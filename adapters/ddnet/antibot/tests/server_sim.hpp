@@ -21,6 +21,7 @@
 // check DDNet's physics): running moves a tee at a set speed, jumping lifts it a little.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -101,13 +102,31 @@ class ServerSim {
 
     const std::vector<std::string>& log() const { return log_; }
     const std::vector<SimReport>& reports() const { return reports_; }
-    // Time spent inside the library's calls, and the ticks played.
+    // Time spent inside the library's calls, in all and per tick played: wall-clock time,
+    // and the CPU time of the calling thread (which the plugins run on, with the embedded
+    // host's default of one thread; unlike wall-clock time, it does not count waiting for
+    // a core other programs hold).
     double library_seconds() const { return library_seconds_; }
     const std::vector<double>& tick_seconds() const { return tick_seconds_; }
+    const std::vector<double>& tick_cpu_seconds() const { return tick_cpu_seconds_; }
 
   private:
     struct Tee;
-    void fill();  // CGameContext::FillAntibot
+    // Adds the time from its making to its end to the library's.
+    class Stopwatch {
+      public:
+        explicit Stopwatch(ServerSim& sim);
+        ~Stopwatch();
+        Stopwatch(const Stopwatch&) = delete;
+        Stopwatch& operator=(const Stopwatch&) = delete;
+
+      private:
+        ServerSim& sim_;
+        std::chrono::steady_clock::time_point wall_;
+        double cpu_, fill_wall_, fill_cpu_;
+    };
+    void fill();  // CGameContext::FillAntibot, timed
+    void fill_round();
     void send_input(int client_id, Tee& tee);
     void apply_inputs(int client_id, Tee& tee);
     void decide(int client_id, Tee& tee);
@@ -123,8 +142,8 @@ class ServerSim {
     std::vector<Tee> tees_;
     std::vector<std::string> log_;
     std::vector<SimReport> reports_;
-    double library_seconds_ = 0;
-    std::vector<double> tick_seconds_;
+    double library_seconds_ = 0, library_cpu_seconds_ = 0, fill_seconds_ = 0, fill_cpu_seconds_ = 0;
+    std::vector<double> tick_seconds_, tick_cpu_seconds_;
 };
 
 }  // namespace arbiter::ddnet::antibot::test
