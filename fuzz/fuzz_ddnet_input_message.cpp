@@ -23,13 +23,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (const auto input = ab::read_input_message(chunk, sixup)) {
         const int presses = ab::count_presses(input->fire, input->next_weapon);
         if (presses < 0 || presses > 32) std::abort();
-        ddnet_input_message_sink = int64_t{input->direction} + input->target_x + input->intended_tick + presses;
+        ddnet_input_message_sink =
+            int64_t{input->direction} + input->target_x + input->intended_tick + presses;
     }
     const std::string_view text = arbiter::fuzz::as_text(data + 1, size - 1);
     const std::string name = ab::bounded_c_string(text.data(), text.size());
     if (name.size() > text.size()) std::abort();
     const std::string clean = ab::to_valid_utf8(text);
     if (ab::to_valid_utf8(clean) != clean) std::abort();
-    ddnet_input_message_sink = ddnet_input_message_sink + static_cast<int64_t>(clean.size() + name.size());
+    ddnet_input_message_sink =
+        ddnet_input_message_sink + static_cast<int64_t>(clean.size() + name.size());
     return 0;
 }

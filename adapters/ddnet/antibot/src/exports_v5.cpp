@@ -78,14 +78,15 @@ void server_log(const std::string& line) {
 }
 
 void server_report(int client_id, const std::string& line) {
-    if (g_data && g_data->m_pfnReport) g_data->m_pfnReport(client_id, line.c_str(), g_data->m_pUser);
+    if (g_data && g_data->m_pfnReport)
+        g_data->m_pfnReport(client_id, line.c_str(), g_data->m_pUser);
 }
 
 void fail(const char* what) {
     g_failed = true;
     try {
-        server_log(std::string("arbiter: the antibot module stopped after an internal error (") + what +
-                   "); the server goes on without it");
+        server_log(std::string("arbiter: the antibot module stopped after an internal error (") +
+                   what + "); the server goes on without it");
     } catch (...) {
     }
 }
@@ -108,8 +109,10 @@ void guarded(Work&& work) {
 bool sizes_match(const CAntibotVersion& theirs) {
     const CAntibotVersion ours = ANTIBOT_VERSION;
     return theirs.m_AbiVersion == ours.m_AbiVersion && theirs.m_Size == ours.m_Size &&
-           theirs.m_SizeData == ours.m_SizeData && theirs.m_SizeCharacterData == ours.m_SizeCharacterData &&
-           theirs.m_SizeInputData == ours.m_SizeInputData && theirs.m_SizeMapData == ours.m_SizeMapData &&
+           theirs.m_SizeData == ours.m_SizeData &&
+           theirs.m_SizeCharacterData == ours.m_SizeCharacterData &&
+           theirs.m_SizeInputData == ours.m_SizeInputData &&
+           theirs.m_SizeMapData == ours.m_SizeMapData &&
            theirs.m_SizeRoundData == ours.m_SizeRoundData;
 }
 
@@ -117,7 +120,9 @@ bool sizes_match(const CAntibotVersion& theirs) {
 
 extern "C" {
 
-int AntibotAbiVersion() { return ANTIBOT_ABI_VERSION; }
+int AntibotAbiVersion() {
+    return ANTIBOT_ABI_VERSION;
+}
 
 void AntibotInit(CAntibotData* pCallbackData) {
     try {
@@ -125,16 +130,18 @@ void AntibotInit(CAntibotData* pCallbackData) {
         g_failed = false;
         if (!g_data) return;
         if (!sizes_match(g_data->m_Version)) {
-            server_log("arbiter: the server's antibot structures are not those of ABI 5 as DDNet 16.4 "
-                       "lays them out; the module stays idle");
+            server_log(
+                "arbiter: the server's antibot structures are not those of ABI 5 as DDNet 16.4 "
+                "lays them out; the module stays idle");
             return;
         }
         std::vector<std::string> problems;
-        ab::ModuleSettings settings = ab::settings_from_environment(ARBITER_ANTIBOT_DEFAULT_CONFIG, problems);
+        ab::ModuleSettings settings =
+            ab::settings_from_environment(ARBITER_ANTIBOT_DEFAULT_CONFIG, problems);
         for (const std::string& p : problems)
             server_log("arbiter: " + p);
-        g_module = std::make_unique<ab::Module>(std::move(settings),
-                                                ab::ServerCallbacks{.log = server_log, .report = server_report});
+        g_module = std::make_unique<ab::Module>(
+            std::move(settings), ab::ServerCallbacks{.log = server_log, .report = server_report});
     } catch (const std::exception& e) {
         fail(e.what());
     } catch (...) {
@@ -205,11 +212,16 @@ void AntibotOnEngineClientDrop(int ClientID, const char* pReason) {
 bool AntibotOnEngineClientMessage(int ClientID, const void* pData, int Size, int) {
     if (!pData || Size <= 0 || Size > ab::kMaxChunkBytes) return false;
     guarded([&](ab::Module& m) {
-        m.client_message(ClientID, std::span(static_cast<const uint8_t*>(pData), static_cast<size_t>(Size)));
+        m.client_message(ClientID,
+                         std::span(static_cast<const uint8_t*>(pData), static_cast<size_t>(Size)));
     });
     return false;
 }
-bool AntibotOnEngineServerMessage(int, const void*, int, int) { return false; }
-bool AntibotOnEngineSimulateClientMessage(int*, void*, int, int*, int*) { return false; }
+bool AntibotOnEngineServerMessage(int, const void*, int, int) {
+    return false;
+}
+bool AntibotOnEngineSimulateClientMessage(int*, void*, int, int*, int*) {
+    return false;
+}
 
 }  // extern "C"

@@ -27,15 +27,15 @@ std::optional<InputMessage> read_input_message(std::span<const uint8_t> chunk, b
     }
     InputMessage message;
     static_cast<PlayerInput&>(message) = PlayerInput{.direction = fields[0],
-                       .target_x = fields[1],
-                       .target_y = fields[2],
-                       .jump = fields[3],
-                       .fire = fields[4],
-                       .hook = fields[5],
-                       .player_flags = fields[6],
-                       .wanted_weapon = fields[7],
-                       .next_weapon = fields[8],
-                       .prev_weapon = fields[9]};
+                                                     .target_x = fields[1],
+                                                     .target_y = fields[2],
+                                                     .jump = fields[3],
+                                                     .fire = fields[4],
+                                                     .hook = fields[5],
+                                                     .player_flags = fields[6],
+                                                     .wanted_weapon = fields[7],
+                                                     .next_weapon = fields[8],
+                                                     .prev_weapon = fields[9]};
     message.intended_tick = *intended;
     return message;
 }

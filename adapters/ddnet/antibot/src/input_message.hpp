@@ -26,9 +26,9 @@ struct PlayerInput {
     int32_t direction = 0;  // -1 left, 0, 1 right
     int32_t target_x = 0;   // aim target relative to the tee, in game units
     int32_t target_y = 0;
-    int32_t jump = 0;   // 1 while held
-    int32_t fire = 0;   // a counter: each press and each release adds one (bit 0: held)
-    int32_t hook = 0;   // 1 while held
+    int32_t jump = 0;  // 1 while held
+    int32_t fire = 0;  // a counter: each press and each release adds one (bit 0: held)
+    int32_t hook = 0;  // 1 while held
     int32_t player_flags = 0;
     int32_t wanted_weapon = 0;  // 1 + weapon index, 0: no change wanted
     int32_t next_weapon = 0;    // counters, like fire

@@ -34,7 +34,9 @@ constexpr size_t kMaxQueuedHostLines = 256;
 // tick a few ticks ahead; more than this are inputs the game will never take.
 constexpr size_t kMaxQueuedInputs = 32;
 
-fb::Vec3 to_metres(float x, float y) { return fb::Vec3(x / kUnitsPerMetre, 0.0f, -y / kUnitsPerMetre); }
+fb::Vec3 to_metres(float x, float y) {
+    return fb::Vec3(x / kUnitsPerMetre, 0.0f, -y / kUnitsPerMetre);
+}
 
 // What the server shows for a slot whose client has not entered the game.
 bool is_real_name(const std::string& name) {
@@ -43,11 +45,16 @@ bool is_real_name(const std::string& name) {
 
 const char* action_name(uint32_t action) {
     switch (action) {
-        case ARBITER_ACTION_CLEAR: return "Clear";
-        case ARBITER_ACTION_MONITOR: return "Monitor";
-        case ARBITER_ACTION_FLAG_FOR_REVIEW: return "FlagForReview";
-        case ARBITER_ACTION_SHADOW_RESTRICT: return "ShadowRestrict";
-        default: return "?";
+        case ARBITER_ACTION_CLEAR:
+            return "Clear";
+        case ARBITER_ACTION_MONITOR:
+            return "Monitor";
+        case ARBITER_ACTION_FLAG_FOR_REVIEW:
+            return "FlagForReview";
+        case ARBITER_ACTION_SHADOW_RESTRICT:
+            return "ShadowRestrict";
+        default:
+            return "?";
     }
 }
 
@@ -74,7 +81,8 @@ void on_host_log(void*, int32_t level, const char* message) {
         ++log.dropped;
         return;
     }
-    log.lines.push_back(std::string("arbiter host [") + name + "]: " + bounded_c_string(message, 1024));
+    log.lines.push_back(std::string("arbiter host [") + name +
+                        "]: " + bounded_c_string(message, 1024));
 }
 
 void on_host_action(void* user_data, const arbiter_assessment* assessment) {
@@ -111,8 +119,9 @@ ModuleSettings settings_from_environment(const std::string& default_config,
     if (const char* relay = std::getenv("ARBITER_ANTIBOT_RELAY"); relay && *relay) {
         const std::string value = bounded_c_string(relay, 65);
         if (value.size() > 64 || to_valid_utf8(value) != value)
-            problems.push_back("ARBITER_ANTIBOT_RELAY must be 1 to 64 printable characters; using \"" +
-                               s.relay_id + "\"");
+            problems.push_back(
+                "ARBITER_ANTIBOT_RELAY must be 1 to 64 printable characters; using \"" +
+                s.relay_id + "\"");
         else
             s.relay_id = value;
     }
@@ -159,7 +168,8 @@ Module::Module(ModuleSettings settings, ServerCallbacks callbacks)
     arbiter_host_set_action_callback(host_, on_host_action, this);
     drain_host_log();
     log("arbiter: antibot module running, config " + settings_.config_path + ", relay " +
-        settings_.relay_id + ", a batch every " + std::to_string(settings_.batch_ticks) + " tick(s)");
+        settings_.relay_id + ", a batch every " + std::to_string(settings_.batch_ticks) +
+        " tick(s)");
 }
 
 Module::~Module() {
@@ -173,7 +183,9 @@ Module::~Module() {
     arbiter_host_set_log_callback(nullptr, nullptr);
 }
 
-void Module::detach_server() { server_ = ServerCallbacks{}; }
+void Module::detach_server() {
+    server_ = ServerCallbacks{};
+}
 
 void Module::log(const std::string& line) {
     if (server_.log)
@@ -193,7 +205,8 @@ void Module::drain_host_log() {
     }
     for (const std::string& line : lines)
         log(line);
-    if (dropped) log("arbiter: " + std::to_string(dropped) + " host log line(s) dropped (too many at once)");
+    if (dropped)
+        log("arbiter: " + std::to_string(dropped) + " host log line(s) dropped (too many at once)");
 }
 
 Module::Seat* Module::seat(int client_id) {
@@ -202,7 +215,9 @@ Module::Seat* Module::seat(int client_id) {
 }
 
 int64_t Module::time_us(int tick) const {
-    return first_tick_ < 0 || tick <= first_tick_ ? 0 : static_cast<int64_t>(tick - first_tick_) * kTickUs;
+    return first_tick_ < 0 || tick <= first_tick_
+               ? 0
+               : static_cast<int64_t>(tick - first_tick_) * kTickUs;
 }
 
 template <class Body>
@@ -219,19 +234,20 @@ void Module::ensure_match() {
     if (tick <= 0) return;  // the round data is not filled yet
     const auto now = std::chrono::system_clock::now().time_since_epoch();
     // Unique across rounds and restarts of the server: the round's start in milliseconds.
-    match_id_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+    match_id_ =
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
     batch_ = std::make_unique<BatchBuilder>(settings_.relay_id, match_id_, 0);
     first_tick_ = last_tick_ = last_push_tick_ = tick;
     match_open_ = true;
     players_.clear();
     add(tick, 0,
-        build::MatchStart{.game = "ddnet",
-                          .map = "",  // ABI 5 gives the map's tiles, not its name
-                          .rules = "antibot",
-                          .rated = false,
-                          .tick_rate_hz = static_cast<float>(kTickRateHz),
-                          .started_unix_us =
-                              std::chrono::duration_cast<std::chrono::microseconds>(now).count()});
+        build::MatchStart{
+            .game = "ddnet",
+            .map = "",  // ABI 5 gives the map's tiles, not its name
+            .rules = "antibot",
+            .rated = false,
+            .tick_rate_hz = static_cast<float>(kTickRateHz),
+            .started_unix_us = std::chrono::duration_cast<std::chrono::microseconds>(now).count()});
 }
 
 void Module::ensure_joined(int client_id, Seat& s, const CharacterView& view) {
@@ -292,7 +308,9 @@ void Module::end_match(const char* reason) {
 void Module::client_join(int client_id, bool sixup) {
     Seat* s = seat(client_id);
     if (!s) return;
-    if (s->player != 0 && match_open_) add(round_ ? round_->tick() : last_tick_, s->player, build::PlayerLeave{.reason = "replaced"});
+    if (s->player != 0 && match_open_)
+        add(round_ ? round_->tick() : last_tick_, s->player,
+            build::PlayerLeave{.reason = "replaced"});
     *s = Seat{};
     s->connected = true;
     s->sixup = sixup;
@@ -350,8 +368,8 @@ void Module::direct_input(int client_id) {
     }
     PlayerInput input;
     // The game's own copy of the aim says whether this is the input it took.
-    const bool full =
-        s->received && s->received->target_x == view->target_x && s->received->target_y == view->target_y;
+    const bool full = s->received && s->received->target_x == view->target_x &&
+                      s->received->target_y == view->target_y;
     if (full) {
         input = *s->received;
     } else {
@@ -427,18 +445,20 @@ void Module::character_tick(int client_id) {
     const float now[4] = {view->x, view->y, view->vel_x, view->vel_y};
     const bool changed = now[0] != s->reported[0] || now[1] != s->reported[1] ||
                          now[2] != s->reported[2] || now[3] != s->reported[3];
-    if (!teleport && !changed && s->reported_tick >= 0 && tick - s->reported_tick < kPositionKeepAliveTicks)
+    if (!teleport && !changed && s->reported_tick >= 0 &&
+        tick - s->reported_tick < kPositionKeepAliveTicks)
         return;
     std::copy(std::begin(now), std::end(now), s->reported);
     s->reported_tick = tick;
     // Velocity: units per tick into metres per second.
     const float to_m_per_s = static_cast<float>(kTickRateHz) / kUnitsPerMetre;
     add(tick, s->player,
-        build::Position{.position = to_metres(view->x, view->y),
-                        .velocity = fb::Vec3(view->vel_x * to_m_per_s, 0.0f, -view->vel_y * to_m_per_s),
-                        .on_ground = std::nullopt,
-                        .ground_height = std::nullopt,
-                        .server_teleport = teleport});
+        build::Position{
+            .position = to_metres(view->x, view->y),
+            .velocity = fb::Vec3(view->vel_x * to_m_per_s, 0.0f, -view->vel_y * to_m_per_s),
+            .on_ground = std::nullopt,
+            .ground_height = std::nullopt,
+            .server_teleport = teleport});
     ++figures_.positions;
 }
 
@@ -483,20 +503,23 @@ void Module::handle_assessment(const arbiter_assessment& a) {
     const std::string account = bounded_c_string(a.account_id, 256);
     char score[16];
     std::snprintf(score, sizeof score, "%.2f", a.combined_score);
-    std::string message = std::string("arbiter: ") + action_name(a.action) + " (score " + score + ")";
+    std::string message =
+        std::string("arbiter: ") + action_name(a.action) + " (score " + score + ")";
     int client_id = -1;
     if (match_open_ && a.match_id == match_id_) {
         for (int id = 0; id < kMaxClients; ++id)
             if (seats_[static_cast<size_t>(id)]->player == a.player) client_id = id;
     }
-    if (a.action >= static_cast<uint32_t>(settings_.report_action) && client_id >= 0 && server_.report) {
+    if (a.action >= static_cast<uint32_t>(settings_.report_action) && client_id >= 0 &&
+        server_.report) {
         // The server prints "<client id>: <message>"; the name is in the message too, since
         // the slot may be someone else's by the time a person reads it.
         server_.report(client_id, message + " for " + account);
         ++figures_.reports;
     } else {
-        log(message + " for " + account + (client_id >= 0 ? " (client " + std::to_string(client_id) + ")" : "") +
-            ", match " + std::to_string(a.match_id) + " player " + std::to_string(a.player));
+        log(message + " for " + account +
+            (client_id >= 0 ? " (client " + std::to_string(client_id) + ")" : "") + ", match " +
+            std::to_string(a.match_id) + " player " + std::to_string(a.player));
         if (a.action == ARBITER_ACTION_MONITOR) ++figures_.monitor_lines;
     }
 }
@@ -505,16 +528,20 @@ std::string Module::dump() const {
     size_t seated = 0;
     for (const auto& s : seats_)
         if (s->player != 0) ++seated;
-    const double mean_us =
-        figures_.calls ? std::chrono::duration<double, std::micro>(figures_.busy).count() / double(figures_.calls) : 0.0;
+    const double mean_us = figures_.calls
+                               ? std::chrono::duration<double, std::micro>(figures_.busy).count() /
+                                     double(figures_.calls)
+                               : 0.0;
     char mean[32];
     std::snprintf(mean, sizeof mean, "%.2f", mean_us);
-    return std::string("arbiter: host ") + (host_ ? "running" : "idle") + ", relay " + settings_.relay_id +
-           ", match " + (match_open_ ? std::to_string(match_id_) : "none") + ", " + std::to_string(seated) +
-           " player(s) in it; " + std::to_string(figures_.batches) + " batches (" + std::to_string(figures_.refused) +
-           " refused), " + std::to_string(figures_.events) + " events (" + std::to_string(figures_.positions) +
-           " positions, " + std::to_string(figures_.orders) + " orders), " + std::to_string(figures_.inputs_read) +
-           " input messages read (" + std::to_string(figures_.inputs_unmatched) + " inputs taken by aim alone), " +
+    return std::string("arbiter: host ") + (host_ ? "running" : "idle") + ", relay " +
+           settings_.relay_id + ", match " + (match_open_ ? std::to_string(match_id_) : "none") +
+           ", " + std::to_string(seated) + " player(s) in it; " + std::to_string(figures_.batches) +
+           " batches (" + std::to_string(figures_.refused) + " refused), " +
+           std::to_string(figures_.events) + " events (" + std::to_string(figures_.positions) +
+           " positions, " + std::to_string(figures_.orders) + " orders), " +
+           std::to_string(figures_.inputs_read) + " input messages read (" +
+           std::to_string(figures_.inputs_unmatched) + " inputs taken by aim alone), " +
            std::to_string(figures_.reports) + " reports; " + mean + " us per call over " +
            std::to_string(figures_.calls) + " calls";
 }

@@ -16,9 +16,9 @@
 // - each input the game takes (AntibotOnDirectInput) becomes Orders, as the demo importer
 //   writes them: "direction", "jump", "hook", "fire", "weapon", "aim" (an aim move within
 //   4 ticks of the one before is a repeat), with the aim target as the order's target.
-//   The full input comes from the client's input message (input_message.hpp); when it
-//   cannot be matched with the input the game took, only the aim (which the round data
-//   carries) is used.
+//   ABI 5's round data carries only the aim; the full input is read from the client's
+//   input message (input_message.hpp), kept for the tick the server applies it at, and
+//   taken when its aim is the aim the game shows; otherwise only the aim is used.
 #pragma once
 
 #include <array>
@@ -62,9 +62,9 @@ class RoundView {
 };
 
 struct ModuleSettings {
-    std::string config_path;        // the host's server_config.toml
+    std::string config_path;  // the host's server_config.toml
     std::string relay_id = "ddnet";
-    int batch_ticks = 5;            // ticks per pushed batch (1..50)
+    int batch_ticks = 5;                                 // ticks per pushed batch (1..50)
     int report_action = ARBITER_ACTION_FLAG_FOR_REVIEW;  // from this action on, m_pfnReport
 };
 
@@ -109,8 +109,8 @@ class Module {
 
     // For the tests and the benchmark: work done, in the module's own figures.
     struct Figures {
-        uint64_t batches = 0, refused = 0, events = 0, orders = 0, positions = 0,
-                 inputs_read = 0, inputs_unmatched = 0, reports = 0, monitor_lines = 0;
+        uint64_t batches = 0, refused = 0, events = 0, orders = 0, positions = 0, inputs_read = 0,
+                 inputs_unmatched = 0, reports = 0, monitor_lines = 0;
         std::chrono::nanoseconds busy{0};  // time spent in the module's calls
         uint64_t calls = 0;
     };

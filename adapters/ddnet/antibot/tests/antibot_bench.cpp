@@ -2,7 +2,8 @@
 // timing and 8 macros, all running and aiming) played for 60 s of game time through
 // libantibot.so as 16.4's server calls it (server_sim.hpp), once per batch size; prints the
 // time spent inside the library per server tick (mean, median, 99th percentile, worst)
-// and per tee, as the calling thread's CPU time and as wall-clock time. The host runs its plugins on the calling thread unless the config sets
+// and per tee, as the calling thread's CPU time and as wall-clock time. The host runs its plugins
+// on the calling thread unless the config sets
 // `[host] threads`: this is time the server's own tick waits for.
 //
 //   antibot_bench LIBANTIBOT CONFIG [SECONDS]
@@ -28,8 +29,8 @@ int main(int argc, char** argv) {
         players.push_back({.name = "tee" + std::to_string(i),
                            .behaviour = i % 8 == 7 ? Behaviour::macro : Behaviour::human,
                            .join_tick = i});
-    std::printf("%-12s %-5s %6s %10s %10s %10s %10s %12s\n", "batch ticks", "time", "tees", "mean us", "p50 us",
-                "p99 us", "max us", "us/tee/tick");
+    std::printf("%-12s %-5s %6s %10s %10s %10s %10s %12s\n", "batch ticks", "time", "tees",
+                "mean us", "p50 us", "p99 us", "max us", "us/tee/tick");
     for (const char* batch : {"1", "5", "25"}) {
         setenv("ARBITER_ANTIBOT_BATCH_TICKS", batch, 1);
         AntibotLibrary lib;
@@ -54,10 +55,13 @@ int main(int argc, char** argv) {
             for (double v : t)
                 sum += v;
             const double mean = sum / static_cast<double>(t.size());
-            const auto at = [&](double q) { return t[static_cast<size_t>(q * static_cast<double>(t.size() - 1))]; };
+            const auto at = [&](double q) {
+                return t[static_cast<size_t>(q * static_cast<double>(t.size() - 1))];
+            };
             std::printf("%-12s %-5s %6zu %10.1f %10.1f %10.1f %10.1f %12.2f\n", batch,
-                        series == &sim.tick_seconds() ? "wall" : "cpu", players.size(), mean * 1e6, at(0.5) * 1e6,
-                        at(0.99) * 1e6, t.back() * 1e6, mean * 1e6 / static_cast<double>(players.size()));
+                        series == &sim.tick_seconds() ? "wall" : "cpu", players.size(), mean * 1e6,
+                        at(0.5) * 1e6, at(0.99) * 1e6, t.back() * 1e6,
+                        mean * 1e6 / static_cast<double>(players.size()));
         }
         std::printf("  %s\n", dump.c_str());
     }

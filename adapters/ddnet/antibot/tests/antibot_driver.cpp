@@ -44,7 +44,9 @@ struct Said {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s LIBANTIBOT CONFIG [--report monitor|flag] [--seconds S] NAME=ACTION[@report]...\n",
+        std::fprintf(stderr,
+                     "usage: %s LIBANTIBOT CONFIG [--report monitor|flag] [--seconds S] "
+                     "NAME=ACTION[@report]...\n",
                      argv[0]);
         return 1;
     }
@@ -68,7 +70,10 @@ int main(int argc, char** argv) {
         {.name = "human1", .behaviour = Behaviour::human, .join_tick = 0},
         {.name = "human2", .behaviour = Behaviour::human, .join_tick = 3},
         {.name = "human3", .behaviour = Behaviour::human, .join_tick = 40},
-        {.name = "human4", .behaviour = Behaviour::human, .join_tick = 41, .leave_tick = ticks * 2 / 3},
+        {.name = "human4",
+         .behaviour = Behaviour::human,
+         .join_tick = 41,
+         .leave_tick = ticks * 2 / 3},
         {.name = "macro", .behaviour = Behaviour::macro, .join_tick = 5},
         {.name = "runner", .behaviour = Behaviour::runner, .speed = 30.0f, .join_tick = 7},
     };
@@ -94,7 +99,8 @@ int main(int argc, char** argv) {
     // What the module said about whom: "arbiter: ACTION (score S) for NAME", followed in a
     // log line by " (client N)" and ", match M player P".
     std::map<std::string, Said> said;
-    const std::regex line(R"(^arbiter: (Clear|Monitor|FlagForReview|ShadowRestrict) \(score [0-9.]+\) for (.*?)( \(client [0-9]+\))?(, match .*)?$)");
+    const std::regex line(
+        R"(^arbiter: (Clear|Monitor|FlagForReview|ShadowRestrict) \(score [0-9.]+\) for (.*?)( \(client [0-9]+\))?(, match .*)?$)");
     for (const std::string& l : sim.log()) {
         std::printf("log: %s\n", l.c_str());
         std::smatch m;
@@ -129,19 +135,21 @@ int main(int argc, char** argv) {
         int expected_client = -1;
         for (size_t i = 0; i < players.size(); ++i)
             if (players[i].name == name) expected_client = static_cast<int>(i);
-        const bool ok = s.action == action && (!want_report || (s.reported && s.client_id == expected_client));
-        std::printf("%-8s %-14s expected %s%s: %s\n", name.c_str(), s.action.c_str(), action.c_str(),
-                    want_report ? " (reported)" : "", ok ? "ok" : "FAILED");
+        const bool ok =
+            s.action == action && (!want_report || (s.reported && s.client_id == expected_client));
+        std::printf("%-8s %-14s expected %s%s: %s\n", name.c_str(), s.action.c_str(),
+                    action.c_str(), want_report ? " (reported)" : "", ok ? "ok" : "FAILED");
         if (!ok) ++failures;
     }
     if (idle) {
         bool said_idle = false;
         for (const std::string& l : sim.log())
-            if (l.find("cannot start the host") != std::string::npos && l.find("stays idle") != std::string::npos)
+            if (l.find("cannot start the host") != std::string::npos &&
+                l.find("stays idle") != std::string::npos)
                 said_idle = true;
         const bool silent = sim.reports().empty() && said.empty();
-        std::printf("said it stays idle: %s; said nothing about players: %s\n", said_idle ? "yes" : "NO",
-                    silent ? "yes" : "NO");
+        std::printf("said it stays idle: %s; said nothing about players: %s\n",
+                    said_idle ? "yes" : "NO", silent ? "yes" : "NO");
         return failures == 0 && said_idle && silent ? 0 : 3;
     }
     // Every batch taken by the host, and every input matched (the simulated clients' every
@@ -150,9 +158,10 @@ int main(int argc, char** argv) {
     const bool matched = after_play.find("(0 inputs taken by aim alone)") != std::string::npos;
     const bool flowed = after_play.find(" 0 orders") == std::string::npos &&
                         after_play.find(" 0 positions") == std::string::npos;
-    std::printf("batches all accepted: %s; inputs all matched: %s; events flowed: %s\n", accepted ? "yes" : "NO",
-                matched ? "yes" : "NO", flowed ? "yes" : "NO");
+    std::printf("batches all accepted: %s; inputs all matched: %s; events flowed: %s\n",
+                accepted ? "yes" : "NO", matched ? "yes" : "NO", flowed ? "yes" : "NO");
     if (!accepted || !matched || !flowed) ++failures;
-    std::printf("library time: %.3f s over %zu ticks\n", sim.library_seconds(), sim.tick_seconds().size());
+    std::printf("library time: %.3f s over %zu ticks\n", sim.library_seconds(),
+                sim.tick_seconds().size());
     return failures == 0 ? 0 : 3;
 }

@@ -46,15 +46,17 @@ ServerSim::Stopwatch::Stopwatch(ServerSim& sim)
 // The server's own filling of the round data (CAntibot::Update, before every call) is
 // not the library's time: taken out.
 ServerSim::Stopwatch::~Stopwatch() {
-    sim_.library_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_).count() -
-                             (sim_.fill_seconds_ - fill_wall_);
+    sim_.library_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_).count() -
+        (sim_.fill_seconds_ - fill_wall_);
     sim_.library_cpu_seconds_ += thread_cpu_seconds() - cpu_ - (sim_.fill_cpu_seconds_ - fill_cpu_);
 }
 
 AntibotLibrary AntibotLibrary::open(const std::string& path) {
     AntibotLibrary lib;
     lib.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib.handle) throw std::runtime_error(std::string("cannot load ") + path + ": " + dlerror());
+    if (!lib.handle)
+        throw std::runtime_error(std::string("cannot load ") + path + ": " + dlerror());
     resolve(lib.handle, "AntibotAbiVersion", lib.abi_version);
     resolve(lib.handle, "AntibotInit", lib.init);
     resolve(lib.handle, "AntibotRoundStart", lib.round_start);
@@ -70,14 +72,16 @@ AntibotLibrary AntibotLibrary::open(const std::string& path) {
     resolve(lib.handle, "AntibotOnEngineClientDrop", lib.on_engine_client_drop);
     resolve(lib.handle, "AntibotOnEngineClientMessage", lib.on_engine_client_message);
     resolve(lib.handle, "AntibotOnEngineServerMessage", lib.on_engine_server_message);
-    resolve(lib.handle, "AntibotOnEngineSimulateClientMessage", lib.on_engine_simulate_client_message);
+    resolve(lib.handle, "AntibotOnEngineSimulateClientMessage",
+            lib.on_engine_simulate_client_message);
     resolve(lib.handle, "AntibotOnPlayerInit", lib.on_player_init);
     resolve(lib.handle, "AntibotOnPlayerDestroy", lib.on_player_destroy);
     resolve(lib.handle, "AntibotOnHammerFire", lib.on_hammer_fire);
     resolve(lib.handle, "AntibotOnHammerHit", lib.on_hammer_hit);
     resolve(lib.handle, "AntibotOnHookAttach", lib.on_hook_attach);
     // The same check as 16.4's CAntibot::Init (a dbg_assert there).
-    if (lib.abi_version() != ANTIBOT_ABI_VERSION) throw std::runtime_error("antibot ABI version mismatch");
+    if (lib.abi_version() != ANTIBOT_ABI_VERSION)
+        throw std::runtime_error("antibot ABI version mismatch");
     return lib;
 }
 
@@ -154,7 +158,8 @@ void ServerSim::fill_round() {
         c.m_HookedPlayer = -1;
         c.m_SpawnTick = -1;
         c.m_WeaponChangeTick = -1;
-        if (static_cast<size_t>(i) >= tees_.size() || !tees_[static_cast<size_t>(i)].connected) continue;
+        if (static_cast<size_t>(i) >= tees_.size() || !tees_[static_cast<size_t>(i)].connected)
+            continue;
         const Tee& t = tees_[static_cast<size_t>(i)];
         // CServer::ClientName: the name once the client is in the game.
         if (t.in_game)
@@ -262,7 +267,8 @@ void ServerSim::play(const std::vector<SimPlayer>& players, int ticks) {
                 t = Tee{};
                 t.player = players[i];
                 t.connected = true;
-                std::memcpy(t.raw_name, players[i].name.data(), std::min(players[i].name.size(), sizeof t.raw_name - 1));
+                std::memcpy(t.raw_name, players[i].name.data(),
+                            std::min(players[i].name.size(), sizeof t.raw_name - 1));
                 t.aim_angle = static_cast<double>(i);
                 t.x = 500.0f + 300.0f * static_cast<float>(i);
                 fill();

@@ -72,8 +72,8 @@ enum class Behaviour {
 struct SimPlayer {
     std::string name;
     Behaviour behaviour = Behaviour::human;
-    float speed = 6.0f;  // game units a tick while running
-    int join_tick = 0;   // relative to the round's start
+    float speed = 6.0f;   // game units a tick while running
+    int join_tick = 0;    // relative to the round's start
     int leave_tick = -1;  // -1: stays to the end
 };
 
