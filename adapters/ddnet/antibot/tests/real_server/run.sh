@@ -1,8 +1,10 @@
 #!/bin/bash
 # Runs a real DDNet 16.4 server built with -DANTIBOT=ON with Arbiter's libantibot.so in
 # place of its own, and headless clients against it (bots.js); prints what the module
-# reported. Not part of the suite: DDNet's sources are not here (docs/games/ddnet.md,
-# "The antibot module", says how to build the server).
+# said, and checks it: the macro bot reported (at Monitor or above), no honest bot named,
+# no batch refused. Exit 0 when all hold. In the suite only when the build is configured
+# with ARBITER_DDNET_SERVER_BUILD (DDNet's sources are not here; docs/games/ddnet.md, "The
+# antibot module", says how to build the server).
 #
 #   run.sh DDNET_BUILD_DIR ARBITER_BUILD_DIR [SECONDS] [HONEST]
 # NODE_PATH must find the npm package `teeworlds`.
@@ -32,5 +34,19 @@ node "$here/bots.js" "$port" "$seconds" "$honest" > "$work/bots.log" 2>&1 || tru
 sleep 1
 kill -INT "$server"
 wait "$server" || true
-grep -E "antibot|arbiter" "$work/server.log" | grep -v "access for"
+grep -E "antibot|arbiter" "$work/server.log" | grep -v "access for" || true
 echo "server log: $work/server.log; bots: $work/bots.log"
+status=0
+if ! grep -qE "antibot: [0-9]+: arbiter: (Monitor|FlagForReview|ShadowRestrict) .* for macro$" "$work/server.log"; then
+  echo "FAILED: the macro bot was not reported"; status=1
+fi
+if grep -qE "arbiter: (Monitor|FlagForReview|ShadowRestrict) .* for honest" "$work/server.log"; then
+  echo "FAILED: an honest bot was named"; status=1
+fi
+if ! grep -q "(0 refused)" "$work/server.log"; then
+  echo "FAILED: the module's dump line is missing or some batch was refused"; status=1
+fi
+if [ "$(grep -c ': connected' "$work/bots.log")" -ne $((honest + 1)) ]; then
+  echo "FAILED: not every bot connected"; status=1
+fi
+exit $status
