@@ -9,8 +9,8 @@
 #   run.sh DDNET_BUILD_DIR ARBITER_BUILD_DIR [SECONDS] [HONEST]
 # NODE_PATH must find the npm package `teeworlds`.
 set -euo pipefail
-ddnet_build=$1
-arbiter_build=$2
+ddnet_build=$(cd "$1" && pwd)
+arbiter_build=$(cd "$2" && pwd)  # absolute: the server runs from its own folder
 seconds=${3:-60}
 honest=${4:-3}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +37,9 @@ wait "$server" || true
 grep -E "antibot|arbiter" "$work/server.log" | grep -v "access for" || true
 echo "server log: $work/server.log; bots: $work/bots.log"
 status=0
+if ! grep -q "arbiter: antibot module running" "$work/server.log"; then
+  echo "FAILED: the server did not run Arbiter's module (another libantibot.so was loaded?)"; status=1
+fi
 if ! grep -qE "antibot: [0-9]+: arbiter: (Monitor|FlagForReview|ShadowRestrict) .* for macro$" "$work/server.log"; then
   echo "FAILED: the macro bot was not reported"; status=1
 fi
