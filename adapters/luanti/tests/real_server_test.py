@@ -107,7 +107,8 @@ def main():
     port = free_port()
     write(os.path.join(work, "server.conf"), "\n".join([
         "bind_address = 127.0.0.1", "ipv6_server = false", "server_announce = false",
-        "disallow_empty_password = false", "default_privs = interact, shout",
+        # Everyone is staff here, so that a flag's chat line has somebody to reach.
+        "disallow_empty_password = false", "default_privs = interact, shout, arbiter_staff",
         "enable_damage = true", f"port = {port}", f"arbiter_cheats.roles = {roles}",
         "debug_log_level = action", ""]))
 
@@ -239,8 +240,18 @@ def main():
                     problems.append(f"{name} ({role}) is only {a['action']}")
                 elif not any(c.startswith(check) for c in codes):
                     problems.append(f"{name} ({role}) was flagged, but not by {check}: {codes}")
+                elif not re.search(rf"\[arbiter\] told [1-9]\d* staff: {name} is at FlagForReview",
+                                   debug):
+                    problems.append(f"{name}'s flag never reached the game's staff in chat")
         if problems:
-            fail("; ".join(problems) + f" (work folder {work})")
+            # What a reviewer would look at: every signal of the players judged wrongly.
+            for name, role in players.items():
+                a = final.get(name)
+                wrong = a is not None and ((role is None) != (a["action"] == "Clear"))
+                for shown in (a or {}).get("signals", []) if wrong else []:
+                    print(f"  {name}: {shown['code']} {json.dumps(shown.get('evidence'))}")
+            args.keep = True
+            fail("; ".join(problems) + f" (work folder kept: {work})")
         print("ok")
     finally:
         for name, p in reversed(processes):

@@ -403,13 +403,18 @@ local flags_path = root .. "/flags.jsonl"
 local flags_offset = storage:get_int("flags_offset")
 local flags_due = 0
 
+-- Returns how many were told: the server's log says so, so that an operator (and the
+-- real-server test) can see a flag reached the game.
 local function tell_staff(text)
+	local told = 0
 	for _, player in ipairs(minetest.get_connected_players()) do
 		local name = player:get_player_name()
 		if minetest.check_player_privs(name, { arbiter_staff = true }) then
 			minetest.chat_send_player(name, text)
+			told = told + 1
 		end
 	end
+	return told
 end
 
 local function read_flags()
@@ -425,9 +430,11 @@ local function read_flags()
 		consumed = consumed + #line + #ending
 		local flag = minetest.parse_json(line)
 		if type(flag) == "table" and type(flag.player) == "string" then
-			tell_staff(minetest.colorize("#ff8800", string.format(
+			local told = tell_staff(minetest.colorize("#ff8800", string.format(
 				"[arbiter] %s: %s (%s). Review it; Arbiter never kicks.",
 				flag.player, tostring(flag.action), tostring(flag.reasons or ""))))
+			minetest.log("action", string.format("[arbiter] told %d staff: %s is at %s",
+				told, flag.player, tostring(flag.action)))
 		end
 	end
 	flags_offset = flags_offset + consumed
