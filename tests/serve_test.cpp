@@ -32,6 +32,7 @@
 #include "arbiter/host/relay_client.hpp"
 #include "arbiter/host/wire.hpp"
 #include "support/cli.hpp"
+#include "support/http_client.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -40,6 +41,8 @@ namespace {
 namespace fs = std::filesystem;
 using arbiter::host::RelayClient;
 using arbiter::host::wire::FrameKind;
+using arbiter::test::connect_loopback;
+using arbiter::test::http_exchange;
 using arbiter::test::ServerProcess;
 using json = nlohmann::json;
 
@@ -1110,39 +1113,6 @@ TEST_F(Serve, RefusesToStartOnAnAddressItMustNotOrCannotUse) {
 }  // namespace
 
 namespace {
-
-// A TCP connection to 127.0.0.1 at the port of `address` ("host:port").
-int connect_loopback(const std::string& address) {
-    const auto colon = address.rfind(':');
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0)
-        throw std::runtime_error("cannot connect to " + address);
-    return fd;
-}
-
-// One HTTP exchange with the metrics listener: the request's bytes as given, then every
-// byte until the server closes.
-std::string http_exchange(const std::string& address, const std::string& request) {
-    const int fd = connect_loopback(address);
-    timeval timeout{.tv_sec = 20, .tv_usec = 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-    for (size_t sent = 0; sent < request.size();) {
-        const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-        if (n <= 0) break;  // the server may answer and close before it has read everything
-        sent += static_cast<size_t>(n);
-    }
-    std::string response;
-    char buffer[4096];
-    ssize_t got;
-    while ((got = ::recv(fd, buffer, sizeof buffer, 0)) > 0)
-        response.append(buffer, static_cast<size_t>(got));
-    ::close(fd);
-    return response;
-}
 
 // A hello over TCP from `source`, a loopback address of the test's choosing (127.0.0.2,
 // say), as the relay of another machine would send it: "welcome", or the host's error.

@@ -22,6 +22,7 @@
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/store.hpp"
 #include "support/cli.hpp"
+#include "support/http_client.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -60,26 +61,6 @@ std::map<std::string, uint64_t> flags_in(const fs::path& store) {
     std::map<std::string, uint64_t> flags;
     for (const auto& entry : review.queue()) flags[entry.subject] = entry.events;
     return flags;
-}
-
-// GET /metrics, the whole answer (the server closes after it).
-std::string scrape(const std::string& address) {
-    const auto colon = address.rfind(':');
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) return "";
-    const std::string request = "GET /metrics HTTP/1.0\r\n\r\n";
-    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    std::string response;
-    char buffer[4096];
-    ssize_t got;
-    while ((got = ::recv(fd, buffer, sizeof buffer, 0)) > 0)
-        response.append(buffer, static_cast<size_t>(got));
-    ::close(fd);
-    return response;
 }
 
 size_t occurrences(const std::string& text, const std::string& part) {
@@ -152,7 +133,7 @@ TEST(StoreFaults, AServerWhoseDiskFillsServesOnCountsWhatItLostAndStops) {
     const auto sent = send_sample(socket, dir.path());
     EXPECT_EQ(sent.exit_status, 0) << sent.err;
     EXPECT_NE(sent.out.find("mallory"), std::string::npos) << sent.out;
-    const std::string metrics = scrape(server.metrics_address());
+    const std::string metrics = arbiter::test::http_exchange(server.metrics_address(), "GET /metrics HTTP/1.0\r\n\r\n");
     const std::string series = "\narbiter_store_records_lost_total ";
     const auto at = metrics.find(series);
     ASSERT_NE(at, std::string::npos) << metrics.substr(0, 400);
