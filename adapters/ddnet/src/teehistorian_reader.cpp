@@ -287,7 +287,7 @@ const ThUuid& th_uuid_of(ThEx ex) {
 
 std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t pos,
                                         uint64_t base, ThState& state, bool& need_more,
-                                        std::string& problem) {
+                                        std::string& problem, ThState* previous) {
     need_more = false;
     problem.clear();
     Cursor in(bytes, pos);
@@ -449,7 +449,8 @@ std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t p
     }
     r.tick = next.tick;
     r.end = base + in.pos();
-    state = next;
+    std::swap(state, next);
+    if (previous) *previous = std::move(next);
     return r;
 }
 
@@ -520,8 +521,13 @@ ThStatus TeehistorianReader::read(std::span<const uint8_t> bytes, ThRecord& reco
     if (state_.finished) return ThStatus::finished;
     bool need_more = false;
     std::string problem;
-    if (auto r = parse_th_record(bytes, 0, offset_, state_, need_more, problem)) {
+    const int32_t tick_before = state_.tick;
+    if (auto r = parse_th_record(bytes, 0, offset_, state_, need_more, problem, &previous_)) {
         record = std::move(*r);
+        if (record.tick != tick_before) {
+            tick_start_offset_ = offset_;
+            tick_start_state_ = previous_;
+        }
         offset_ = record.end;
         return ThStatus::record;
     }

@@ -182,6 +182,10 @@ class TeehistorianReader {
     const std::string& header_problem() const { return header_problem_; }
     // Bytes skipped as damaged so far.
     uint64_t skipped_bytes() const { return skipped_bytes_; }
+    // Where the tick of the last record read began, with the state there: the place a
+    // bridge saves (all records before it belong to ticks already finished).
+    uint64_t tick_start_offset() const { return tick_start_offset_; }
+    const ThState& tick_start_state() const { return tick_start_state_; }
 
   private:
     ThStatus read_header(std::span<const uint8_t> bytes, bool at_end);
@@ -195,15 +199,18 @@ class TeehistorianReader {
     std::string header_problem_;
     std::vector<ThProblem> problems_;
     uint64_t skipped_bytes_ = 0;
+    uint64_t tick_start_offset_ = 0;
+    ThState tick_start_state_;
+    ThState previous_;  // the state before the last record (kept to spare an allocation)
 };
 
 // Reads one record at `pos` of `bytes` (the file's bytes from `base` on) against `state`,
-// which it advances. Returns nothing and sets `need_more` when the bytes end inside the
+// which it advances (the state before goes to `previous`, when given). Returns nothing and sets `need_more` when the bytes end inside the
 // record, or nothing with `problem` set when the record is not sound. Exposed for the
 // reader's resynchronisation and its tests.
 std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t pos,
                                         uint64_t base, ThState& state, bool& need_more,
-                                        std::string& problem);
+                                        std::string& problem, ThState* previous = nullptr);
 
 // The extra record a UUID names, or unknown.
 ThEx th_ex_of(const ThUuid& uuid);
