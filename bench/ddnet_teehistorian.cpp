@@ -72,8 +72,10 @@ void read_and_build(benchmark::State& state, const std::vector<uint8_t>& bytes) 
         ticks += last - first + 1;
         benchmark::DoNotOptimize(builder.state().counts.events);
     }
-    state.counters["ticks"] = benchmark::Counter(static_cast<double>(ticks), benchmark::Counter::kIsRate);
-    state.counters["records"] = benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate);
+    state.counters["ticks"] =
+        benchmark::Counter(static_cast<double>(ticks), benchmark::Counter::kIsRate);
+    state.counters["records"] =
+        benchmark::Counter(static_cast<double>(records), benchmark::Counter::kIsRate);
 }
 
 void BM_RealServerFile(benchmark::State& state) {

@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 builder.end_tick(batches);
                 // A bridge restarted here: the saved states, read back, go on the same.
                 builder.restore(th_builder_from_json(th_builder_to_json(builder.state())));
-                const ThState state = th_state_from_json(th_state_to_json(reader.tick_start_state()));
+                const ThState state =
+                    th_state_from_json(th_state_to_json(reader.tick_start_state()));
                 if (!(state == reader.tick_start_state())) __builtin_trap();
             }
             builder.take(record, batches);

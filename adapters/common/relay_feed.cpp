@@ -21,7 +21,8 @@ RelayFeed::RelayFeed(FeedOptions options) : options_(std::move(options)) {}
 RelayFeed::~RelayFeed() = default;
 
 void RelayFeed::report(const std::string& what) const {
-    if (!options_.quiet) std::fprintf(stderr, "arbiter %s: %s\n", options_.command.c_str(), what.c_str());
+    if (!options_.quiet)
+        std::fprintf(stderr, "arbiter %s: %s\n", options_.command.c_str(), what.c_str());
 }
 
 bool RelayFeed::connect(const std::atomic<bool>& stop) {
@@ -59,8 +60,8 @@ void RelayFeed::hear_assessment(FeedSource& source, const std::string& payload) 
     }
     const std::string player = a.value("account_id", std::string());
     const std::string action = a.value("action", std::string());
-    const std::string key = fmt::format("{}/{}", a.value("match_id", uint64_t{0}),
-                                        a.value("player", uint64_t{0}));
+    const std::string key =
+        fmt::format("{}/{}", a.value("match_id", uint64_t{0}), a.value("player", uint64_t{0}));
     std::string& before = actions_[key];
     if (action != before && !options_.json && !options_.quiet) {
         std::printf("%s: %s (score %.2f)\n", host::showable_name(player).c_str(), action.c_str(),
@@ -145,7 +146,8 @@ int RelayFeed::run(FeedSource& source, const std::atomic<bool>& stop) {
     return 0;
 }
 
-bool save_json_atomically(const std::filesystem::path& path, const json& value, std::string& problem) {
+bool save_json_atomically(const std::filesystem::path& path, const json& value,
+                          std::string& problem) {
     const auto temporary = path.string() + ".new";
     {
         std::ofstream out(temporary, std::ios::binary | std::ios::trunc);

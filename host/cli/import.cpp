@@ -34,7 +34,7 @@ struct ImportCommand {
     std::string in, out;
     tools::ImportOptions options;
     bool quiet = false;
-    bool demo = false;  // a DDNet demo, not a trace
+    bool demo = false;          // a DDNet demo, not a trace
     bool teehistorian = false;  // a DDNet teehistorian
     bool relay_given = false;
 };
@@ -196,17 +196,18 @@ int run_teehistorian_import(const ImportCommand& command, host::Progress* progre
         return kExitInput;
     }
     const ddnet::ThEventCounts& c = report.counts;
-    std::fprintf(stderr,
-                 "imported teehistorian (ticks %d to %d, %llu records, %llu bytes%s) into 1 "
-                 "match, %llu player(s): %llu events (%llu orders, %llu positions, %llu of them "
-                 "server teleports) in %llu batches to %s\n",
-                 report.first_tick, report.last_tick, static_cast<unsigned long long>(report.records),
-                 static_cast<unsigned long long>(report.bytes),
-                 report.finished ? "" : ", not finished by the server",
-                 static_cast<unsigned long long>(c.players), static_cast<unsigned long long>(c.events),
-                 static_cast<unsigned long long>(c.orders), static_cast<unsigned long long>(c.positions),
-                 static_cast<unsigned long long>(c.server_teleports),
-                 static_cast<unsigned long long>(report.batches), command.out.c_str());
+    std::fprintf(
+        stderr,
+        "imported teehistorian (ticks %d to %d, %llu records, %llu bytes%s) into 1 "
+        "match, %llu player(s): %llu events (%llu orders, %llu positions, %llu of them "
+        "server teleports) in %llu batches to %s\n",
+        report.first_tick, report.last_tick, static_cast<unsigned long long>(report.records),
+        static_cast<unsigned long long>(report.bytes),
+        report.finished ? "" : ", not finished by the server",
+        static_cast<unsigned long long>(c.players), static_cast<unsigned long long>(c.events),
+        static_cast<unsigned long long>(c.orders), static_cast<unsigned long long>(c.positions),
+        static_cast<unsigned long long>(c.server_teleports),
+        static_cast<unsigned long long>(report.batches), command.out.c_str());
     return report.problems.empty() ? kExitOk : kExitPartial;
 }
 

@@ -29,8 +29,8 @@ struct DdnetBridgeOptions {
     std::string target;            // a Unix socket path (has a '/') or ADDRESS:PORT
     std::string relay;             // default: "ddnet-" and the name of the server's folder
     std::string token;
-    std::filesystem::path state;   // default: state_path(source)
-    bool once = false;             // send what is written, wait for the answers, and end
+    std::filesystem::path state;  // default: state_path(source)
+    bool once = false;            // send what is written, wait for the answers, and end
     bool json = false;
     bool quiet = false;
     std::chrono::milliseconds poll{20};  // a tick is 20 ms

@@ -13,8 +13,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int64_t kTickUs = 20000;         // DDNet's 50 ticks a second
-constexpr double kUnitsPerMetre = 32.0;   // one tile
+constexpr int64_t kTickUs = 20000;       // DDNet's 50 ticks a second
+constexpr double kUnitsPerMetre = 32.0;  // one tile
 // As the demo import (demo_import.cpp says why): DDNet's physics moves a tee at most about
 // 1.5 tiles a tick; further than 3 tiles a tick plus 2 tiles is the server's own move.
 constexpr double kMaxUnitsPerTick = 96.0;
@@ -122,7 +122,8 @@ void ThMatchBuilder::start(const ThHeader& header, std::vector<std::vector<uint8
     if (parsed.ok() && parsed.value.is_object()) {
         auto text = [&](const char* key) {
             const auto it = parsed.value.find(key);
-            return it != parsed.value.end() && it->is_string() ? it->get<std::string>() : std::string();
+            return it != parsed.value.end() && it->is_string() ? it->get<std::string>()
+                                                               : std::string();
         };
         map = text("map_name");
         game_type = text("game_type");
@@ -152,7 +153,8 @@ void ThMatchBuilder::end(const std::string& reason, std::vector<std::vector<uint
     const int32_t tick = std::max(state_.tick, 0);
     if (state_.tick < 0) write_start(tick, batches);
     for (int32_t cid = 0; cid < kThMaxClients; ++cid)
-        if (state_.seats[static_cast<size_t>(cid)].player != 0) leave(cid, tick, "match ended", batches);
+        if (state_.seats[static_cast<size_t>(cid)].player != 0)
+            leave(cid, tick, "match ended", batches);
     add(tick, 0, build::MatchEnd{.reason = reason}, batches);
     finish(batches);
     state_.open = false;
@@ -178,8 +180,7 @@ uint32_t ThMatchBuilder::ensure_player(int32_t cid, int32_t tick,
     if (seat.name.empty()) seat.name = "client" + std::to_string(cid);
     const std::string account =
         seat.auth_name.empty() ? seat.name : seat.name + "@" + seat.auth_name;
-    auto [known, added] =
-        state_.ids.emplace(account, static_cast<uint32_t>(state_.ids.size() + 1));
+    auto [known, added] = state_.ids.emplace(account, static_cast<uint32_t>(state_.ids.size() + 1));
     seat.player = known->second;
     if (added) ++state_.counts.players;
     add(tick, seat.player,
@@ -311,7 +312,9 @@ void ThMatchBuilder::message(const ThRecord& r, std::vector<std::vector<uint8_t>
 }
 
 void ThMatchBuilder::extra(const ThRecord& r, std::vector<std::vector<uint8_t>>& batches) {
-    auto seat_of = [&]() -> ThBuilderState::Seat& { return state_.seats[static_cast<size_t>(r.cid)]; };
+    auto seat_of = [&]() -> ThBuilderState::Seat& {
+        return state_.seats[static_cast<size_t>(r.cid)];
+    };
     switch (r.ex) {
         case ThEx::joinver7:
             seat_of().sixup = true;
@@ -337,8 +340,10 @@ void ThMatchBuilder::extra(const ThRecord& r, std::vector<std::vector<uint8_t>>&
             seat.auth_name = r.ex == ThEx::auth_logout ? std::string() : r.text;
             seat.auth_level = r.ex == ThEx::auth_logout ? 0 : r.level;
             if (seat.player != 0) {
-                const json body{{"level", seat.auth_level}, {"auth_name", host::to_valid_utf8(seat.auth_name)}};
-                add(r.tick, seat.player, build::Extension{.type_name = "ddnet.auth", .data = bytes_of(body.dump())},
+                const json body{{"level", seat.auth_level},
+                                {"auth_name", host::to_valid_utf8(seat.auth_name)}};
+                add(r.tick, seat.player,
+                    build::Extension{.type_name = "ddnet.auth", .data = bytes_of(body.dump())},
                     batches);
             }
             break;
@@ -410,7 +415,8 @@ json input_to_json(const ThInput& input) {
 }
 
 ThInput input_from_json(const json& in) {
-    if (!in.is_array() || in.size() != ThInput::kFields) throw std::runtime_error("an input is not 10 integers");
+    if (!in.is_array() || in.size() != ThInput::kFields)
+        throw std::runtime_error("an input is not 10 integers");
     ThInput out;
     for (int i = 0; i < ThInput::kFields; ++i)
         out.at(i) = in.at(static_cast<size_t>(i)).get<int32_t>();
@@ -430,12 +436,20 @@ json th_state_to_json(const ThState& s) {
     for (int32_t cid = 0; cid < kThMaxClients; ++cid) {
         const auto& seat = s.seats[static_cast<size_t>(cid)];
         if (seat == ThState::Seat{}) continue;
-        seats.push_back({{"cid", cid}, {"alive", seat.alive}, {"known", seat.known},
-                         {"x", seat.x}, {"y", seat.y}, {"has_input", seat.has_input},
-                         {"input_known", seat.input_known}, {"input", input_to_json(seat.input)}});
+        seats.push_back({{"cid", cid},
+                         {"alive", seat.alive},
+                         {"known", seat.known},
+                         {"x", seat.x},
+                         {"y", seat.y},
+                         {"has_input", seat.has_input},
+                         {"input_known", seat.input_known},
+                         {"input", input_to_json(seat.input)}});
     }
-    return {{"header_read", s.header_read}, {"finished", s.finished}, {"tick", s.tick},
-            {"last_player_cid", s.last_player_cid}, {"seats", seats}};
+    return {{"header_read", s.header_read},
+            {"finished", s.finished},
+            {"tick", s.tick},
+            {"last_player_cid", s.last_player_cid},
+            {"seats", seats}};
 }
 
 ThState th_state_from_json(const json& in) {
@@ -466,20 +480,36 @@ json th_builder_to_json(const ThBuilderState& s) {
     for (int32_t cid = 0; cid < kThMaxClients; ++cid) {
         const auto& seat = s.seats[static_cast<size_t>(cid)];
         if (seat == ThBuilderState::Seat{}) continue;
-        seats.push_back({{"cid", cid}, {"connected", seat.connected}, {"sixup", seat.sixup},
-                         {"player", seat.player}, {"name", seat.name}, {"auth_name", seat.auth_name},
-                         {"client_version", seat.client_version}, {"auth_level", seat.auth_level},
-                         {"connection_id", seat.connection_id}, {"positioned", seat.positioned},
-                         {"x", seat.x}, {"y", seat.y}, {"pos_tick", seat.pos_tick},
-                         {"has_input", seat.has_input}, {"input", input_to_json(seat.input)},
+        seats.push_back({{"cid", cid},
+                         {"connected", seat.connected},
+                         {"sixup", seat.sixup},
+                         {"player", seat.player},
+                         {"name", seat.name},
+                         {"auth_name", seat.auth_name},
+                         {"client_version", seat.client_version},
+                         {"auth_level", seat.auth_level},
+                         {"connection_id", seat.connection_id},
+                         {"positioned", seat.positioned},
+                         {"x", seat.x},
+                         {"y", seat.y},
+                         {"pos_tick", seat.pos_tick},
+                         {"has_input", seat.has_input},
+                         {"input", input_to_json(seat.input)},
                          {"last_aim_tick", seat.last_aim_tick}});
     }
     const ThEventCounts& c = s.counts;
-    return {{"open", s.open}, {"match_id", s.match_id}, {"next_sequence", s.next_sequence},
-            {"tick", s.tick}, {"map", s.map}, {"rules", s.rules},
-            {"started_unix_us", s.started_unix_us}, {"seats", seats}, {"ids", s.ids},
-            {"counts", {c.events, c.players, c.positions, c.server_teleports, c.orders, c.messages,
-                        c.console_commands, c.unknown_extras, c.batches}}};
+    return {{"open", s.open},
+            {"match_id", s.match_id},
+            {"next_sequence", s.next_sequence},
+            {"tick", s.tick},
+            {"map", s.map},
+            {"rules", s.rules},
+            {"started_unix_us", s.started_unix_us},
+            {"seats", seats},
+            {"ids", s.ids},
+            {"counts",
+             {c.events, c.players, c.positions, c.server_teleports, c.orders, c.messages,
+              c.console_commands, c.unknown_extras, c.batches}}};
 }
 
 ThBuilderState th_builder_from_json(const json& in) {
@@ -512,10 +542,11 @@ ThBuilderState th_builder_from_json(const json& in) {
         }
         s.ids = in.at("ids").get<std::map<std::string, uint32_t>>();
         const auto& c = in.at("counts");
-        if (!c.is_array() || c.size() != 9) throw std::runtime_error("the counts are not 9 integers");
+        if (!c.is_array() || c.size() != 9)
+            throw std::runtime_error("the counts are not 9 integers");
         ThEventCounts& o = s.counts;
-        uint64_t* fields[] = {&o.events,   &o.players,          &o.positions,
-                              &o.server_teleports, &o.orders, &o.messages,
+        uint64_t* fields[] = {&o.events,           &o.players,        &o.positions,
+                              &o.server_teleports, &o.orders,         &o.messages,
                               &o.console_commands, &o.unknown_extras, &o.batches};
         for (size_t i = 0; i < 9; ++i)
             *fields[i] = c.at(i).get<uint64_t>();

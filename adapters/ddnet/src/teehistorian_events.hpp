@@ -89,7 +89,9 @@ class ThMatchBuilder {
     // The events of one record. A record of a later tick first finishes the batch of the
     // tick before, into `batches` (ends_tick() says so beforehand).
     void take(const ThRecord& record, std::vector<std::vector<uint8_t>>& batches);
-    bool ends_tick(const ThRecord& record) const { return state_.tick >= 0 && record.tick != state_.tick; }
+    bool ends_tick(const ThRecord& record) const {
+        return state_.tick >= 0 && record.tick != state_.tick;
+    }
     // The records of the tick in hand are all read: its batch, if it holds anything.
     void end_tick(std::vector<std::vector<uint8_t>>& batches);
     // The match ends (FINISH, or the file was left for a newer one): its last batch.
@@ -108,7 +110,8 @@ class ThMatchBuilder {
     void finish(std::vector<std::vector<uint8_t>>& batches);
     void write_start(int32_t tick, std::vector<std::vector<uint8_t>>& batches);
     template <class Body>
-    void add(int32_t tick, uint32_t player, const Body& body, std::vector<std::vector<uint8_t>>& batches);
+    void add(int32_t tick, uint32_t player, const Body& body,
+             std::vector<std::vector<uint8_t>>& batches);
     // The client in seat `cid` becomes a player (named, or by its id), if not yet one.
     uint32_t ensure_player(int32_t cid, int32_t tick, std::vector<std::vector<uint8_t>>& batches);
     void name_client(int32_t cid, const std::string& name, int32_t tick,

@@ -20,7 +20,8 @@ ThFileReader::ThFileReader(const std::filesystem::path& path, uint64_t offset, c
             throw std::runtime_error(path.string() + ": shorter than the place saved in it (" +
                                      std::to_string(offset) + " bytes)");
         if (std::fseek(file_.get(), static_cast<long>(offset), SEEK_SET) != 0)
-            throw std::runtime_error(path.string() + ": cannot seek to byte " + std::to_string(offset));
+            throw std::runtime_error(path.string() + ": cannot seek to byte " +
+                                     std::to_string(offset));
     }
 }
 
@@ -43,7 +44,8 @@ ThStatus ThFileReader::next(ThRecord& record, bool complete) {
     bool at_end = false;
     for (;;) {
         const uint64_t from = reader_.offset() - window_start_;
-        const auto bytes = std::span<const uint8_t>(window_).subspan(std::min<uint64_t>(from, window_.size()));
+        const auto bytes =
+            std::span<const uint8_t>(window_).subspan(std::min<uint64_t>(from, window_.size()));
         const ThStatus status = reader_.read(bytes, record, at_end);
         if (status != ThStatus::need_more || at_end) return status;
         if (fill() == 0) {

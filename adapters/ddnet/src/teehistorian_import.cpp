@@ -16,7 +16,8 @@ bool looks_like_teehistorian(const std::filesystem::path& path) {
     return head == kTeehistorianUuid;
 }
 
-ThImportReport import_teehistorian(const std::filesystem::path& in, const std::filesystem::path& out,
+ThImportReport import_teehistorian(const std::filesystem::path& in,
+                                   const std::filesystem::path& out,
                                    const ThImportOptions& options) {
     if (options.relay_id.empty()) throw std::invalid_argument("--relay must not be empty");
     ThImportReport report;

@@ -36,7 +36,8 @@ struct ThImportReport {
 // whose header cannot be read writes nothing; a damaged one writes what could be read, with
 // the damage in problems. Throws std::invalid_argument for bad options and
 // std::runtime_error when a file cannot be opened or written.
-ThImportReport import_teehistorian(const std::filesystem::path& in, const std::filesystem::path& out,
+ThImportReport import_teehistorian(const std::filesystem::path& in,
+                                   const std::filesystem::path& out,
                                    const ThImportOptions& options);
 
 // True for a path ending in .teehistorian, or a file that starts with the teehistorian UUID.

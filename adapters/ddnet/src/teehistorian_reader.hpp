@@ -76,26 +76,26 @@ enum class ThKind {
 enum class ThEx {
     unknown,
     test,
-    ddnetver_old,    // cid, version
-    ddnetver,        // cid, connection uuid, version, text = version string
-    auth_init,       // cid, level, text = auth name (a player logged in when the file began)
-    auth_login,      // cid, level, text = auth name
-    auth_logout,     // cid
-    joinver6,        // cid (0.6 protocol)
-    joinver7,        // cid (0.7 protocol)
-    player_swap,     // cid, cid2
-    save_success,    // team, uuid, text = the save
-    save_failure,    // team
-    load_success,    // team, uuid, text
-    load_failure,    // team
-    player_team,     // cid, team
-    team_practice,   // team, value (1: practice)
-    player_ready,    // cid
-    player_rejoin,   // cid (DDNet 17+)
-    player_name,     // cid, text = name (DDNet 17+)
-    player_finish,   // cid, value = time in ticks (DDNet 17+)
-    team_finish,     // team, value = time in ticks (DDNet 17+)
-    antibot,         // data (DDNet 17+)
+    ddnetver_old,   // cid, version
+    ddnetver,       // cid, connection uuid, version, text = version string
+    auth_init,      // cid, level, text = auth name (a player logged in when the file began)
+    auth_login,     // cid, level, text = auth name
+    auth_logout,    // cid
+    joinver6,       // cid (0.6 protocol)
+    joinver7,       // cid (0.7 protocol)
+    player_swap,    // cid, cid2
+    save_success,   // team, uuid, text = the save
+    save_failure,   // team
+    load_success,   // team, uuid, text
+    load_failure,   // team
+    player_team,    // cid, team
+    team_practice,  // team, value (1: practice)
+    player_ready,   // cid
+    player_rejoin,  // cid (DDNet 17+)
+    player_name,    // cid, text = name (DDNet 17+)
+    player_finish,  // cid, value = time in ticks (DDNet 17+)
+    team_finish,    // team, value = time in ticks (DDNet 17+)
+    antibot,        // data (DDNet 17+)
 };
 
 const char* th_kind_name(ThKind kind);
@@ -111,9 +111,9 @@ struct ThRecord {
     int32_t x = 0, y = 0, dx = 0, dy = 0;  // positions, in game units (32 a tile)
     // False after damage: x, y (input) are relative to a place (an input) that was lost.
     bool position_known = true, input_known = true;
-    ThInput input;                          // input_diff, input_new: the whole input
-    ThInput input_before;                   // input_diff: the input it replaced
-    int32_t dt = 0;                         // tick_skip
+    ThInput input;         // input_diff, input_new: the whole input
+    ThInput input_before;  // input_diff: the input it replaced
+    int32_t dt = 0;        // tick_skip
     int32_t cid2 = -1, team = 0, level = 0, value = 0, flag_mask = 0;
     std::string text;
     std::vector<std::string> args;
@@ -133,7 +133,7 @@ struct ThState {
         bool alive = false;  // has a tee
         bool known = false;  // its position was given whole since the last damage
         int32_t x = 0, y = 0;
-        bool has_input = false;  // an input was read since it connected
+        bool has_input = false;    // an input was read since it connected
         bool input_known = false;  // that input was given whole since the last damage
         ThInput input;
         bool operator==(const Seat&) const = default;
@@ -143,7 +143,7 @@ struct ThState {
 };
 
 struct ThHeader {
-    std::string json;  // the header's JSON text, as written (not checked here)
+    std::string json;   // the header's JSON text, as written (not checked here)
     uint64_t size = 0;  // bytes of magic and header
 };
 
@@ -154,10 +154,10 @@ struct ThProblem {
 
 // What one call to read() found.
 enum class ThStatus {
-    record,     // a record is in `record`
-    need_more,  // the bytes end inside a record (or the header): wait for more
-    finished,   // the FINISH record was read before: nothing more is read
-    bad_header, // not a teehistorian file (problem says why): nothing can be read
+    record,      // a record is in `record`
+    need_more,   // the bytes end inside a record (or the header): wait for more
+    finished,    // the FINISH record was read before: nothing more is read
+    bad_header,  // not a teehistorian file (problem says why): nothing can be read
 };
 
 class TeehistorianReader {
@@ -205,12 +205,12 @@ class TeehistorianReader {
 };
 
 // Reads one record at `pos` of `bytes` (the file's bytes from `base` on) against `state`,
-// which it advances (the state before goes to `previous`, when given). Returns nothing and sets `need_more` when the bytes end inside the
-// record, or nothing with `problem` set when the record is not sound. Exposed for the
-// reader's resynchronisation and its tests.
-std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t pos,
-                                        uint64_t base, ThState& state, bool& need_more,
-                                        std::string& problem, ThState* previous = nullptr);
+// which it advances (the state before goes to `previous`, when given). Returns nothing and sets
+// `need_more` when the bytes end inside the record, or nothing with `problem` set when the record
+// is not sound. Exposed for the reader's resynchronisation and its tests.
+std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t pos, uint64_t base,
+                                        ThState& state, bool& need_more, std::string& problem,
+                                        ThState* previous = nullptr);
 
 // The extra record a UUID names, or unknown.
 ThEx th_ex_of(const ThUuid& uuid);

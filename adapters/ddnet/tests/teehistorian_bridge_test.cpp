@@ -44,7 +44,8 @@ std::vector<uint8_t> a_game(int32_t ticks, bool finished,
     return w.bytes();
 }
 
-void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes, size_t size) {
+void write_bytes(const std::filesystem::path& path, const std::vector<uint8_t>& bytes,
+                 size_t size) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(size));
 }
@@ -121,8 +122,8 @@ TEST_F(DdnetBridgeTest, ANewFileOfTheServerIsFollowedAndTheOldOnesCutTailReporte
     const auto crashed = a_game(400, false);
     const auto old_file = folder() / "1111.teehistorian";
     write_bytes(old_file, crashed, crashed.size() - 2);  // the server died mid-record
-    std::filesystem::last_write_time(old_file, std::filesystem::file_time_type::clock::now() -
-                                                   std::chrono::seconds(60));
+    std::filesystem::last_write_time(
+        old_file, std::filesystem::file_time_type::clock::now() - std::chrono::seconds(60));
     const DdnetBridgeCounts first = run();  // live: it waits at the cut, reporting nothing
     EXPECT_EQ(first.damaged, 0u);
     EXPECT_EQ(first.files, 1u);

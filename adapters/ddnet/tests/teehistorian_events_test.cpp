@@ -120,16 +120,18 @@ TEST(TeehistorianImport, AGameBecomesOneMatchOfItsPlayersInputsAndMoves) {
     std::map<uint32_t, std::string> accounts;
     std::vector<std::pair<uint32_t, std::string>> leaves;
     for (const fb::Event* e : m.events) {
-        EXPECT_EQ(e->relay_time_us(), int64_t(e->tick()) * 20000) << "relay time is the file's tick";
+        EXPECT_EQ(e->relay_time_us(), int64_t(e->tick()) * 20000)
+            << "relay time is the file's tick";
         if (e->body_type() == fb::EventBody::PlayerJoin) accounts[e->player()] = account_of(e);
         if (e->body_type() == fb::EventBody::PlayerLeave)
             leaves.emplace_back(e->player(), e->body_as_PlayerLeave()->reason()->str());
     }
     EXPECT_EQ(accounts, (std::map<uint32_t, std::string>{
                             {1, "alice"}, {2, "bob@admin"}, {3, "client2"}, {4, "alice2"}}));
-    EXPECT_EQ(leaves, (std::vector<std::pair<uint32_t, std::string>>{
-                          {1, "renamed"}, {2, "Timeout Protection used"}, {4, "match ended"},
-                          {3, "match ended"}}));
+    EXPECT_EQ(leaves, (std::vector<std::pair<uint32_t, std::string>>{{1, "renamed"},
+                                                                     {2, "Timeout Protection used"},
+                                                                     {4, "match ended"},
+                                                                     {3, "match ended"}}));
 
     // alice's moves: a spawn, a run at 50 m/s, a teleporter.
     std::vector<const fb::PositionUpdate*> moves;
@@ -194,7 +196,8 @@ TEST(TeehistorianImport, TheBuildersSavedStateComesBackTheSame) {
     }
     const ThBuilderState& state = builder.state();
     EXPECT_EQ(th_builder_from_json(th_builder_to_json(state)), state);
-    EXPECT_THROW(th_builder_from_json(nlohmann::json::parse(R"({"open":true})")), std::runtime_error);
+    EXPECT_THROW(th_builder_from_json(nlohmann::json::parse(R"({"open":true})")),
+                 std::runtime_error);
     auto bad_seat = th_builder_to_json(state);
     bad_seat["seats"][0]["cid"] = 64;
     EXPECT_THROW(th_builder_from_json(bad_seat), std::runtime_error);
@@ -206,21 +209,25 @@ TEST(TeehistorianImport, TheBuildersSavedStateComesBackTheSame) {
 TEST(TeehistorianImport, TheCommandSaysWhatItReadAndRefusesWhatItCannot) {
     TempDir dir;
     const auto good = write_file(dir, a_game());
-    auto result = tools::test::run_arbiter({"import", good.string(), (dir / "a.arbev").string()}, dir.path());
+    auto result =
+        tools::test::run_arbiter({"import", good.string(), (dir / "a.arbev").string()}, dir.path());
     EXPECT_EQ(result.exit_status, 0) << result.err;
-    EXPECT_NE(result.err.find("imported teehistorian (ticks 0 to 8, "), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("imported teehistorian (ticks 0 to 8, "), std::string::npos)
+        << result.err;
     EXPECT_NE(result.err.find("4 player(s)"), std::string::npos) << result.err;
 
     // Damaged in the middle: written, the damage named by offset, exit 3.
     auto damaged_bytes = a_game();
     TeehistorianReader reader;
     ThRecord record;
-    while (reader.read(std::span(damaged_bytes).subspan(reader.offset()), record) == ThStatus::record &&
+    while (reader.read(std::span(damaged_bytes).subspan(reader.offset()), record) ==
+               ThStatus::record &&
            record.kind != ThKind::input_diff) {
     }
     damaged_bytes[record.offset] = 0x7f;  // no such record kind
     const auto damaged = write_file(dir, damaged_bytes, "damaged.teehistorian");
-    result = tools::test::run_arbiter({"import", damaged.string(), (dir / "d.arbev").string()}, dir.path());
+    result = tools::test::run_arbiter({"import", damaged.string(), (dir / "d.arbev").string()},
+                                      dir.path());
     EXPECT_EQ(result.exit_status, 3) << result.err;
     EXPECT_NE(result.err.find("offset"), std::string::npos) << result.err;
     EXPECT_TRUE(std::filesystem::exists(dir / "d.arbev"));
@@ -229,14 +236,16 @@ TEST(TeehistorianImport, TheCommandSaysWhatItReadAndRefusesWhatItCannot) {
     auto cut_bytes = a_game();
     cut_bytes.resize(cut_bytes.size() - 3);
     const auto cut = write_file(dir, cut_bytes, "cut.teehistorian");
-    result = tools::test::run_arbiter({"import", cut.string(), (dir / "c.arbev").string()}, dir.path());
+    result =
+        tools::test::run_arbiter({"import", cut.string(), (dir / "c.arbev").string()}, dir.path());
     EXPECT_EQ(result.exit_status, 3) << result.err;
     EXPECT_NE(result.err.find("truncated tail"), std::string::npos) << result.err;
     EXPECT_NE(result.err.find("not finished by the server"), std::string::npos) << result.err;
 
     // Named as one, but not a teehistorian: nothing written, exit 2.
     const auto foreign = write_file(dir, std::vector<uint8_t>(100, 'x'), "foreign.teehistorian");
-    result = tools::test::run_arbiter({"import", foreign.string(), (dir / "f.arbev").string()}, dir.path());
+    result = tools::test::run_arbiter({"import", foreign.string(), (dir / "f.arbev").string()},
+                                      dir.path());
     EXPECT_EQ(result.exit_status, 2) << result.err;
     EXPECT_NE(result.err.find("not a teehistorian"), std::string::npos) << result.err;
     EXPECT_FALSE(std::filesystem::exists(dir / "f.arbev"));
@@ -280,9 +289,11 @@ TEST(TeehistorianImport, AMacroInATeehistorianReachesKaladinWhileIrregularInputS
     }
     w.finish();
     const auto in = write_file(dir, w.bytes());
-    auto result = tools::test::run_arbiter({"import", in.string(), (dir / "m.arbev").string()}, dir.path());
+    auto result =
+        tools::test::run_arbiter({"import", in.string(), (dir / "m.arbev").string()}, dir.path());
     ASSERT_EQ(result.exit_status, 0) << result.err;
-    result = tools::test::run_arbiter({"replay", DDNET_CONFIG, (dir / "m.arbev").string(), "--json"}, dir.path());
+    result = tools::test::run_arbiter(
+        {"replay", DDNET_CONFIG, (dir / "m.arbev").string(), "--json"}, dir.path());
     ASSERT_EQ(result.exit_status, 0) << result.err;
     std::map<std::string, std::string> actions;
     std::istringstream lines(result.out);

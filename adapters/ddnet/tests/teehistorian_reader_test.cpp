@@ -73,16 +73,16 @@ std::vector<uint8_t> every_kind() {
     w.join(0);
     w.message(0, test::start_info("alice"));
     w.begin_tick(2);
-    w.player(0, 320, 640);                 // player_new, explicit tick (nothing before)
-    w.input(0, 7, an_input(0, 100, 0));    // input_new
+    w.player(0, 320, 640);               // player_new, explicit tick (nothing before)
+    w.input(0, 7, an_input(0, 100, 0));  // input_new
     w.begin_tick(3);
     w.player(0, 330, 640);                 // player_diff, implicit tick (cid 0 <= 0)
     w.input(0, 7, an_input(1, 100, -20));  // input_diff
     w.begin_tick(50);
-    w.player(0, 340, 641);                 // after a gap: TICK_SKIP 46
+    w.player(0, 340, 641);  // after a gap: TICK_SKIP 46
     w.console(-1, 1, "say", {"hello", "world"});
     w.begin_tick(51);
-    w.dead(0);                             // player_old, implicit
+    w.dead(0);  // player_old, implicit
     w.drop(0, "timeout");
     w.begin_tick(60);
     w.finish();
@@ -99,13 +99,13 @@ TEST(TeehistorianReader, EveryRecordKindIsReadWithItsTick) {
                              (r.kind == ThKind::ex ? std::string(":") + th_ex_name(r.ex) : ""),
                          r.tick);
     const std::vector<std::pair<std::string, int32_t>> want = {
-        {"tick_skip", 1},   {"ex:teehistorian-joinver6@ddnet.tw", 1},
-        {"join", 1},        {"message", 1},
-        {"tick_skip", 2},   {"player_new", 2},
-        {"input_new", 2},   {"player_diff", 3},
-        {"input_diff", 3},  {"tick_skip", 50},
+        {"tick_skip", 1},    {"ex:teehistorian-joinver6@ddnet.tw", 1},
+        {"join", 1},         {"message", 1},
+        {"tick_skip", 2},    {"player_new", 2},
+        {"input_new", 2},    {"player_diff", 3},
+        {"input_diff", 3},   {"tick_skip", 50},
         {"player_diff", 50}, {"console_command", 50},
-        {"player_old", 51}, {"drop", 51},
+        {"player_old", 51},  {"drop", 51},
         {"finish", 51}};
     EXPECT_EQ(got, want);
     const auto& r = file.records;
@@ -350,7 +350,8 @@ TEST(TeehistorianReader, DamageIsReportedByOffsetAndTheRestIsRead) {
     const auto clean = read_all(bytes);
     ASSERT_TRUE(clean.problems.empty());
     const size_t at = bytes.size() / 2;
-    std::fill(bytes.begin() + static_cast<ptrdiff_t>(at), bytes.begin() + static_cast<ptrdiff_t>(at + 64), 0);
+    std::fill(bytes.begin() + static_cast<ptrdiff_t>(at),
+              bytes.begin() + static_cast<ptrdiff_t>(at + 64), 0);
     const auto damaged = read_all(bytes);
     ASSERT_EQ(damaged.problems.size(), 1u);
     EXPECT_GE(damaged.problems[0].offset, at - 40);
@@ -433,20 +434,21 @@ std::vector<BadRecord> bad_records() {
         {"new player id -1", ints({-3, -1, 0, 0}), "client id -1 is out of range"},
         {"negative tick skip", ints({-2, -5}), "tick skip -5"},
         {"input of id 70", ints({-6, 70, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}), "client id 70"},
-        {"input difference of nothing", ints({-5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}), "changes nothing"},
+        {"input difference of nothing", ints({-5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}),
+         "changes nothing"},
         {"message too long", ints({-7, 0, kThMaxMessageBytes + 1}), "message size"},
         {"negative message size", ints({-7, 0, -1}), "message size"},
         {"unknown kind", ints({-12}), "no record kind -12"},
         {"console command of id 64", joined(ints({-10, 64, 0}), {'x', 0, 0}), "client id 64"},
-        {"console command with 65 arguments", joined(ints({-10, 0, 0}), joined({'x', 0}, ints({65}))),
-         "argument count 65"},
+        {"console command with 65 arguments",
+         joined(ints({-10, 0, 0}), joined({'x', 0}, ints({65}))), "argument count 65"},
         {"a string without end", long_drop, "a string longer than"},
         {"extra record too long", ex_record(unknown, {}, kThMaxExBytes + 1), "extra record size"},
         {"extra record of negative size", ex_record(unknown, {}, -3), "extra record size"},
-        {"a known extra record holding too much", ex_record(th_uuid_of(ThEx::player_ready), {0, 0}, 2),
-         "holds what that record cannot"},
-        {"a known extra record holding a bad id", ex_record(th_uuid_of(ThEx::joinver6), {0x40 | 5}, 1),
-         "holds what that record cannot"},
+        {"a known extra record holding too much",
+         ex_record(th_uuid_of(ThEx::player_ready), {0, 0}, 2), "holds what that record cannot"},
+        {"a known extra record holding a bad id",
+         ex_record(th_uuid_of(ThEx::joinver6), {0x40 | 5}, 1), "holds what that record cannot"},
     };
 }
 

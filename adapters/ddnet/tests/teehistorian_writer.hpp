@@ -14,11 +14,12 @@ namespace arbiter::ddnet::test {
 
 class ThWriter {
   public:
-    explicit ThWriter(const std::string& header_json =
-                          R"({"comment":"teehistorian@ddnet.tw","version":"2","version_minor":"4",)"
-                          R"("game_uuid":"a1eb7182-796e-3b3e-941d-38ca71b2a4a8",)"
-                          R"("server_version":"0.6.4, 16.4","start_time":"2026-11-28T04:49:44+0100",)"
-                          R"("map_name":"Kobra 3 Solo","game_type":"TestDDraceNetwork"})");
+    explicit ThWriter(
+        const std::string& header_json =
+            R"({"comment":"teehistorian@ddnet.tw","version":"2","version_minor":"4",)"
+            R"("game_uuid":"a1eb7182-796e-3b3e-941d-38ca71b2a4a8",)"
+            R"("server_version":"0.6.4, 16.4","start_time":"2026-11-28T04:49:44+0100",)"
+            R"("map_name":"Kobra 3 Solo","game_type":"TestDDraceNetwork"})");
 
     // The phases of a tick, as the server calls them.
     void begin_tick(int32_t tick);

@@ -56,16 +56,18 @@ void Bridge::restore() {
         try {
             if (saved->at("version").get<int>() != kStateVersion)
                 throw std::runtime_error("written by another version of the bridge");
-            saved_place_ = {saved->at("segment").get<uint64_t>(), saved->at("offset").get<uint64_t>()};
+            saved_place_ = {saved->at("segment").get<uint64_t>(),
+                            saved->at("offset").get<uint64_t>()};
             builder_.restore(saved->at("match"));
             flagged_.clear();
-            for (const auto& key : saved->at("flagged")) flagged_.insert(key.get<std::string>());
+            for (const auto& key : saved->at("flagged"))
+                flagged_.insert(key.get<std::string>());
         } catch (const std::exception& e) {
             throw std::runtime_error(fmt::format("{}: {}", path.string(), e.what()));
         }
     }
-    follower_ = std::make_unique<SegmentFollower>(options_.world / "arbiter" / "events",
-                                                  saved_place_);
+    follower_ =
+        std::make_unique<SegmentFollower>(options_.world / "arbiter" / "events", saved_place_);
     step_sent_t_us_.reset();
 }
 
@@ -102,8 +104,8 @@ void Bridge::time_step(int64_t server_t_us) {
 }
 
 void Bridge::heard(const json& a, const std::string&) {
-    const std::string key = fmt::format("{}/{}", a.value("match_id", uint64_t{0}),
-                                        a.value("player", uint64_t{0}));
+    const std::string key =
+        fmt::format("{}/{}", a.value("match_id", uint64_t{0}), a.value("player", uint64_t{0}));
     if (a.value("action", std::string()) == "FlagForReview" && flagged_.insert(key).second) {
         std::string reasons;
         if (const auto it = a.find("reasons"); it != a.end() && it->is_array())
@@ -140,7 +142,8 @@ bool Bridge::next(std::vector<std::vector<uint8_t>>& batches) {
     std::optional<FollowedLine> followed = follower_->next();
     if (!followed) return false;
     ++counts_.lines;
-    const auto where = fmt::format("segment {} at byte {}", followed->at.segment, followed->at.offset);
+    const auto where =
+        fmt::format("segment {} at byte {}", followed->at.segment, followed->at.offset);
     if (!followed->problem.empty()) {
         ++counts_.refused;
         report(fmt::format("{}: {}; skipped", where, followed->problem));
