@@ -92,6 +92,8 @@ void DdnetBridge::open(const Place& place) {
     file_ = std::make_unique<ThFileReader>(path, place.offset, place.reader);
     builder_.restore(place.match);
     boundary_ = place;
+    followed_.insert(place.file);
+    counts_.files = followed_.size();
     abandoned_ = false;
     told_bad_header_ = false;
 }
@@ -167,7 +169,6 @@ bool DdnetBridge::next(std::vector<std::vector<uint8_t>>& batches) {
             report(e.what());
             return false;
         }
-        ++counts_.files;
     }
     ThRecord record;
     const ThStatus status = file_->next(record, abandoned_);
@@ -214,7 +215,6 @@ bool DdnetBridge::next(std::vector<std::vector<uint8_t>>& batches) {
     builder_.end("the server began a new teehistorian file", batches);
     try {
         open(fresh(current->filename().string()));
-        ++counts_.files;
         report(fmt::format("following {}", current->filename().string()));
     } catch (const std::exception& e) {
         report(e.what());

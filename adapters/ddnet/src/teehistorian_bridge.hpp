@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "relay_feed.hpp"
@@ -38,7 +39,8 @@ struct DdnetBridgeOptions {
 };
 
 struct DdnetBridgeCounts {
-    uint64_t records = 0, files = 0, damaged = 0, batches = 0, already_delivered = 0;
+    uint64_t records = 0, damaged = 0, batches = 0, already_delivered = 0;
+    uint64_t files = 0;  // the files read from
     uint64_t reconnects = 0;
 };
 
@@ -91,6 +93,7 @@ class DdnetBridge final : private relay::FeedSource {
     std::chrono::steady_clock::time_point saved_at_{};
     bool abandoned_ = false;  // the server has begun a newer file: this one is complete
     bool told_bad_header_ = false;
+    std::set<std::string> followed_;  // the files read from, this run
     DdnetBridgeCounts counts_;
 };
 

@@ -7,10 +7,11 @@ server's teehistorian folder live, and headless clients (the npm package `teewor
 driven by adapters/ddnet/bots/bot.js): --honest honest bots (random running, jumping,
 hooking, aiming and firing with human-like, irregular timing), one macro bot (inputs at a
 fixed period) and one aim bot (aim snapped to the nearest tee on every snapshot, hooking and
-firing at it), for --seconds (70 by default). Every honest bot must end Clear and the macro
-bot at least Monitor; what the aim bot reached is printed (the aim check is a later issue).
-Then the finished teehistorian is imported (`arbiter import`) and replayed through the same
-profile: the live and the imported assessments must agree.
+firing at it), for --seconds (70 by default). Halfway the bridge is killed (SIGKILL) and
+started again. Every honest bot must end Clear and the macro bot at least Monitor; what the
+aim bot reached is printed (the aim check is a later issue). No assessment may show input
+lost, and the finished teehistorian, imported (`arbiter import`) and replayed through the
+same profile, must give each bot the action it got live.
 
 A part that cannot run is a failure with its reason, never a skip: scripts/install-deps.sh
 installs the server, its maps and Node; the bots' npm package is installed into --node-dir
@@ -163,8 +164,9 @@ def main():
             fail("DDNet-Server did not start writing a teehistorian: " +
                  tail(os.path.join(work, "server.log")))
         assessments_path = os.path.join(work, "assessments.jsonl")
-        bridge = start("bridge", [arbiter, "ddnet-bridge", teehistorian_dir, sock, "--json",
-                                  "--relay", "ddnet-e2e"], stdout=open(assessments_path, "w"))
+        bridge_command = [arbiter, "ddnet-bridge", teehistorian_dir, sock, "--json",
+                          "--relay", "ddnet-e2e"]
+        bridge = start("bridge", bridge_command, stdout=open(assessments_path, "w"))
 
         bots = {f"honest{i + 1}": "honest" for i in range(args.honest)}
         bots["macro1"] = "macro"
@@ -176,10 +178,18 @@ def main():
                 node, bot_script, "127.0.0.1", str(port), name, kind, str(args.seconds),
                 str(args.seed * 100 + i)], env=bot_env)
             time.sleep(0.3)
-        deadline = time.time() + args.seconds + 45
+        started = time.time()
+        deadline = started + args.seconds + 45
+        restarted = False
         while time.time() < deadline and any(p.poll() is None for p in clients.values()):
             if bridge.poll() is not None:
                 fail("the bridge ended early: " + tail(os.path.join(work, "bridge.log")))
+            if not restarted and time.time() - started > args.seconds / 2:
+                # Killed outright halfway, as a crash would: started again, it goes on from
+                # its saved place, and the host drops what it had already.
+                stop(bridge, signal.SIGKILL)
+                bridge = start("bridge-again", bridge_command, stdout=open(assessments_path, "a"))
+                restarted = True
             time.sleep(1.0)
         problems = []
         for name, p in clients.items():
@@ -206,7 +216,7 @@ def main():
             fail("the bridge did not reach the teehistorian's finish: " +
                  tail(os.path.join(work, "bridge.log")))
         time.sleep(3.0)
-        bridge_log = os.path.join(work, "bridge.log")
+        bridge_log = os.path.join(work, "bridge-again.log")
         stop(bridge)
         stop(serve)
         if bridge.returncode != 0:
@@ -235,7 +245,8 @@ def main():
             replayed[a["account_id"]] = a
 
         print(f"{len(bots)} bots, {args.seconds:.0f} s, teehistorian {os.path.getsize(teehistorian)} bytes")
-        print(f"bridge: {tail(bridge_log, 400).strip().splitlines()[-1]}")
+        print(f"bridge, killed halfway and started again: "
+              f"{tail(bridge_log, 400).strip().splitlines()[-1]}")
         print(f"import: {import_line}")
         print(f"{'bot':<9} {'plays':<7} {'live':<60} imported")
         for name, kind in bots.items():
@@ -245,6 +256,8 @@ def main():
                 problems.append(f"{name}: no assessment came back live")
                 continue
             print(f"{name:<9} {kind:<7} {describe(a):<60} {r['action'] if r else 'none'}")
+            if a.get("lost_input"):
+                problems.append(f"{name}: input lost live: {a['lost_input']}")
             if r is None or r["action"] != a["action"]:
                 problems.append(f"{name}: live {a['action']} but imported "
                                 f"{r['action'] if r else 'not assessed'}")
