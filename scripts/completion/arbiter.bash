@@ -8,7 +8,8 @@
 # Not `set -euo pipefail`: this file is sourced into interactive shells, whose options are
 # theirs. It must still work under `set -u` (the test sources it so).
 
-_arbiter_commands="replay plugins check-plugin simulate import evaluate soak baseline serve ctl send review help"
+_arbiter_commands="replay plugins check-plugin simulate import evaluate soak baseline serve ctl send
+    luanti-bridge ddnet-bridge review help"
 _arbiter_log_levels="trace debug info warn error off"
 _arbiter_ctl_commands="status plugins assessments reload"
 
@@ -35,6 +36,8 @@ _arbiter_options() {
         serve) echo "--unix --tcp --control --metrics --ready-file --log-level --help" ;;
         ctl) echo "--json --help" ;;
         send) echo "--relay --token-file --json --quiet --help" ;;
+        luanti-bridge) echo "--relay --token-file --once --json --quiet --help" ;;
+        ddnet-bridge) echo "--relay --token-file --state --once --json --quiet --help" ;;
         review) echo "--limit --window-days --reviewer --note --json --help" ;;
     esac
 }
@@ -46,6 +49,8 @@ _arbiter_takes_value() {
             "serve --log-level" | "evaluate --truth") return 0 ;;
         "check-plugin --config" | "check-plugin --events") return 0 ;;
         "send --relay" | "send --token-file") return 0 ;;
+        "luanti-bridge --relay" | "luanti-bridge --token-file") return 0 ;;
+        "ddnet-bridge --relay" | "ddnet-bridge --token-file" | "ddnet-bridge --state") return 0 ;;
         "review --limit" | "review --window-days" | "review --reviewer" | "review --note") return 0 ;;
         "serve --unix" | "serve --tcp" | "serve --control" | "serve --metrics" | \
             "serve --ready-file") return 0 ;;
@@ -225,11 +230,14 @@ _arbiter_candidates() {
             ;;
         # Event files, then the server's socket (or an ADDRESS:PORT typed by hand).
         send) _arbiter_files "$cur" arbev sock ;;
+        # The world or the teehistorian folder (or file), then the server's socket.
+        luanti-bridge) _arbiter_files "$cur" sock ;;
+        ddnet-bridge) _arbiter_files "$cur" teehistorian sock ;;
         check-plugin) ((positional == 0)) && _arbiter_files "$cur" so ;;
         simulate) ((positional == 0)) && _arbiter_files "$cur" arbev ;;
         import)
             case $positional in
-                0) _arbiter_files "$cur" csv jsonl ndjson ;;
+                0) _arbiter_files "$cur" csv jsonl ndjson demo teehistorian ;;
                 1) _arbiter_files "$cur" arbev ;;
             esac
             ;;
