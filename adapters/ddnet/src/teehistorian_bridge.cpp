@@ -92,6 +92,7 @@ void DdnetBridge::open(const Place& place) {
     file_ = std::make_unique<ThFileReader>(path, place.offset, place.reader);
     builder_.restore(place.match);
     boundary_ = place;
+    listed_at_.reset();
     followed_.insert(place.file);
     counts_.files = followed_.size();
     abandoned_ = false;
@@ -204,7 +205,14 @@ bool DdnetBridge::next(std::vector<std::vector<uint8_t>>& batches) {
     }
     // Nothing more in this file for now. The server writes one file at a time: once a
     // newer one is there, this one is whole.
-    const auto current = follows_folder() ? newest() : std::nullopt;
+    // The folder is looked at once a second at most: a server's storage may hold thousands
+    // of old files, and a new one is begun only at a map change or a start.
+    const auto now = std::chrono::steady_clock::now();
+    if (follows_folder() && (!listed_at_ || now - *listed_at_ >= std::chrono::seconds(1))) {
+        listed_ = newest();
+        listed_at_ = now;
+    }
+    const auto current = follows_folder() ? listed_ : std::nullopt;
     if (!current || current->filename() == file_->path().filename()) return !batches.empty();
     if (status == ThStatus::need_more && !abandoned_) {
         // Read the rest as a whole file: a record cut off at its end is reported now.

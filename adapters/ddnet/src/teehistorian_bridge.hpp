@@ -93,7 +93,9 @@ class DdnetBridge final : private relay::FeedSource {
     std::chrono::steady_clock::time_point saved_at_{};
     bool abandoned_ = false;  // the server has begun a newer file: this one is complete
     bool told_bad_header_ = false;
-    std::set<std::string> followed_;  // the files read from, this run
+    std::set<std::string> followed_;               // the files read from, this run
+    std::optional<std::filesystem::path> listed_;  // the newest file when last looked
+    std::optional<std::chrono::steady_clock::time_point> listed_at_;
     DdnetBridgeCounts counts_;
 };
 
