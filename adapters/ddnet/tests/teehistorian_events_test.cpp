@@ -2,7 +2,8 @@
 // sent, accounts with the auth name, positions in metres with the server's own moves
 // marked, every input kind as an order, renames, drops, the finish; the command's answers
 // to good, damaged and foreign files; and a macro written into a teehistorian reaching
-// kaladin through the DDNet profile while irregular input stays Clear.
+// kaladin through the DDNet profile while irregular input stays Clear; and what the
+// bridge command refuses.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -303,6 +304,47 @@ TEST(TeehistorianImport, AMacroInATeehistorianReachesKaladinWhileIrregularInputS
     }
     EXPECT_EQ(actions["macro"], "Monitor");
     EXPECT_EQ(actions["human"], "Clear");
+}
+
+}  // namespace
+}  // namespace arbiter::ddnet
+
+namespace arbiter::ddnet {
+namespace {
+
+TEST(DdnetBridgeCommand, RefusesWhatItCannotRunWithTheReason) {
+    TempDir dir;
+    std::filesystem::create_directories(dir / "teehistorian");
+    const std::string folder = (dir / "teehistorian").string();
+    auto result = tools::test::run_arbiter({"ddnet-bridge", folder}, dir.path());
+    EXPECT_EQ(result.exit_status, 1) << result.err;
+    EXPECT_NE(result.err.find("expected a teehistorian folder or file"), std::string::npos);
+    result = tools::test::run_arbiter({"ddnet-bridge", folder, "x.sock", "--fast"}, dir.path());
+    EXPECT_EQ(result.exit_status, 1) << result.err;
+    EXPECT_NE(result.err.find("unknown option --fast"), std::string::npos);
+    result = tools::test::run_arbiter({"ddnet-bridge", folder, "x.sock", "--relay"}, dir.path());
+    EXPECT_EQ(result.exit_status, 1) << result.err;
+    EXPECT_NE(result.err.find("--relay needs a value"), std::string::npos);
+    result = tools::test::run_arbiter(
+        {"ddnet-bridge", folder, "x.sock", "--relay", std::string(65, 'r')}, dir.path());
+    EXPECT_EQ(result.exit_status, 1) << result.err;
+    EXPECT_NE(result.err.find("at most 64 bytes"), std::string::npos);
+    result =
+        tools::test::run_arbiter({"ddnet-bridge", (dir / "none").string(), "x.sock"}, dir.path());
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_NE(result.err.find("does not exist"), std::string::npos);
+    result = tools::test::run_arbiter(
+        {"ddnet-bridge", folder, "127.0.0.1:1", "--token-file", (dir / "none").string()},
+        dir.path());
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    // No server there: with --once, that is the answer (exit 2), not a wait.
+    result = tools::test::run_arbiter(
+        {"ddnet-bridge", folder, (dir / "nobody.sock").string(), "--once"}, dir.path());
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    result = tools::test::run_arbiter({"ddnet-bridge", "--help"}, dir.path());
+    EXPECT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_NE(result.out.find("ddnet-bridge TEEHISTORIAN_DIR|FILE"), std::string::npos)
+        << result.out;
 }
 
 }  // namespace
