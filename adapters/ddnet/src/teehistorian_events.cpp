@@ -4,6 +4,7 @@
 #include <ctime>
 #include <stdexcept>
 
+#include "arbiter/host/ingest.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "varint.hpp"
 
@@ -48,7 +49,8 @@ int64_t unix_us_of(const std::string& text) {
     const time_t utc = timegm(&tm);
     if (utc == static_cast<time_t>(-1)) return 0;
     const int64_t seconds = int64_t{utc} - offset_sign * (offset_h * 3600 + offset_m * 60);
-    if (seconds < 0 || seconds > int64_t{1} << 36) return 0;
+    // Ingest keeps every time within +-2^53 µs (year 2255): a start past it is not known.
+    if (seconds < 0 || seconds > host::kMaxRelayTimeUs / 1'000'000) return 0;
     return seconds * 1'000'000;
 }
 

@@ -179,6 +179,27 @@ TEST(TeehistorianImport, AGameBecomesOneMatchOfItsPlayersInputsAndMoves) {
     EXPECT_EQ(report.counts.orders, 7u);
 }
 
+// Found by fuzz/fuzz_ddnet_teehistorian.cpp: a start time past ingest's range made a
+// MatchStart the host refuses. A start that cannot be a time is not known (0).
+TEST(TeehistorianImport, AStartTimeOutsideTheRangeOfEventsIsNotKnown) {
+    for (const char* start :
+         {"9999-12-31T23:59:59+0000", "1969-12-31T23:59:59+0000", "yesterday"}) {
+        ThWriter w(
+            std::string(R"({"game_uuid":"a1eb7182-796e-3b3e-941d-38ca71b2a4a8","start_time":")") +
+            start + R"("})");
+        w.begin_tick(1);
+        w.join(0);
+        w.message(0, start_info("alice"));
+        w.finish();
+        TempDir dir;
+        const ThImportReport report =
+            import_teehistorian(write_file(dir, w.bytes()), dir / "out.arbev", ThImportOptions{});
+        ASSERT_TRUE(report.written) << start;
+        const MatchFile m = tools::test::read_match(dir / "out.arbev");
+        EXPECT_EQ(m.events.front()->body_as_MatchStart()->started_unix_us(), 0) << start;
+    }
+}
+
 TEST(TeehistorianImport, TheBuildersSavedStateComesBackTheSame) {
     TempDir dir;
     ThMatchBuilder builder("th");
