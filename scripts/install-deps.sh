@@ -28,7 +28,14 @@ packages=(
   minetest                # real Luanti clients (--random-input) for the same test
   xvfb xauth              # ... which need a display: xvfb-run
   fonts-croscore fonts-droid-fallback   # ... and fonts
+  ddnet-server ddnet-data # a real DDNet 16.4 server and its maps (adapters/ddnet/tests/real_server_test.py)
 )
+# Node runs the DDNet end-to-end test's headless clients (adapters/ddnet/bots, the npm
+# package `teeworlds`, installed by the test into the build folder from its lock file). A
+# Node installed another way (NodeSource's, which brings its own npm) is kept.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for package in "${packages[@]}"; do

@@ -36,6 +36,8 @@ int run_send(const std::vector<std::string>& args);
 int run_review(const std::vector<std::string>& args);
 // A Luanti world's Arbiter mod followed live into a running server (adapters/luanti/).
 int run_luanti_bridge(const std::vector<std::string>& args);
+// A DDNet server's teehistorian followed live into a running server (adapters/ddnet/).
+int run_ddnet_bridge(const std::vector<std::string>& args);
 
 // Sets up logging to stderr at a level ("info", "warn", ...). An unknown level is a usage
 // error, said on stderr (false): spdlog would read it as "off" and hide every error.

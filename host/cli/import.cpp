@@ -1,6 +1,6 @@
-// `arbiter import IN.csv|IN.jsonl|IN.demo OUT.arbev`: operators' input traces, or a DDNet
-// demo, into an event file. docs/recorded-matches.md lists the columns; docs/games/ddnet.md
-// says what a demo becomes.
+// `arbiter import IN.csv|IN.jsonl|IN.demo|IN.teehistorian OUT.arbev`: operators' input
+// traces, a DDNet demo or a DDNet teehistorian, into an event file. docs/recorded-matches.md
+// lists the columns; docs/games/ddnet.md says what a demo and a teehistorian become.
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -13,6 +13,7 @@
 #include "arbiter/tools/simulate.hpp"
 #include "commands.hpp"
 #include "demo_import.hpp"
+#include "teehistorian_import.hpp"
 
 namespace arbiter::cli {
 
@@ -24,13 +25,17 @@ constexpr const char* kUsage =
     "           [--quiet]\n"
     "       arbiter import IN.demo OUT.arbev [--relay ID (default: the demo's file name)]\n"
     "           [--batch-events N] [--quiet]\n"
-    "           (a DDNet/Teeworlds demo: by its .demo name or its TWDEMO marker)\n";
+    "           (a DDNet/Teeworlds demo: by its .demo name or its TWDEMO marker)\n"
+    "       arbiter import IN.teehistorian OUT.arbev [--relay ID (default: the file's name)]\n"
+    "           [--quiet]\n"
+    "           (a DDNet server's teehistorian: by its name or its marker; a batch a tick)\n";
 
 struct ImportCommand {
     std::string in, out;
     tools::ImportOptions options;
     bool quiet = false;
-    bool demo = false;  // a DDNet demo, not a trace
+    bool demo = false;          // a DDNet demo, not a trace
+    bool teehistorian = false;  // a DDNet teehistorian
     bool relay_given = false;
 };
 
@@ -88,6 +93,15 @@ std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
     if (positional.size() != 2) return fail("an input file and an output file, please");
     command.in = positional[0];
     command.out = positional[1];
+    if (!format && ddnet::looks_like_teehistorian(command.in)) {
+        command.teehistorian = true;
+        if (!trace_only.empty())
+            return fail(trace_only.front() + " is for traces, not for a teehistorian");
+        if (o.batch_events != tools::ImportOptions{}.batch_events)
+            return fail("--batch-events is for traces and demos: a teehistorian is a batch a tick");
+        if (o.relay_id.empty()) return fail("--relay must not be empty");
+        return command;
+    }
     if (!format && ddnet::looks_like_demo(command.in)) {
         command.demo = true;
         if (!trace_only.empty()) return fail(trace_only.front() + " is for traces, not for a demo");
@@ -155,11 +169,54 @@ int run_demo_import(const ImportCommand& command, host::Progress* progress) {
     return read.problems.empty() ? kExitOk : kExitPartial;
 }
 
+// A DDNet teehistorian: every problem by its offset; exit 3 when the file was damaged.
+int run_teehistorian_import(const ImportCommand& command, host::Progress* progress) {
+    ddnet::ThImportOptions options;
+    options.relay_id = command.relay_given ? command.options.relay_id
+                                           : std::filesystem::path(command.in).stem().string();
+    if (options.relay_id.empty()) options.relay_id = "import";
+    // Relay names are at most 64 bytes (the serve protocol's hello); a file's UUID name is 36.
+    options.relay_id = options.relay_id.substr(0, 64);
+    options.progress = progress;
+    ddnet::ThImportReport report;
+    try {
+        report = ddnet::import_teehistorian(command.in, command.out, options);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter import: %s (nothing written)\n", error.what());
+        return kExitInput;
+    }
+    if (!report.header_ok)
+        std::fprintf(stderr, "%s: not a teehistorian: %s\n", command.in.c_str(),
+                     report.header_problem.c_str());
+    for (const auto& problem : report.problems)
+        std::fprintf(stderr, "%s: offset %llu: %s\n", command.in.c_str(),
+                     static_cast<unsigned long long>(problem.offset), problem.what.c_str());
+    if (!report.written) {
+        std::fprintf(stderr, "arbiter import: nothing written\n");
+        return kExitInput;
+    }
+    const ddnet::ThEventCounts& c = report.counts;
+    std::fprintf(
+        stderr,
+        "imported teehistorian (ticks %d to %d, %llu records, %llu bytes%s) into 1 "
+        "match, %llu player(s): %llu events (%llu orders, %llu positions, %llu of them "
+        "server teleports) in %llu batches to %s\n",
+        report.first_tick, report.last_tick, static_cast<unsigned long long>(report.records),
+        static_cast<unsigned long long>(report.bytes),
+        report.finished ? "" : ", not finished by the server",
+        static_cast<unsigned long long>(c.players), static_cast<unsigned long long>(c.events),
+        static_cast<unsigned long long>(c.orders), static_cast<unsigned long long>(c.positions),
+        static_cast<unsigned long long>(c.server_teleports),
+        static_cast<unsigned long long>(report.batches), command.out.c_str());
+    return report.problems.empty() ? kExitOk : kExitPartial;
+}
+
 int run_import(const std::vector<std::string>& args) {
     auto command = parse(args);
     if (!command) return kExitUsage;
     auto progress = host::progress_on_stderr(command->quiet);
     if (command->demo) return run_demo_import(*command, progress.get());
+    if (command->teehistorian) return run_teehistorian_import(*command, progress.get());
     command->options.progress = progress.get();
     const tools::ImportOptions& o = command->options;
 

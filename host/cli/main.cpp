@@ -89,6 +89,12 @@ constexpr Usage kUsages[] = {
      "    Follows a Luanti world's arbiter mod live and streams it to a running server;\n"
      "    restarted, it goes on where it stopped. Tells staff in the game of a player\n"
      "    flagged for review (docs/games/luanti.md).\n"},
+    {"ddnet-bridge",
+     "arbiter ddnet-bridge TEEHISTORIAN_DIR|FILE SOCKET|ADDRESS:PORT [--relay NAME]\n"
+     "        [--token-file FILE] [--state FILE] [--once] [--json] [--quiet]\n"
+     "    Follows a DDNet server's teehistorian (sv_tee_historian 1) live, the newest file\n"
+     "    and the next one the server begins, and streams it to a running server;\n"
+     "    restarted, it goes on where it stopped (docs/games/ddnet.md).\n"},
 };
 
 constexpr const char* kProgressNote =
@@ -166,6 +172,7 @@ int main(int argc, char** argv) {
     if (command == "send") return arbiter::cli::run_send(args);
     if (command == "review") return arbiter::cli::run_review(args);
     if (command == "luanti-bridge") return arbiter::cli::run_luanti_bridge(args);
+    if (command == "ddnet-bridge") return arbiter::cli::run_ddnet_bridge(args);
     if (command == "check-plugin") return arbiter::cli::run_check_plugin(args);
     std::vector<std::string> commands = {"help"};
     for (const Usage& usage : kUsages) commands.emplace_back(usage.name);

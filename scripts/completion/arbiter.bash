@@ -8,7 +8,8 @@
 # Not `set -euo pipefail`: this file is sourced into interactive shells, whose options are
 # theirs. It must still work under `set -u` (the test sources it so).
 
-_arbiter_commands="replay plugins check-plugin simulate import evaluate soak baseline serve ctl send luanti-bridge review help"
+_arbiter_commands="replay plugins check-plugin simulate import evaluate soak baseline serve ctl send
+    luanti-bridge ddnet-bridge review help"
 _arbiter_log_levels="trace debug info warn error off"
 _arbiter_ctl_commands="status plugins assessments reload"
 
@@ -36,6 +37,7 @@ _arbiter_options() {
         ctl) echo "--json --help" ;;
         send) echo "--relay --token-file --json --quiet --help" ;;
         luanti-bridge) echo "--relay --token-file --once --json --quiet --help" ;;
+        ddnet-bridge) echo "--relay --token-file --state --once --json --quiet --help" ;;
         review) echo "--limit --window-days --reviewer --note --json --help" ;;
     esac
 }
@@ -48,6 +50,7 @@ _arbiter_takes_value() {
         "check-plugin --config" | "check-plugin --events") return 0 ;;
         "send --relay" | "send --token-file") return 0 ;;
         "luanti-bridge --relay" | "luanti-bridge --token-file") return 0 ;;
+        "ddnet-bridge --relay" | "ddnet-bridge --token-file" | "ddnet-bridge --state") return 0 ;;
         "review --limit" | "review --window-days" | "review --reviewer" | "review --note") return 0 ;;
         "serve --unix" | "serve --tcp" | "serve --control" | "serve --metrics" | \
             "serve --ready-file") return 0 ;;
@@ -227,7 +230,8 @@ _arbiter_candidates() {
             ;;
         # Event files, then the server's socket (or an ADDRESS:PORT typed by hand).
         send) _arbiter_files "$cur" arbev sock ;;
-        # The world folder, then the server's socket.
+        # The world folder (luanti) or the teehistorian folder or file (ddnet), then the
+        # server's socket.
         luanti-bridge)
             if ((positional == 0)); then
                 while IFS= read -r file; do COMPREPLY+=("$file"); done < <(compgen -d -- "$cur")
@@ -235,11 +239,12 @@ _arbiter_candidates() {
                 _arbiter_files "$cur" sock
             fi
             ;;
+        ddnet-bridge) _arbiter_files "$cur" teehistorian sock ;;
         check-plugin) ((positional == 0)) && _arbiter_files "$cur" so ;;
         simulate) ((positional == 0)) && _arbiter_files "$cur" arbev ;;
         import)
             case $positional in
-                0) _arbiter_files "$cur" csv jsonl ndjson ;;
+                0) _arbiter_files "$cur" csv jsonl ndjson demo teehistorian ;;
                 1) _arbiter_files "$cur" arbev ;;
             esac
             ;;

@@ -7,7 +7,9 @@
 // segments with the state of the match it was building (arbiter/bridge-state.json) and,
 // started again, makes the same batches from there. A batch it had already sent before the
 // state was saved goes again with the same sequence number, and the host drops it as
-// delivered. Segments wholly sent are deleted once the place past them is saved.
+// delivered. Segments wholly sent are deleted once the place past them is saved. The relay
+// side (connecting, sending, hearing, going back after a failure) is the one every bridge
+// shares, adapters/common/relay_feed.hpp; this is the Luanti source it reads from.
 #pragma once
 
 #include <atomic>
@@ -22,11 +24,8 @@
 #include <vector>
 
 #include "match_builder.hpp"
+#include "relay_feed.hpp"
 #include "segment_follower.hpp"
-
-namespace arbiter::host {
-class RelayClient;
-}
 
 namespace arbiter::luanti {
 
@@ -52,7 +51,7 @@ struct BridgeCounts {
     int64_t delay_sum_us = 0, delay_max_us = 0;
 };
 
-class Bridge {
+class Bridge final : private relay::FeedSource {
   public:
     explicit Bridge(BridgeOptions options);
     ~Bridge();
@@ -66,31 +65,27 @@ class Bridge {
     static std::filesystem::path flags_path(const std::filesystem::path& world);
 
   private:
-    // The place and match of the last saved state (or the start of the segments).
-    void load_state();
+    // The feed's source: the place and match of the last saved state (or the start of the
+    // segments), the batches of the next line, saving.
+    void restore() override;
+    bool next(std::vector<std::vector<uint8_t>>& batches) override;
+    void sent() override;
+    void idle() override;
+    void close() override { save_state(); }
+    void heard(const nlohmann::json& assessment, const std::string& before) override;
+
     void save_state();
-    bool connect(const std::atomic<bool>& stop);
-    void send(const std::vector<uint8_t>& batch);
     void time_step(int64_t server_t_us);
-    // Takes in what the host sent: assessments, errors, the sync's answer.
-    void take_replies();
-    void hear_assessment(const std::string& payload);
-    void hear_error(const std::string& payload);
-    // With `once`: a sync, and everything heard before its answer.
-    bool drain();
-    // Back to the last saved state after the connection failed: what was sent since goes
-    // again, and the host drops whatever of it it had.
-    void rewind();
     void flag(const std::string& player, const std::string& reasons);
     void report(const std::string& what) const;
 
     BridgeOptions options_;
-    std::unique_ptr<host::RelayClient> client_;
+    std::unique_ptr<relay::RelayFeed> feed_;
     std::unique_ptr<SegmentFollower> follower_;
     MatchBuilder builder_;
     SegmentPlace saved_place_;
     std::chrono::steady_clock::time_point saved_at_{};
-    std::map<std::string, std::string> actions_;  // "match/player" -> the last action heard
+    std::optional<int64_t> step_sent_t_us_;  // the server's clock of the step being sent
     // "match/player" of those already told to staff: saved, so that a restarted bridge does
     // not tell them again when the match's assessments come once more.
     std::set<std::string> flagged_;
