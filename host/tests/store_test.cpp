@@ -383,7 +383,8 @@ TEST_P(StoreTest, AStoreThatCannotBeWrittenIsRefusedAtStartOrStartedAndWrittenOn
 // bound are lost and counted rather than waited for, and once room is made the held ones
 // are written.
 TEST_P(StoreTest, AFullDiskLosesOnlyPastTheBoundAndIsWrittenOnceThereIsRoom) {
-    if (GetParam() != "sqlite") GTEST_SKIP() << "a disk the test can fill is SQLite's";
+    if (GetParam() != "sqlite")
+        GTEST_SKIP() << "PostgreSQL on a full disk: APostgresServerWhoseDiskFillsLosesOnlyPastTheBound";
     TempDir dir;
     const auto small = dir / "small";
     std::filesystem::create_directories(small);
@@ -420,6 +421,45 @@ TEST_P(StoreTest, AFullDiskLosesOnlyPastTheBoundAndIsWrittenOnceThereIsRoom) {
     sink.flush();
     EXPECT_EQ(sink.counters().committed, 51u);
     EXPECT_EQ(count(settings, "security_events"), 51);
+}
+
+// The same on PostgreSQL: a server of the test's own whose data lives on a small tmpfs,
+// filled up while the store runs. The server refuses to grow its tables (its write-ahead
+// log has room in the segment it had made), the records past the bound are lost and
+// counted, and once room is made the held ones are written.
+TEST_P(StoreTest, APostgresServerWhoseDiskFillsLosesOnlyPastTheBound) {
+    if (GetParam() != "postgresql") GTEST_SKIP() << "the SQLite case is the test above";
+    std::string why_not;
+    // 96 MiB: initdb's files and a WAL segment, with room to fill.
+    auto server = test::PostgresServer::start(why_not, 96);
+    ASSERT_TRUE(server) << why_not;
+    StoreSettings settings;
+    settings.postgres = server->conninfo();
+    settings.commit_interval_ms = 20;
+    settings.max_queued = 50;
+    StoreSink sink(settings, "s1", 0.3, 0.7);
+    sink.on_signal(flag("r", 1, 1, "a", 0.9));
+    sink.flush();
+    ASSERT_EQ(sink.counters().committed, 1u);
+    const auto filler_path = server->disk() / "filler";
+    {
+        std::ofstream filler(filler_path, std::ios::binary);
+        const std::string block(64 * 1024, 'x');
+        while (filler.write(block.data(), static_cast<std::streamsize>(block.size())) &&
+               filler.flush()) {
+        }
+    }
+    SignalRecord big = flag("r", 1, 2, "b", 0.9);
+    big.evidence_json = "{\"pad\":\"" + std::string(8 * 1024, 'p') + "\"}";
+    for (int i = 0; i < 200; ++i) sink.on_signal(big);
+    // Whatever the server still had room for in pages it had is written; of the rest, the
+    // store holds max_queued and counts the others lost.
+    const uint64_t lost = sink.counters().lost;
+    EXPECT_GE(lost, 100u) << "the disk was full, yet most records were taken";
+    std::filesystem::remove(filler_path);
+    sink.flush();
+    EXPECT_EQ(sink.counters().committed, 1u + 200u - lost);
+    EXPECT_EQ(count(settings, "security_events"), static_cast<int64_t>(1 + 200 - lost));
 }
 
 // Issue 39: the ledger was kept in memory only, so a server restarted took a match sent

@@ -1,9 +1,12 @@
 #include "support/postgres_server.hpp"
 
 #include <pwd.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 namespace arbiter::test {
@@ -30,7 +33,7 @@ std::string quoted(const std::string& text) {
 
 }  // namespace
 
-std::optional<PostgresServer> PostgresServer::start(std::string& why_not) {
+std::optional<PostgresServer> PostgresServer::start(std::string& why_not, size_t disk_mib) {
     PostgresServer server;
     server.bin_ = find_postgres_bin();
     if (server.bin_.empty()) {
@@ -65,7 +68,19 @@ std::optional<PostgresServer> PostgresServer::start(std::string& why_not) {
             return std::nullopt;
         }
     }
-    const std::string data = (server.root_ / "data").string();
+    if (disk_mib > 0) {
+        server.disk_ = server.root_ / "disk";
+        std::filesystem::create_directories(server.disk_);
+        const std::string options = "size=" + std::to_string(disk_mib) + "m,mode=1777";
+        if (::mount("tmpfs", server.disk_.c_str(), "tmpfs", 0, options.c_str()) != 0) {
+            why_not = "cannot mount a " + std::to_string(disk_mib) +
+                      " MiB tmpfs for the server's data (" + std::strerror(errno) +
+                      "): run as root for this test";
+            server.disk_.clear();
+            return std::nullopt;
+        }
+    }
+    const std::string data = (server.disk() / "data").string();
     if (!server.run(server.bin_.string() + "/initdb -D " + quoted(data) +
                         " -A trust -U arbiter --encoding=UTF8 --locale=C --no-sync >" +
                         quoted((server.root_ / "initdb.log").string()) + " 2>&1",
@@ -90,6 +105,7 @@ PostgresServer::PostgresServer(PostgresServer&& other) noexcept
     : bin_(std::move(other.bin_)),
       root_(std::move(other.root_)),
       as_user_(std::move(other.as_user_)),
+      disk_(std::move(other.disk_)),
       running_(other.running_) {
     other.root_.clear();
     other.running_ = false;
@@ -99,6 +115,7 @@ PostgresServer::~PostgresServer() {
     if (root_.empty()) return;
     std::string ignored;
     if (running_) stop(ignored);
+    if (!disk_.empty()) ::umount2(disk_.c_str(), MNT_DETACH);
     std::error_code error;
     std::filesystem::remove_all(root_, error);
 }
@@ -122,7 +139,7 @@ bool PostgresServer::run(const std::string& command, std::string& error) const {
 
 bool PostgresServer::stop(std::string& error) {
     running_ = false;
-    return run(bin_.string() + "/pg_ctl -D " + quoted((root_ / "data").string()) +
+    return run(bin_.string() + "/pg_ctl -D " + quoted((disk() / "data").string()) +
                    " -m immediate -w stop >/dev/null 2>&1",
                error);
 }
@@ -131,7 +148,7 @@ bool PostgresServer::start_again(std::string& error) {
     // The socket in the test's folder, no TCP, no fsync (a test's data need not survive
     // the machine).
     const std::string options = "-k " + root_.string() + " -c listen_addresses= -p 5432 -F";
-    if (!run(bin_.string() + "/pg_ctl -D " + quoted((root_ / "data").string()) + " -o " +
+    if (!run(bin_.string() + "/pg_ctl -D " + quoted((disk() / "data").string()) + " -o " +
                  quoted(options) + " -l " + quoted((root_ / "server.log").string()) +
                  " -w start >/dev/null 2>&1",
              error))

@@ -13,7 +13,9 @@ namespace arbiter::test {
 class PostgresServer {
   public:
     // Starts a server; nullopt with `why_not` set when it cannot (not installed, say).
-    static std::optional<PostgresServer> start(std::string& why_not);
+    // With `disk_mib`, its data lives on a tmpfs of that size that the test mounts (it needs
+    // root), so that a test can fill the server's disk: disk() is where to put a filler.
+    static std::optional<PostgresServer> start(std::string& why_not, size_t disk_mib = 0);
     PostgresServer(PostgresServer&& other) noexcept;
     PostgresServer& operator=(PostgresServer&&) = delete;
     ~PostgresServer();
@@ -25,6 +27,8 @@ class PostgresServer {
     bool restart(std::string& error);
     bool stop(std::string& error);
     bool start_again(std::string& error);
+    // The folder of the server's data: its own small disk when started with one.
+    std::filesystem::path disk() const { return disk_.empty() ? root_ : disk_; }
 
   private:
     PostgresServer() = default;
@@ -33,6 +37,7 @@ class PostgresServer {
     std::filesystem::path bin_;   // /usr/lib/postgresql/NN/bin
     std::filesystem::path root_;  // the test's folder: data/, the socket, the log
     std::string as_user_;         // "" = the test's own user
+    std::filesystem::path disk_;  // the tmpfs the data is on, when the test mounted one
     bool running_ = false;
 };
 
