@@ -268,9 +268,32 @@ bool read_ex_payload(ThRecord& record) {
     return in.ok() && in.at_end();
 }
 
+// The state a record leads to, kept apart until the whole record is sound. A record
+// changes the scalars and at most one seat: only those are copied (a whole state is 64
+// seats, and records come by the thousand a second).
+struct Next {
+    explicit Next(const ThState& from)
+        : base(from),
+          tick(base.tick),
+          last_player_cid(base.last_player_cid),
+          finished(base.finished) {}
+    ThState::Seat& seat_of(int32_t which) {
+        if (cid != which) {
+            cid = which;
+            seat = base.seats[static_cast<size_t>(which)];
+        }
+        return seat;
+    }
+    const ThState& base;
+    int32_t tick, last_player_cid;
+    bool finished;
+    int32_t cid = -1;  // the seat changed, if any
+    ThState::Seat seat;
+};
+
 // A position record begins the next tick when its client id is not above the one before
 // it in this tick (the writer's implicit ticks).
-void position_tick(ThState& state, int32_t cid) {
+void position_tick(Next& state, int32_t cid) {
     if (cid <= state.last_player_cid) ++state.tick;
     state.last_player_cid = cid;
 }
@@ -341,13 +364,13 @@ const ThUuid& th_uuid_of(ThEx ex) {
 
 std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t pos, uint64_t base,
                                         ThState& state, bool& need_more, std::string& problem,
-                                        ThState* previous) {
+                                        ThUndo* undo) {
     need_more = false;
     problem.clear();
     Cursor in(bytes, pos);
     ThRecord r;
     r.offset = base + pos;
-    ThState next = state;  // changed only when the whole record is sound
+    Next next(state);  // changed only when the whole record is sound
     const int32_t first = in.integer();
     if (in.ok() && first >= 0) {
         r.kind = ThKind::player_diff;
@@ -359,7 +382,7 @@ std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t p
         // The writer writes a position only when it changed.
         if (in.ok() && r.dx == 0 && r.dy == 0) in.fail("a position record that does not move");
         if (in.ok()) {
-            auto& seat = next.seats[static_cast<size_t>(r.cid)];
+            auto& seat = next.seat_of(r.cid);
             const int64_t x = int64_t{seat.x} + r.dx, y = int64_t{seat.y} + r.dy;
             if (x < std::numeric_limits<int32_t>::min() ||
                 x > std::numeric_limits<int32_t>::max() ||
@@ -396,7 +419,7 @@ std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t p
                 r.y = in.integer();
                 if (in.ok()) {
                     position_tick(next, r.cid);
-                    auto& seat = next.seats[static_cast<size_t>(r.cid)];
+                    auto& seat = next.seat_of(r.cid);
                     seat.alive = true;
                     seat.known = true;
                     seat.x = r.x;
@@ -409,7 +432,7 @@ std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t p
                 r.cid = client_id(in);
                 if (in.ok()) {
                     position_tick(next, r.cid);
-                    next.seats[static_cast<size_t>(r.cid)].alive = false;
+                    next.seat_of(r.cid).alive = false;
                 }
                 break;
             case kInputDiff:
@@ -421,7 +444,7 @@ std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t p
                 for (int i = 0; i < ThInput::kFields; ++i)
                     given.at(i) = in.integer();
                 if (!in.ok()) break;
-                auto& seat = next.seats[static_cast<size_t>(r.cid)];
+                auto& seat = next.seat_of(r.cid);
                 r.input_before = seat.input;
                 if (diff) {
                     // The writer writes a difference only when the input changed.
@@ -459,7 +482,7 @@ std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t p
                 r.text = in.string();
                 if (in.ok()) {
                     // The client's next connection starts with a whole input (INPUT_NEW).
-                    next.seats[static_cast<size_t>(r.cid)].has_input = false;
+                    next.seat_of(r.cid).has_input = false;
                 }
                 break;
             case kConsoleCommand: {
@@ -506,8 +529,18 @@ std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t p
     }
     r.tick = next.tick;
     r.end = base + in.pos();
-    std::swap(state, next);
-    if (previous) *previous = std::move(next);
+    if (undo) {
+        *undo = ThUndo{
+            .tick = state.tick,
+            .last_player_cid = state.last_player_cid,
+            .finished = state.finished,
+            .cid = next.cid,
+            .seat = next.cid >= 0 ? state.seats[static_cast<size_t>(next.cid)] : ThState::Seat{}};
+    }
+    state.tick = next.tick;
+    state.last_player_cid = next.last_player_cid;
+    state.finished = next.finished;
+    if (next.cid >= 0) state.seats[static_cast<size_t>(next.cid)] = next.seat;
     return r;
 }
 
@@ -579,11 +612,17 @@ ThStatus TeehistorianReader::read(std::span<const uint8_t> bytes, ThRecord& reco
     bool need_more = false;
     std::string problem;
     const int32_t tick_before = state_.tick;
-    if (auto r = parse_th_record(bytes, 0, offset_, state_, need_more, problem, &previous_)) {
+    ThUndo undo;
+    if (auto r = parse_th_record(bytes, 0, offset_, state_, need_more, problem, &undo)) {
         record = std::move(*r);
         if (record.tick != tick_before) {
             tick_start_offset_ = offset_;
-            tick_start_state_ = previous_;
+            // The state before this record: the one after it, with what it changed undone.
+            tick_start_state_ = state_;
+            tick_start_state_.tick = undo.tick;
+            tick_start_state_.last_player_cid = undo.last_player_cid;
+            tick_start_state_.finished = undo.finished;
+            if (undo.cid >= 0) tick_start_state_.seats[static_cast<size_t>(undo.cid)] = undo.seat;
         }
         offset_ = record.end;
         return ThStatus::record;

@@ -201,16 +201,24 @@ class TeehistorianReader {
     uint64_t skipped_bytes_ = 0;
     uint64_t tick_start_offset_ = 0;
     ThState tick_start_state_;
-    ThState previous_;  // the state before the last record (kept to spare an allocation)
+};
+
+// What one record changed in a state: enough to undo it (a record changes the scalars and
+// at most one seat).
+struct ThUndo {
+    int32_t tick = 0, last_player_cid = 0;
+    bool finished = false;
+    int32_t cid = -1;    // the seat it changed, if any
+    ThState::Seat seat;  // that seat before
 };
 
 // Reads one record at `pos` of `bytes` (the file's bytes from `base` on) against `state`,
-// which it advances (the state before goes to `previous`, when given). Returns nothing and sets
+// which it advances (what it changed goes to `undo`, when given). Returns nothing and sets
 // `need_more` when the bytes end inside the record, or nothing with `problem` set when the record
 // is not sound. Exposed for the reader's resynchronisation and its tests.
 std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t pos, uint64_t base,
                                         ThState& state, bool& need_more, std::string& problem,
-                                        ThState* previous = nullptr);
+                                        ThUndo* undo = nullptr);
 
 // The extra record a UUID names, or unknown.
 ThEx th_ex_of(const ThUuid& uuid);
