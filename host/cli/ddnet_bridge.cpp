@@ -1,11 +1,10 @@
 // `arbiter ddnet-bridge TEEHISTORIAN_DIR|FILE TARGET`: a DDNet server's teehistorian
 // followed live into a running `arbiter serve` (adapters/ddnet/src/teehistorian_bridge.hpp;
 // docs/games/ddnet.md).
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 
+#include "bridge_args.hpp"
 #include "commands.hpp"
 #include "teehistorian_bridge.hpp"
 
@@ -23,46 +22,24 @@ constexpr const char* kUsage =
     "       bridge.json beside a file); --once sends what is written, prints what the\n"
     "       server answers, and ends.\n";
 
-std::atomic<bool> stop_requested{false};
-
-extern "C" void request_ddnet_bridge_stop(int) {
-    stop_requested = true;
-}
-
 }  // namespace
 
 int run_ddnet_bridge(const std::vector<std::string>& args) {
+    int status = kExitOk;
+    const auto parsed =
+        parse_bridge_args(args, "ddnet-bridge", kUsage, {"--state"},
+                          "a teehistorian folder or file and a server to send to", status);
+    if (!parsed) return status;
     ddnet::DdnetBridgeOptions options;
-    std::optional<std::string> token_file;
-    std::vector<std::string> positional;
-    auto fail = [](const std::string& what) {
-        std::fprintf(stderr, "arbiter ddnet-bridge: %s\n%s", what.c_str(), kUsage);
-        return kExitUsage;
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (arg == "--once") {
-            options.once = true;
-        } else if (arg == "--json") {
-            options.json = true;
-        } else if (arg == "--quiet") {
-            options.quiet = true;
-        } else if (arg == "--relay" || arg == "--token-file" || arg == "--state") {
-            if (i + 1 == args.size()) return fail(arg + " needs a value");
-            const std::string& value = args[++i];
-            if (arg == "--relay") options.relay = value;
-            if (arg == "--token-file") token_file = value;
-            if (arg == "--state") options.state = value;
-        } else if (arg.starts_with("--")) {
-            return fail("unknown option " + arg);
-        } else {
-            positional.push_back(arg);
-        }
-    }
-    if (positional.size() != 2)
-        return fail("expected a teehistorian folder or file and a server to send to");
-    options.source = positional[0];
-    options.target = positional[1];
+    options.source = parsed->source;
+    options.target = parsed->target;
+    options.relay = parsed->relay;
+    options.token = parsed->token;
+    options.once = parsed->once;
+    options.json = parsed->json;
+    options.quiet = parsed->quiet;
+    if (const auto state = parsed->values.find("--state"); state != parsed->values.end())
+        options.state = state->second;
     std::error_code error;
     if (!std::filesystem::exists(options.source, error)) {
         std::fprintf(stderr,
@@ -71,18 +48,9 @@ int run_ddnet_bridge(const std::vector<std::string>& args) {
                      options.source.c_str());
         return kExitInput;
     }
-    if (options.relay.size() > 64) return fail("--relay takes at most 64 bytes");
-    if (!options.relay.empty() && options.relay.find('\0') != std::string::npos)
-        return fail("--relay must be text");
-    auto token = read_relay_token(token_file, "ddnet-bridge");
-    if (!token) return kExitInput;
-    options.token = *token;
 
-    std::signal(SIGTERM, request_ddnet_bridge_stop);
-    std::signal(SIGINT, request_ddnet_bridge_stop);
-    std::signal(SIGPIPE, SIG_IGN);
     ddnet::DdnetBridge bridge(options);
-    const int status = bridge.run(stop_requested);
+    status = bridge.run(stop_on_signals());
     const ddnet::DdnetBridgeCounts& counts = bridge.counts();
     if (!options.quiet)
         std::fprintf(stderr,

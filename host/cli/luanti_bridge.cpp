@@ -1,13 +1,10 @@
 // `arbiter luanti-bridge WORLD TARGET`: a Luanti world's Arbiter mod followed live into a
 // running `arbiter serve` (adapters/luanti/bridge/bridge.hpp; docs/games/luanti.md).
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 
-#include <fmt/format.h>
-
 #include "bridge.hpp"
+#include "bridge_args.hpp"
 #include "commands.hpp"
 
 namespace arbiter::cli {
@@ -20,42 +17,21 @@ constexpr const char* kUsage =
     "       WORLD is the Luanti world folder the arbiter mod writes into (arbiter/events/);\n"
     "       --once sends what is there, prints what the server answers, and ends.\n";
 
-std::atomic<bool> stop_requested{false};
-
-extern "C" void request_stop(int) {
-    stop_requested = true;
-}
-
 }  // namespace
 
 int run_luanti_bridge(const std::vector<std::string>& args) {
+    int status = kExitOk;
+    const auto parsed = parse_bridge_args(args, "luanti-bridge", kUsage, {},
+                                          "a world folder and a server to send to", status);
+    if (!parsed) return status;
     luanti::BridgeOptions options;
-    std::optional<std::string> token_file;
-    std::vector<std::string> positional;
-    auto fail = [](const std::string& what) {
-        std::fprintf(stderr, "arbiter luanti-bridge: %s\n%s", what.c_str(), kUsage);
-        return kExitUsage;
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (arg == "--once") {
-            options.once = true;
-        } else if (arg == "--json") {
-            options.json = true;
-        } else if (arg == "--quiet") {
-            options.quiet = true;
-        } else if (arg == "--relay" || arg == "--token-file") {
-            if (i + 1 == args.size()) return fail(arg + " needs a value");
-            (arg == "--relay" ? options.relay : token_file.emplace()) = args[++i];
-        } else if (arg.starts_with("--")) {
-            return fail("unknown option " + arg);
-        } else {
-            positional.push_back(arg);
-        }
-    }
-    if (positional.size() != 2) return fail("expected a world folder and a server to send to");
-    options.world = positional[0];
-    options.target = positional[1];
+    options.world = parsed->source;
+    options.target = parsed->target;
+    options.relay = parsed->relay;
+    options.token = parsed->token;
+    options.once = parsed->once;
+    options.json = parsed->json;
+    options.quiet = parsed->quiet;
     if (!std::filesystem::is_directory(options.world / "arbiter" / "events")) {
         std::fprintf(stderr,
                      "arbiter luanti-bridge: %s has no arbiter/events/ folder: is the arbiter "
@@ -63,16 +39,9 @@ int run_luanti_bridge(const std::vector<std::string>& args) {
                      options.world.c_str());
         return kExitInput;
     }
-    if (options.relay.size() > 64) return fail("--relay takes at most 64 bytes");
-    auto token = read_relay_token(token_file, "luanti-bridge");
-    if (!token) return kExitInput;
-    options.token = *token;
 
-    std::signal(SIGTERM, request_stop);
-    std::signal(SIGINT, request_stop);
-    std::signal(SIGPIPE, SIG_IGN);
     luanti::Bridge bridge(options);
-    const int status = bridge.run(stop_requested);
+    status = bridge.run(stop_on_signals());
     const luanti::BridgeCounts& counts = bridge.counts();
     if (!options.quiet)
         std::fprintf(stderr,

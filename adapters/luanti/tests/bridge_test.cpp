@@ -16,6 +16,7 @@
 #include "lines.hpp"
 #include "match_builder.hpp"
 #include "segment_follower.hpp"
+#include "support/cli.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -448,6 +449,43 @@ TEST_F(LuantiBridge, ASavedStateThatIsNotOneIsAClearError) {
     const std::atomic<bool> never{false};
     Bridge bridge(options());
     EXPECT_EQ(bridge.run(never), 2);
+}
+
+// ---- the command
+
+TEST(LuantiBridgeCommand, RefusesWhatItCannotRunWithTheReason) {
+    test::TempDir dir;
+    std::filesystem::create_directories(dir.path() / "world" / "arbiter" / "events");
+    const std::string world = (dir.path() / "world").string();
+    auto run = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), {ARBITER_EXE, "luanti-bridge"});
+        return test::run_command(args, dir.path());
+    };
+    auto result = run({world});
+    EXPECT_EQ(result.exit_status, 1) << result.err;
+    EXPECT_NE(result.err.find("expected a world folder and a server"), std::string::npos);
+    result = run({world, "x.sock", "--fast"});
+    EXPECT_EQ(result.exit_status, 1) << result.err;
+    EXPECT_NE(result.err.find("unknown option --fast"), std::string::npos);
+    result = run({world, "x.sock", "--relay"});
+    EXPECT_EQ(result.exit_status, 1) << result.err;
+    EXPECT_NE(result.err.find("--relay needs a value"), std::string::npos);
+    result = run({world, "x.sock", "--relay", std::string(65, 'r')});
+    EXPECT_EQ(result.exit_status, 1) << result.err;
+    EXPECT_NE(result.err.find("at most 64 bytes"), std::string::npos);
+    result = run({world, "x.sock", "--relay", "\xff\xfe"});
+    EXPECT_EQ(result.exit_status, 1) << result.err;
+    EXPECT_NE(result.err.find("--relay must be text"), std::string::npos);
+    // A world the mod never wrote into: said so, with what to check.
+    result = run({dir.path().string(), "x.sock"});
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_NE(result.err.find("has no arbiter/events/ folder"), std::string::npos);
+    result = run({world, "127.0.0.1:1", "--token-file", (dir.path() / "none").string()});
+    EXPECT_EQ(result.exit_status, 2) << result.err;
+    EXPECT_NE(result.err.find("cannot read a token"), std::string::npos);
+    // No server there: with --once, that is the answer (exit 2), not a wait.
+    result = run({world, (dir.path() / "nobody.sock").string(), "--once"});
+    EXPECT_EQ(result.exit_status, 2) << result.err;
 }
 
 }  // namespace
