@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "arbiter/host/progress.hpp"
+#include "arbiter/host/untrusted_text.hpp"
 #include "arbiter/tools/import.hpp"
 #include "arbiter/tools/parse.hpp"
 #include "arbiter/tools/simulate.hpp"
@@ -176,7 +177,7 @@ int run_teehistorian_import(const ImportCommand& command, host::Progress* progre
                                            : std::filesystem::path(command.in).stem().string();
     if (options.relay_id.empty()) options.relay_id = "import";
     // Relay names are at most 64 bytes (the serve protocol's hello); a file's UUID name is 36.
-    options.relay_id = options.relay_id.substr(0, 64);
+    options.relay_id = host::to_valid_utf8(options.relay_id, 64);
     options.progress = progress;
     ddnet::ThImportReport report;
     try {

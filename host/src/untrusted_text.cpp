@@ -147,6 +147,17 @@ std::string to_valid_utf8(std::string_view bytes) {
     return out;
 }
 
+std::string to_valid_utf8(std::string_view bytes, size_t max_bytes) {
+    std::string out = to_valid_utf8(bytes);
+    if (out.size() <= max_bytes) return out;
+    size_t cut = max_bytes;
+    // Back to the first byte of the character the bound falls in (continuation bytes are
+    // 10xxxxxx).
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out.resize(cut);
+    return out;
+}
+
 std::string escape_for_message(std::string_view bytes, size_t max_bytes) {
     std::string out;
     const size_t shown = std::min(bytes.size(), max_bytes);

@@ -74,3 +74,16 @@ TEST(ShowableName, ALongNameIsCutWithAMarkThatNoNameCanForge) {
 
 }  // namespace
 }  // namespace arbiter::host
+
+// A relay name made from a folder's name is cut to the hello's 64 bytes between two
+// characters: cut inside one, it would be invalid UTF-8 and every hello refused.
+TEST(ToValidUtf8, ACutToABoundFallsBetweenCharacters) {
+    const std::string name = std::string(63, 'a') + "\xC3\xA9";  // 'é' across byte 64
+    EXPECT_EQ(arbiter::host::to_valid_utf8(name, 64), std::string(63, 'a'));
+    EXPECT_EQ(arbiter::host::to_valid_utf8(name, 65), name);
+    EXPECT_EQ(arbiter::host::to_valid_utf8("\xE2\x82\xAC", 2), "");
+    EXPECT_EQ(arbiter::host::to_valid_utf8("ab\xff", 64), "ab\xEF\xBF\xBD");
+    // The replacement character counts in the bound too.
+    EXPECT_EQ(arbiter::host::to_valid_utf8("ab\xff", 4), "ab");
+    EXPECT_TRUE(arbiter::host::is_valid_utf8(arbiter::host::to_valid_utf8(name, 64)));
+}

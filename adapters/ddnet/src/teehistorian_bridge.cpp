@@ -37,7 +37,7 @@ std::string DdnetBridge::default_relay(const std::filesystem::path& source) {
     std::string name = folder.filename().string();
     if (name.empty()) name = "server";
     // Relay names are at most 64 bytes of UTF-8 (the serve protocol's hello).
-    return host::to_valid_utf8(("ddnet-" + name).substr(0, 64));
+    return host::to_valid_utf8("ddnet-" + name, 64);
 }
 
 DdnetBridge::DdnetBridge(DdnetBridgeOptions options)

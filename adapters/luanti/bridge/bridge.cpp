@@ -25,7 +25,7 @@ std::string default_relay(const std::filesystem::path& world) {
     std::string name = world.filename().string();
     if (name.empty()) name = world.parent_path().filename().string();
     // Relay names are at most 64 bytes of UTF-8 (the serve protocol's hello).
-    return host::to_valid_utf8(("luanti-" + name).substr(0, 64));
+    return host::to_valid_utf8("luanti-" + name, 64);
 }
 
 }  // namespace
@@ -68,15 +68,17 @@ void Bridge::restore() {
     }
     follower_ =
         std::make_unique<SegmentFollower>(options_.world / "arbiter" / "events", saved_place_);
+    boundary_place_ = saved_place_;
+    boundary_match_ = builder_.save();
     step_sent_t_us_.reset();
 }
 
 void Bridge::save_state() {
-    const SegmentPlace place = follower_->place();
+    const SegmentPlace place = boundary_place_;
     const json state{{"version", kStateVersion},
                      {"segment", place.segment},
                      {"offset", place.offset},
-                     {"match", builder_.save()},
+                     {"match", boundary_match_},
                      {"flagged", flagged_}};
     std::string problem;
     if (!relay::save_json_atomically(state_path(options_.world), state, problem)) {
@@ -129,7 +131,7 @@ void Bridge::flag(const std::string& player, const std::string& reasons) {
 
 void Bridge::idle() {
     if (std::chrono::steady_clock::now() - saved_at_ >= options_.save_every &&
-        follower_->place() != saved_place_)
+        boundary_place_ != saved_place_)
         save_state();
 }
 
@@ -138,29 +140,32 @@ void Bridge::sent() {
     step_sent_t_us_.reset();
 }
 
+void Bridge::refuse(const FollowedLine& line, const std::string& why) {
+    ++counts_.refused;
+    report(fmt::format("segment {} at byte {}: {}; skipped", line.at.segment, line.at.offset,
+                       why));
+}
+
 bool Bridge::next(std::vector<std::vector<uint8_t>>& batches) {
     std::optional<FollowedLine> followed = follower_->next();
     if (!followed) return false;
     ++counts_.lines;
-    const auto where =
-        fmt::format("segment {} at byte {}", followed->at.segment, followed->at.offset);
     if (!followed->problem.empty()) {
-        ++counts_.refused;
-        report(fmt::format("{}: {}; skipped", where, followed->problem));
-        return true;
+        refuse(*followed, followed->problem);
+    } else {
+        ParsedLine parsed = parse_line(followed->text);
+        if (const auto* problem = std::get_if<std::string>(&parsed)) {
+            refuse(*followed, *problem);
+        } else {
+            const Line& line = std::get<Line>(parsed);
+            if (auto refused = builder_.take(line, batches)) refuse(*followed, *refused);
+            if (line.kind == LineKind::step && !batches.empty()) step_sent_t_us_ = line.t_us;
+        }
     }
-    ParsedLine parsed = parse_line(followed->text);
-    if (const auto* problem = std::get_if<std::string>(&parsed)) {
-        ++counts_.refused;
-        report(fmt::format("{}: {}; skipped", where, *problem));
-        return true;
+    if (builder_.between_batches()) {
+        boundary_place_ = followed->after;
+        boundary_match_ = builder_.save();
     }
-    if (auto refused = builder_.take(std::get<Line>(parsed), batches)) {
-        ++counts_.refused;
-        report(fmt::format("{}: {}; skipped", where, *refused));
-    }
-    if (std::get<Line>(parsed).kind == LineKind::step && !batches.empty())
-        step_sent_t_us_ = std::get<Line>(parsed).t_us;
     return true;
 }
 

@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -78,12 +77,19 @@ class Bridge final : private relay::FeedSource {
     void time_step(int64_t server_t_us);
     void flag(const std::string& player, const std::string& reasons);
     void report(const std::string& what) const;
+    // A line not taken: counted, and said with its place.
+    void refuse(const FollowedLine& line, const std::string& why);
 
     BridgeOptions options_;
     std::unique_ptr<relay::RelayFeed> feed_;
     std::unique_ptr<SegmentFollower> follower_;
     MatchBuilder builder_;
     SegmentPlace saved_place_;
+    // The place after the last line that left no batch half made, with the match as it was
+    // there: what a save writes. A place inside a step would lose the step's earlier lines
+    // on a restart (the batch they were in is not saved).
+    SegmentPlace boundary_place_;
+    nlohmann::json boundary_match_;
     std::chrono::steady_clock::time_point saved_at_{};
     std::optional<int64_t> step_sent_t_us_;  // the server's clock of the step being sent
     // "match/player" of those already told to staff: saved, so that a restarted bridge does

@@ -133,7 +133,7 @@ LineKind kind_of(const std::string& name) {
 void read_body(Line& line, const Fields& f) {
     switch (line.kind) {
         case LineKind::start:
-            line.session = f.text("session", 128);
+            line.session = f.text_or("session", 128);
             line.game = f.text_or("game", 64);
             line.world = f.text_or("world", 256);
             line.version = f.text_or("version", 64);
@@ -192,7 +192,8 @@ void read_body(Line& line, const Fields& f) {
             line.at = f.vec("x", "y", "z");
             line.tool = f.text_or("tool", kMaxItemName);
             // Luanti's dig times are seconds; a day is past any tool.
-            if (line.kind == LineKind::dig) line.dig_time_s = f.number_or("time", 0, 0, 86400);
+            if (line.kind == LineKind::dig && f.find("time"))
+                line.dig_time_s = f.number("time", 0, 86400);
             return;
         case LineKind::punch:
             line.player = player_name(f, "p");

@@ -74,7 +74,7 @@ struct Line {
     // dig_start, dig, place: the node and where it is; dig: its time
     std::string node, tool;
     NodeVec at;
-    double dig_time_s = 0;
+    std::optional<double> dig_time_s;  // dig: none when the node is not diggable with it
     // punch
     std::string target;
     double range_m = 0, damage = 0;

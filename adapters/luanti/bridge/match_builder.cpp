@@ -180,10 +180,11 @@ void MatchBuilder::add_line_events(const Line& line, int64_t t_us, uint32_t play
                   build::Order{.kind = std::string(name_of(line.kind)),
                                .target = arbiter_axes(line.at)});
             // The time the server says this dig takes: LagPool charges it against the
-            // player's dig budget as the engine charges its dig pool.
-            if (line.kind == LineKind::dig)
+            // player's dig budget as the engine charges its dig pool. A dig the mod could
+            // not time states nothing (a time of 0 would make it free).
+            if (line.kind == LineKind::dig && line.dig_time_s)
                 b.add(t_us, tick_, player,
-                      build::Stat{.stat = "dig_time", .delta = line.dig_time_s});
+                      build::Stat{.stat = "dig_time", .delta = *line.dig_time_s});
             return;
         case LineKind::punch: {
             const Player& attacker = players_.find(line.player)->second;

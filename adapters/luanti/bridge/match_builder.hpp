@@ -31,6 +31,8 @@ class MatchBuilder {
     std::optional<std::string> take(const Line& line, std::vector<std::vector<uint8_t>>& batches);
 
     bool match_open() const { return open_; }
+    // No batch is half made: save() now holds everything the lines taken so far gave.
+    bool between_batches() const { return !batch_ || batch_->event_count() == 0; }
     uint64_t match_id() const { return match_id_; }
     const std::string& relay_id() const { return relay_id_; }
     // Lines whose time went back before the line ahead of them: taken at that line's time.

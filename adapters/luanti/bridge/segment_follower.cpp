@@ -1,7 +1,6 @@
 #include "segment_follower.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include <fmt/format.h>
 
@@ -64,30 +63,36 @@ bool SegmentFollower::open_current() {
     if (!file_) return false;
     file_.seekg(static_cast<std::streamoff>(place_.offset));
     carried_.clear();
+    taken_ = 0;
     skipping_ = false;
     file_open_ = true;
     return true;
 }
 
 std::optional<FollowedLine> SegmentFollower::next() {
-    std::array<char, 65536> buffer{};
+    if (buffer_.empty()) buffer_.resize(64 * 1024);
     bool looked_for_successor = false;
     for (;;) {
         if (!file_open_ && !open_current()) return std::nullopt;
-        if (const size_t newline = carried_.find('\n'); newline != std::string::npos) {
+        // The lines already handed out stay in carried_ until the next read, so that taking a
+        // line moves no bytes; what is left is moved down once a read.
+        if (const size_t newline = carried_.find('\n', taken_); newline != std::string::npos) {
+            const size_t length = newline - taken_;
             FollowedLine line;
             line.at = skipping_ ? skip_start_ : place_;
-            place_.offset += newline + 1;
+            place_.offset += length + 1;
             line.after = place_;
             if (skipping_) {
                 line.problem = fmt::format("the line is longer than {} bytes", kMaxLineBytes);
                 skipping_ = false;
             } else {
-                line.text = carried_.substr(0, newline);
+                line.text = carried_.substr(taken_, length);
             }
-            carried_.erase(0, newline + 1);
+            taken_ = newline + 1;
             return line;
         }
+        carried_.erase(0, taken_);
+        taken_ = 0;
         // Only a line shorter than the bound is held whole; the rest of a longer one is
         // dropped as it comes, so a hostile line costs no more memory than a good one.
         if (carried_.size() > kMaxLineBytes) {
@@ -96,10 +101,10 @@ std::optional<FollowedLine> SegmentFollower::next() {
             place_.offset += carried_.size();
             carried_.clear();
         }
-        file_.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+        file_.read(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
         const auto got = static_cast<size_t>(file_.gcount());
         if (got > 0) {
-            carried_.append(buffer.data(), got);
+            carried_.append(buffer_.data(), got);
             continue;
         }
         file_.clear();  // at the end: the mod may write more
@@ -109,9 +114,9 @@ std::optional<FollowedLine> SegmentFollower::next() {
         // The mod begins a segment only after it closed the one before, so this one is
         // whole once a read after seeing its successor finds nothing more.
         looked_for_successor = true;
-        file_.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+        file_.read(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
         if (const auto more = static_cast<size_t>(file_.gcount()); more > 0) {
-            carried_.append(buffer.data(), more);
+            carried_.append(buffer_.data(), more);
             file_.clear();
             looked_for_successor = false;
             continue;

@@ -48,7 +48,9 @@ class SegmentFollower {
     SegmentPlace place_;
     std::ifstream file_;
     bool file_open_ = false;
-    std::string carried_;  // bytes read past place_ that end in no newline yet
+    std::string carried_;  // bytes read: lines handed out, then the rest, from place_
+    size_t taken_ = 0;     // the bytes of carried_ already handed out as lines
+    std::vector<char> buffer_;  // one read's bytes (64 KiB, made at the first read)
     bool skipping_ = false;  // inside a line too long to keep: dropped up to its newline
     SegmentPlace skip_start_;
 };

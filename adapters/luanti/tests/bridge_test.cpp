@@ -86,7 +86,7 @@ TEST(LuantiLines, EveryKindTheModWritesIsRead) {
                       R"("t":12177381060.0,"time":0.69999998807907104,"tool":"default:dirt",)"
                       R"("x":-190.0,"y":12.0,"z":194.0})");
     EXPECT_EQ(dig.kind, LineKind::dig);
-    EXPECT_NEAR(dig.dig_time_s, 0.7, 1e-6);
+    EXPECT_NEAR(dig.dig_time_s.value_or(-1), 0.7, 1e-6);
     EXPECT_EQ(dig.node, "default:dirt_with_snow");
     EXPECT_EQ(parsed(R"({"k":"dig_start","node":"default:dirt","p":"a","t":1,"tool":"",)"
                      R"("x":1,"y":2,"z":3})")
@@ -429,6 +429,31 @@ TEST_F(LuantiBridge, AStoppedBridgeGoesOnWhereItStoppedAndSendsNothingTwice) {
     EXPECT_FALSE(std::getline(flags, flag)) << "bob walks slowly and digs nothing";
     // Segments wholly sent are gone; the last is kept (the mod may still write to it).
     EXPECT_TRUE(std::filesystem::exists(events() / "0000000001.jsonl"));
+}
+
+// The place a bridge saves is never inside a step: a bridge that stopped there (its lines
+// ran out halfway through step 133) starts again at the step's first line, from the state
+// it saved itself, and the host hears every step once.
+TEST_F(LuantiBridge, AStateSavedHalfwayThroughAStepGoesBackToTheStepsStart) {
+    const auto lines = a_run(300);
+    const std::atomic<bool> never{false};
+    write_lines(lines, 0, 400);  // steps 1 to 132 whole, then bob's position of step 133
+    {
+        Bridge bridge(options());
+        EXPECT_EQ(bridge.run(never), 0);
+        EXPECT_EQ(bridge.counts().batches, 132u);
+    }
+    size_t step_132_ends = 0;
+    for (size_t i = 0; i < 399; ++i) step_132_ends += lines[i].size() + 1;
+    const json saved = json::parse(std::ifstream(Bridge::state_path(world())));
+    EXPECT_EQ(saved["offset"], step_132_ends) << "the place saved is inside step 133";
+
+    write_lines(lines, 400, lines.size());
+    write_lines({R"({"k":"end","t":99000000,"reason":"shutdown"})"}, 0, 1);
+    Bridge again(options());
+    EXPECT_EQ(again.run(never), 0);
+    EXPECT_EQ(again.counts().already_delivered, 0u);
+    EXPECT_EQ(again.counts().batches, 168u + 1u) << "steps 133 to 300, and the end";
 }
 
 TEST_F(LuantiBridge, ABadLineIsReportedByItsPlaceAndTheRestIsSent) {

@@ -80,6 +80,9 @@ def main():
     parser.add_argument("--honest", type=int, default=2)
     parser.add_argument("--no-cheats", action="store_true")
     parser.add_argument("--config", help="another server_config.toml than samples/luanti's")
+    parser.add_argument("--lose-steps", action="store_true",
+                        help="start the bridge halfway, with segments so small that the mod "
+                             "drops steps before it comes, and the last client joining then")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()
 
@@ -110,7 +113,11 @@ def main():
         # Everyone is staff here, so that a flag's chat line has somebody to reach.
         "disallow_empty_password = false", "default_privs = interact, shout, arbiter_staff",
         "enable_damage = true", f"port = {port}", f"arbiter_cheats.roles = {roles}",
-        "debug_log_level = action", ""]))
+        "debug_log_level = action"] +
+        # Two segments of 8 KiB fill in a few seconds: the mod drops steps until the bridge,
+        # started halfway, deletes what it has sent.
+        (["arbiter.segment_bytes = 8192", "arbiter.max_segments = 2"] if args.lose_steps else []) +
+        [""]))
 
     # The profile, with the bundled plugins found beside this build's arbiter.
     config = os.path.join(work, "server_config.toml")
@@ -154,11 +161,16 @@ def main():
             fail("minetestserver did not start with the arbiter mod: " +
                  open(os.path.join(work, "server.log")).read()[-2000:])
         assessments_path = os.path.join(work, "assessments.jsonl")
-        bridge = start("bridge", [arbiter, "luanti-bridge", world, sock, "--json"],
-                       stdout=open(assessments_path, "w"))
 
+        def start_bridge():
+            return start("bridge", [arbiter, "luanti-bridge", world, sock, "--json"],
+                         stdout=open(assessments_path, "w"))
+
+        bridge = None if args.lose_steps else start_bridge()
         clients = {}
-        for name, role in players.items():
+        for index, (name, role) in enumerate(players.items()):
+            if args.lose_steps and index == len(players) - 1:
+                time.sleep(10.0)  # this one joins while the mod drops steps
             conf = os.path.join(work, f"client-{name}.conf")
             client_conf(conf, role)
             clients[name] = start(f"client-{name}", [
@@ -178,7 +190,11 @@ def main():
         started = time.time()
         bridge_rss = []
         while time.time() - started < args.seconds:
-            if len(bridge_rss) == 0 and time.time() - started >= 5:
+            if bridge is None and time.time() - started >= args.seconds / 2:
+                bridge = start_bridge()
+                bridge_started = time.time()
+            if bridge is not None and len(bridge_rss) == 0 and time.time() - (
+                    bridge_started if args.lose_steps else started) >= 5:
                 bridge_rss.append(rss_kib(bridge))
             for name, p in clients.items():
                 if p.poll() is not None:
@@ -224,6 +240,15 @@ def main():
                   f"{cost.group(3)} us of server time per player-step")
         print(f"{'player':<10} {'plays':<8} {'Arbiter':<14} {'checks':<48} engine's own reports")
         problems = []
+        if args.lose_steps:
+            # The steps the mod dropped are a gap the assessments carry; the player who
+            # joined in it is told again (join and allowance), so no line of it is refused.
+            lost = [a["account_id"] for a in final.values() if a.get("lost_input")]
+            print(f"input lost, on the assessments of: {', '.join(sorted(lost)) or 'nobody'}")
+            if not lost:
+                problems.append("the mod dropped steps, yet no assessment says input was lost")
+            if not lines_sent or lines_sent.group(2) != "0":
+                problems.append("the bridge refused lines after the steps the mod dropped")
         for name, role in players.items():
             a = final.get(name)
             if a is None:

@@ -51,14 +51,25 @@ local function exists(path)
 	return false
 end
 
--- Carry on after the last segment a previous run wrote (a new segment: the old one may end
--- in the middle of a line if the server died while writing it; the bridge skips that line).
-local segment_index = storage:get_int("segment_index") + 1
+-- A run begins a new segment: the old one may end in the middle of a line if the server
+-- died while writing it (the bridge reports that line and skips it).
+-- Carry on after the last segment a previous run wrote, by the storage and by the disk
+-- both: mod storage is saved now and then, so after a crash it may be behind the files (and
+-- a new run must never append to an old run's segment).
+local segment_index = storage:get_int("segment_index")
+for _, file in ipairs(minetest.get_dir_list(events_dir, false) or {}) do
+	local number = tonumber(file:match("^(%d+)%.jsonl$"))
+	if number and number > segment_index then segment_index = number end
+end
+segment_index = segment_index + 1
 storage:set_int("segment_index", segment_index)
 local oldest_owed = segment_index
 for i = segment_index - 1, math.max(1, segment_index - max_segments - 1), -1 do
 	if exists(segment_path(i)) then oldest_owed = i else break end
 end
+
+-- Per player: what was last reported, so that only changes are written.
+local players = {}  -- name -> { allowance = line, server_move = bool, items = {}, ... }
 
 local out = io.open(segment_path(segment_index), "ab")
 local written = 0
@@ -89,6 +100,19 @@ local function json(value)
 	return minetest.write_json(value)
 end
 
+-- A step that cannot be written is counted, for the `lost` line. Its lines may have told
+-- of a join or an allowance that is never told again, so every player's join and allowance
+-- are written anew with the first step that is written.
+local function drop_step(now)
+	lost_steps = lost_steps + 1
+	lost_from_us = lost_from_us or now
+	pending = {}
+	for _, state in pairs(players) do
+		state.allowance = nil
+		state.rejoin = true
+	end
+end
+
 -- Writes the step's lines; a step is never split across segments, so the bridge cuts its
 -- batches at step lines whatever it finds on disk.
 local function write_step(now)
@@ -97,15 +121,13 @@ local function write_step(now)
 		if room_for_another_segment() then
 			next_segment()
 		else
-			lost_steps = lost_steps + 1
-			lost_from_us = lost_from_us or now
-			pending = {}
+			drop_step(now)
 			return
 		end
 	end
 	if not out then
 		minetest.log("error", "[arbiter] cannot write " .. segment_path(segment_index))
-		pending = {}
+		drop_step(now)
 		return
 	end
 	if lost_steps > 0 then
@@ -156,9 +178,6 @@ function arbiter.dig_time_of(digger, node)
 end
 
 ---------------------------------------------------------------------------------------------
--- Per player: what was last reported, so that only changes are written.
-
-local players = {}  -- name -> { allowance = line, server_move = bool, items = {}, ... }
 
 local function fmt(x)
 	return string.format("%.4f", x)
@@ -175,16 +194,17 @@ end
 -- slabs, snow, fences) in the cells under or beside the player's feet counts, as do
 -- liquids and ladders at the body. Unloaded nodes count too: nothing is known there, and a
 -- false "unsupported" would read as flying.
+local feet_heights, footprint, body_heights = { -0.1, 0.4 }, { -0.35, 0.35 }, { 0.2, 1.0 }
 local function supported(pos)
-	for _, dy in ipairs({ -0.1, 0.4 }) do
-		for _, dx in ipairs({ -0.35, 0.35 }) do
-			for _, dz in ipairs({ -0.35, 0.35 }) do
+	for _, dy in ipairs(feet_heights) do
+		for _, dx in ipairs(footprint) do
+			for _, dz in ipairs(footprint) do
 				local def = node_def_at(pos.x + dx, pos.y + dy, pos.z + dz)
 				if def == nil or def.walkable ~= false then return true end
 			end
 		end
 	end
-	for _, dy in ipairs({ 0.2, 1.0 }) do
+	for _, dy in ipairs(body_heights) do
 		local def = node_def_at(pos.x, pos.y + dy, pos.z)
 		if def == nil or def.climbable or (def.liquidtype and def.liquidtype ~= "none") then
 			return true
@@ -201,8 +221,9 @@ local full_cube = {
 -- The full solid node the player's body is in, if any: feet or head inside one is more than
 -- collision allows. Slabs, stairs and other shapes are left out (a player stands inside
 -- their node's cell).
+local body_points = { 0.3, 1.4 }
 local function inside_node(pos)
-	for _, dy in ipairs({ 0.3, 1.4 }) do
+	for _, dy in ipairs(body_points) do
 		local def, name = node_def_at(pos.x, pos.y + dy, pos.z)
 		if def and def.walkable ~= false and full_cube[def.drawtype or "normal"]
 				and def.collision_box == nil and def.node_box == nil then
@@ -223,18 +244,30 @@ local function controls_of(player)
 	return bits
 end
 
+-- The allowance is looked at when something may have changed it (a privilege granted or
+-- revoked, physics or attachment set: the wrappers below mark the player), and once a second
+-- besides, for whatever changes it some other way: not every step, since reading a
+-- player's privileges goes to the auth handler.
+local allowance_interval = 1.0
+
 local function report_allowance(player, state, now)
+	state.allowance_due = allowance_interval
+	state.allowance_dirty = false
 	local a = arbiter.allowance_of(player)
-	local line = string.format(
-		'{"k":"allow","t":%d,"p":"%s","speed":%s,"jump":%s,"gravity":%s,"fast":%s,"fly":%s,"noclip":%s,"attached":%s}',
-		now, state.name, fmt(a.speed), fmt(a.jump), fmt(a.gravity), tostring(a.fast),
+	local body = string.format(
+		'"p":"%s","speed":%s,"jump":%s,"gravity":%s,"fast":%s,"fly":%s,"noclip":%s,"attached":%s}',
+		state.name, fmt(a.speed), fmt(a.jump), fmt(a.gravity), tostring(a.fast),
 		tostring(a.fly), tostring(a.noclip), tostring(a.attached))
-	-- Compared without the time: only a change is written.
-	local key = line:gsub('"t":%d+,', "")
-	if key ~= state.allowance then
-		state.allowance = key
-		emit(line)
+	-- Only a change is written.
+	if body ~= state.allowance then
+		state.allowance = body
+		emit(string.format('{"k":"allow","t":%d,', now) .. body)
 	end
+end
+
+local function mark_allowance(name)
+	local state = players[name]
+	if state then state.allowance_dirty = true end
 end
 
 local function report_position(player, state, now)
@@ -309,36 +342,67 @@ local function mark_server_move(object)
 	end
 end
 
+local function mark_allowance_of(object)
+	if object and object.is_player and object:is_player() then
+		mark_allowance(object:get_player_name())
+	end
+end
+
 -- Every position the server sets itself goes through set_pos or move_to on the player's
--- object: wrapped once, on the first join (the metatable is shared by every player).
+-- object, and every change of physics or attachment through set_physics_override,
+-- set_attach or set_detach: wrapped once, on the first join (the metatable is shared by
+-- every player).
 local wrapped = false
-local function wrap_server_moves(player)
+local function wrap_player_methods(player)
 	if wrapped then return end
 	wrapped = true
 	local mt = getmetatable(player)
 	local methods = mt and (mt.__index or mt)
 	if type(methods) ~= "table" then return end
-	for _, method in ipairs({ "set_pos", "move_to" }) do
+	local marks = {
+		set_pos = mark_server_move, move_to = mark_server_move,
+		set_physics_override = mark_allowance_of, set_attach = mark_allowance_of,
+		set_detach = mark_allowance_of,
+	}
+	for method, mark in pairs(marks) do
 		local original = methods[method]
 		if original then
 			methods[method] = function(self, ...)
-				mark_server_move(self)
+				mark(self)
 				return original(self, ...)
 			end
 		end
 	end
 end
 
+-- Privileges: /grant and /revoke run these callbacks; a mod that calls set_player_privs
+-- does not, so that is wrapped too.
+minetest.register_on_priv_grant(function(name) mark_allowance(name) end)
+minetest.register_on_priv_revoke(function(name) mark_allowance(name) end)
+local set_player_privs = minetest.set_player_privs
+function minetest.set_player_privs(name, ...)
+	local result = set_player_privs(name, ...)
+	mark_allowance(name)
+	return result
+end
+
+local function report_join(state, now, reconnect)
+	emit(json({ k = "join", t = now, p = state.name, addr = state.address_hash,
+		proto = state.protocol, lang = state.lang, reconnect = reconnect }))
+end
+
 minetest.register_on_joinplayer(function(player, last_login)
-	wrap_server_moves(player)
+	wrap_player_methods(player)
 	local name = player:get_player_name()
 	local now = minetest.get_us_time()
 	local info = minetest.get_player_information(name) or {}
-	local hash = minetest.sha1(salt .. (info.address or "")):sub(1, 16)
-	local state = { name = name, server_move = true, items = item_counts(player), inventory_due = 0 }
+	local state = {
+		name = name, server_move = true, items = item_counts(player), inventory_due = 0,
+		address_hash = minetest.sha1(salt .. (info.address or "")):sub(1, 16),
+		protocol = info.protocol_version or 0, lang = info.lang_code or "",
+	}
 	players[name] = state
-	emit(json({ k = "join", t = now, p = name, addr = hash, proto = info.protocol_version or 0,
-		lang = info.lang_code or "", reconnect = last_login ~= nil }))
+	report_join(state, now, last_login ~= nil)
 	report_allowance(player, state, now)
 end)
 
@@ -360,7 +424,8 @@ minetest.register_on_dignode(function(pos, oldnode, digger)
 	emit(json({ k = "dig", t = minetest.get_us_time(), p = digger:get_player_name(),
 		node = oldnode.name, x = pos.x, y = pos.y, z = pos.z,
 		tool = digger:get_wielded_item():get_name(),
-		time = arbiter.dig_time_of(digger, oldnode) or 0 }))
+		-- Left out when the server cannot time it: a time of 0 would make the dig free.
+		time = arbiter.dig_time_of(digger, oldnode) }))
 end)
 
 minetest.register_on_placenode(function(pos, newnode, placer)
@@ -460,7 +525,16 @@ minetest.register_globalstep(function(dtime)
 	for _, player in ipairs(connected) do
 		local state = players[player:get_player_name()]
 		if state then
-			report_allowance(player, state, now)
+			-- After steps that could not be written (drop_step), the player's join and
+			-- allowance go again: the bridge may never have had them.
+			if state.rejoin then
+				report_join(state, now, true)
+				state.rejoin = false
+			end
+			state.allowance_due = (state.allowance_due or 0) - dtime
+			if state.allowance == nil or state.allowance_dirty or state.allowance_due <= 0 then
+				report_allowance(player, state, now)
+			end
 			report_position(player, state, now)
 			state.inventory_due = state.inventory_due - dtime
 			if state.inventory_due <= 0 then

@@ -10,7 +10,13 @@ std::optional<std::string> json_string_member(std::span<const uint8_t> data, std
     const auto it = json.find(key);
     if (it == json.end() || !it->is_string()) return std::nullopt;
     std::string value = it->get<std::string>();
-    if (value.size() > kLongestName) value.resize(kLongestName);
+    if (value.size() > kLongestName) {
+        // Cut between two characters: a cut inside one is invalid UTF-8, and the host would
+        // drop the evidence that holds it.
+        size_t cut = kLongestName;
+        while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
+        value.resize(cut);
+    }
     return value;
 }
 

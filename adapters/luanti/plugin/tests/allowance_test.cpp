@@ -71,3 +71,25 @@ TEST(Allowance, AnythingElseIsAProblemThatSaysWhat) {
 }
 
 }  // namespace
+
+#include "extension_data.hpp"
+
+namespace {
+
+std::vector<uint8_t> bytes_of(const std::string& text) {
+    return {text.begin(), text.end()};
+}
+
+// A node name longer than the plugin keeps is cut between two characters, never inside one
+// (the host drops evidence that is not UTF-8).
+TEST(ExtensionData, ALongNameIsCutBetweenCharacters) {
+    const std::string name = std::string(arbiter::luanti::kLongestName - 1, 'n') + "\xC3\xA9x";
+    const auto kept =
+        arbiter::luanti::json_string_member(bytes_of("{\"node\":\"" + name + "\"}"), "node");
+    ASSERT_TRUE(kept.has_value());
+    EXPECT_EQ(*kept, std::string(arbiter::luanti::kLongestName - 1, 'n'));
+    EXPECT_FALSE(arbiter::luanti::json_string_member(bytes_of("[1]"), "node").has_value());
+    EXPECT_FALSE(arbiter::luanti::json_string_member(bytes_of("{\"node\":1}"), "node").has_value());
+}
+
+}  // namespace

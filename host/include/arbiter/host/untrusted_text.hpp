@@ -25,6 +25,10 @@ inline bool is_valid_utf8(std::string_view text) {
 // `bytes` with each byte that is not part of well-formed UTF-8 replaced by U+FFFD, for
 // text from an operator's file that must become an event string (which ingest checks).
 std::string to_valid_utf8(std::string_view bytes);
+// The same, then cut to at most `max_bytes` between two characters (never inside one, which
+// would make it invalid again): a name made from a file's or a folder's name that must fit
+// a bound, such as a relay's 64 bytes.
+std::string to_valid_utf8(std::string_view bytes, size_t max_bytes);
 
 // `bytes` fit for a log line or an error reply: printable ASCII and well-formed UTF-8
 // characters as they are; control characters, backslashes and bytes that are not UTF-8
