@@ -1,5 +1,6 @@
 #include "relay_feed.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -170,7 +171,11 @@ bool save_json_atomically(const std::filesystem::path& path, const json& value,
 std::optional<json> load_json_state(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return std::nullopt;
-    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    // At most one byte past the bound is read: a state file replaced by something huge (or
+    // by /dev/zero) is refused by its size, not read whole first.
+    std::string text(kMaxStateBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
     host::UntrustedJson saved = host::parse_untrusted_json(text, kMaxStateBytes);
     if (!saved.ok()) throw std::runtime_error(fmt::format("{}: {}", path.string(), saved.problem));
     return std::move(saved.value);

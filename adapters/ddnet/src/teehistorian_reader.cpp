@@ -292,9 +292,16 @@ struct Next {
 };
 
 // A position record begins the next tick when its client id is not above the one before
-// it in this tick (the writer's implicit ticks).
-void position_tick(Next& state, int32_t cid) {
-    if (cid <= state.last_player_cid) ++state.tick;
+// it in this tick (the writer's implicit ticks). A tick past kThMaxTick is damage: the tick
+// is an int32_t, and the match builder reads a negative one as "no tick yet".
+void position_tick(Next& state, int32_t cid, Cursor& in) {
+    if (cid <= state.last_player_cid) {
+        if (state.tick >= kThMaxTick) {
+            in.fail("a tick past the last one a file can hold");
+            return;
+        }
+        ++state.tick;
+    }
     state.last_player_cid = cid;
 }
 
@@ -389,7 +396,7 @@ std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t p
                 y < std::numeric_limits<int32_t>::min() || y > std::numeric_limits<int32_t>::max())
                 in.fail("a position past the range of the format");
             else {
-                position_tick(next, r.cid);
+                position_tick(next, r.cid, in);
                 seat.x = static_cast<int32_t>(x);
                 seat.y = static_cast<int32_t>(y);
                 seat.alive = true;
@@ -407,6 +414,8 @@ std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t p
             case kTickSkip:
                 r.kind = ThKind::tick_skip;
                 r.dt = in.in_range(0, kThMaxTickSkip, "tick skip");
+                if (in.ok() && next.tick > kThMaxTick - r.dt - 1)
+                    in.fail("a tick skip past the last tick a file can hold");
                 if (in.ok()) {
                     next.tick += r.dt + 1;
                     next.last_player_cid = -1;
@@ -418,7 +427,7 @@ std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t p
                 r.x = in.integer();
                 r.y = in.integer();
                 if (in.ok()) {
-                    position_tick(next, r.cid);
+                    position_tick(next, r.cid, in);
                     auto& seat = next.seat_of(r.cid);
                     seat.alive = true;
                     seat.known = true;
@@ -431,7 +440,7 @@ std::optional<ThRecord> parse_th_record(std::span<const uint8_t> bytes, size_t p
                 r.kind = ThKind::player_old;
                 r.cid = client_id(in);
                 if (in.ok()) {
-                    position_tick(next, r.cid);
+                    position_tick(next, r.cid, in);
                     next.seat_of(r.cid).alive = false;
                 }
                 break;

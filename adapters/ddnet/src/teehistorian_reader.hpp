@@ -39,6 +39,9 @@ inline constexpr int32_t kThMaxExBytes = 1 << 20;
 inline constexpr size_t kThMaxStringBytes = 64 * 1024;
 inline constexpr int32_t kThMaxArguments = 64;
 inline constexpr int32_t kThMaxTickSkip = 50 * 86400 * 365;  // a year of ticks
+// The last tick a file may reach (as a demo's, demo_reader.cpp): two tick skips of a year
+// each would otherwise pass an int32_t.
+inline constexpr int32_t kThMaxTick = 0x6fffffff;
 
 using ThUuid = std::array<uint8_t, 16>;
 

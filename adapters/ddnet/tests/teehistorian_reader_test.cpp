@@ -452,6 +452,25 @@ std::vector<BadRecord> bad_records() {
     };
 }
 
+// Two tick skips of a year each would pass an int32_t: the second is damage, reported at
+// its offset, and no record's tick is negative.
+TEST(TeehistorianReader, ATickSkipPastTheLastTickIsDamage) {
+    ThWriter w;
+    w.begin_tick(1);
+    w.player(0, 10, 10);
+    auto bytes = w.bytes();
+    const auto year = ints({-2, kThMaxTickSkip});
+    bytes.insert(bytes.end(), year.begin(), year.end());
+    const size_t second = bytes.size();
+    bytes.insert(bytes.end(), year.begin(), year.end());
+    const auto file = read_all(bytes, true);
+    ASSERT_FALSE(file.problems.empty());
+    EXPECT_EQ(file.problems[0].offset, second);
+    EXPECT_NE(file.problems[0].what.find("past the last tick"), std::string::npos)
+        << file.problems[0].what;
+    for (const auto& record : file.records) EXPECT_GE(record.tick, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Each, BadRecords, ::testing::ValuesIn(bad_records()),
                          [](const auto& each) {
                              std::string name;

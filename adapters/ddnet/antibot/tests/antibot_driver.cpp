@@ -156,8 +156,11 @@ int main(int argc, char** argv) {
     // message was readable): said by the module's own dump line.
     const bool accepted = after_abuse.find("(0 refused)") != std::string::npos;
     const bool matched = after_play.find("(0 inputs taken by aim alone)") != std::string::npos;
-    const bool flowed = after_play.find(" 0 orders") == std::string::npos &&
-                        after_play.find(" 0 positions") == std::string::npos;
+    // "N events (P positions, O orders)": both counts must be above 0.
+    std::smatch counts;
+    const bool flowed =
+        std::regex_search(after_play, counts, std::regex(R"(\((\d+) positions, (\d+) orders\))")) &&
+        std::stoull(counts[1].str()) > 0 && std::stoull(counts[2].str()) > 0;
     std::printf("batches all accepted: %s; inputs all matched: %s; events flowed: %s\n",
                 accepted ? "yes" : "NO", matched ? "yes" : "NO", flowed ? "yes" : "NO");
     if (!accepted || !matched || !flowed) ++failures;
