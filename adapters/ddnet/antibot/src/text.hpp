@@ -13,8 +13,8 @@ namespace arbiter::ddnet::antibot {
 // The text at `text` up to its NUL or `max_bytes`, whichever comes first; "" for NULL.
 std::string bounded_c_string(const char* text, size_t max_bytes);
 
-// `bytes` with every byte that is not part of a valid UTF-8 sequence (and every control
-// character) replaced by '?'.
+// `bytes` as host::to_valid_utf8 cleans it (U+FFFD for each byte that is not UTF-8, as the
+// teehistorian and demo imports do), with every control character replaced by '?'.
 std::string to_valid_utf8(std::string_view bytes);
 
 }  // namespace arbiter::ddnet::antibot
