@@ -83,6 +83,9 @@ def main():
     parser.add_argument("--lose-steps", action="store_true",
                         help="start the bridge halfway, with segments so small that the mod "
                              "drops steps before it comes, and the last client joining then")
+    parser.add_argument("--seed", type=int, default=20261128,
+                        help="the world's map seed: fixed, so that a failure can be run again "
+                             "on the same ground")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()
 
@@ -112,7 +115,7 @@ def main():
         "bind_address = 127.0.0.1", "ipv6_server = false", "server_announce = false",
         # Everyone is staff here, so that a flag's chat line has somebody to reach.
         "disallow_empty_password = false", "default_privs = interact, shout, arbiter_staff",
-        "enable_damage = true", f"port = {port}", f"arbiter_cheats.roles = {roles}",
+        "enable_damage = true", f"fixed_map_seed = {args.seed}", f"port = {port}", f"arbiter_cheats.roles = {roles}",
         "debug_log_level = action"] +
         # Two segments of 8 KiB fill in a few seconds: the mod drops steps until the bridge,
         # started halfway, deletes what it has sent.

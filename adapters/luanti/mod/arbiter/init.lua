@@ -70,6 +70,8 @@ end
 
 -- Per player: what was last reported, so that only changes are written.
 local players = {}  -- name -> { allowance = line, server_move = bool, items = {}, ... }
+local left_this_step = {}  -- name -> state of a player who left since the last step
+local join_line, allowance_line  -- a player's lines, defined with the reports below
 
 local out = io.open(segment_path(segment_index), "ab")
 local written = 0
@@ -100,22 +102,17 @@ local function json(value)
 	return minetest.write_json(value)
 end
 
--- A step that cannot be written is counted, for the `lost` line. Its lines may have told
--- of a join or an allowance that is never told again, so every player's join and allowance
--- are written anew with the first step that is written.
+-- A step that cannot be written is counted, for the `lost` line that goes ahead of the
+-- next step written.
 local function drop_step(now)
 	lost_steps = lost_steps + 1
 	lost_from_us = lost_from_us or now
 	pending = {}
-	for _, state in pairs(players) do
-		state.allowance = nil
-		state.rejoin = true
-	end
 end
 
 -- Writes the step's lines; a step is never split across segments, so the bridge cuts its
 -- batches at step lines whatever it finds on disk.
-local function write_step(now)
+local function write_lines(now)
 	if #pending == 0 then return end
 	if written >= segment_bytes then
 		if room_for_another_segment() then
@@ -131,9 +128,22 @@ local function write_step(now)
 		return
 	end
 	if lost_steps > 0 then
-		local line = json({ k = "lost", t = now, steps = lost_steps, from_t = lost_from_us })
-		out:write(line, "\n")
-		written = written + #line + 1
+		local head = { json({ k = "lost", t = now, steps = lost_steps, from_t = lost_from_us }) }
+		-- The dropped steps may have told of a join or an allowance that is never told
+		-- again: every player's go again, ahead of this step's own lines (which may be of
+		-- anyone, the player who joined in the gap among them).
+		for _, state in pairs(players) do
+			head[#head + 1] = join_line(state, now, true)
+			local player = minetest.get_player_by_name(state.name)
+			if player then
+				state.allowance = nil
+				head[#head + 1] = allowance_line(player, state, now)
+			end
+		end
+		for _, state in pairs(left_this_step) do
+			head[#head + 1] = join_line(state, now, true)
+		end
+		table.insert(pending, 1, table.concat(head, "\n"))
 		minetest.log("warning", string.format(
 			"[arbiter] %d steps were not written: the bridge fell %d segments behind",
 			lost_steps, max_segments))
@@ -144,6 +154,11 @@ local function write_step(now)
 	out:flush()
 	written = written + #text
 	pending = {}
+end
+
+local function write_step(now)
+	write_lines(now)
+	left_this_step = {}
 end
 
 ---------------------------------------------------------------------------------------------
@@ -250,7 +265,8 @@ end
 -- player's privileges goes to the auth handler.
 local allowance_interval = 1.0
 
-local function report_allowance(player, state, now)
+-- The player's allowance line, or nil when it is the one last written.
+allowance_line = function(player, state, now)
 	state.allowance_due = allowance_interval
 	state.allowance_dirty = false
 	local a = arbiter.allowance_of(player)
@@ -258,11 +274,14 @@ local function report_allowance(player, state, now)
 		'"p":"%s","speed":%s,"jump":%s,"gravity":%s,"fast":%s,"fly":%s,"noclip":%s,"attached":%s}',
 		state.name, fmt(a.speed), fmt(a.jump), fmt(a.gravity), tostring(a.fast),
 		tostring(a.fly), tostring(a.noclip), tostring(a.attached))
-	-- Only a change is written.
-	if body ~= state.allowance then
-		state.allowance = body
-		emit(string.format('{"k":"allow","t":%d,', now) .. body)
-	end
+	if body == state.allowance then return nil end
+	state.allowance = body
+	return string.format('{"k":"allow","t":%d,', now) .. body
+end
+
+local function report_allowance(player, state, now)
+	local line = allowance_line(player, state, now)
+	if line then emit(line) end
 end
 
 local function mark_allowance(name)
@@ -386,9 +405,9 @@ function minetest.set_player_privs(name, ...)
 	return result
 end
 
-local function report_join(state, now, reconnect)
-	emit(json({ k = "join", t = now, p = state.name, addr = state.address_hash,
-		proto = state.protocol, lang = state.lang, reconnect = reconnect }))
+join_line = function(state, now, reconnect)
+	return json({ k = "join", t = now, p = state.name, addr = state.address_hash,
+		proto = state.protocol, lang = state.lang, reconnect = reconnect })
 end
 
 minetest.register_on_joinplayer(function(player, last_login)
@@ -402,13 +421,14 @@ minetest.register_on_joinplayer(function(player, last_login)
 		protocol = info.protocol_version or 0, lang = info.lang_code or "",
 	}
 	players[name] = state
-	report_join(state, now, last_login ~= nil)
+	emit(join_line(state, now, last_login ~= nil))
 	report_allowance(player, state, now)
 end)
 
 minetest.register_on_leaveplayer(function(player, timed_out)
 	local name = player:get_player_name()
 	emit(json({ k = "leave", t = minetest.get_us_time(), p = name, timeout = timed_out == true }))
+	left_this_step[name] = players[name]
 	players[name] = nil
 end)
 
@@ -525,12 +545,6 @@ minetest.register_globalstep(function(dtime)
 	for _, player in ipairs(connected) do
 		local state = players[player:get_player_name()]
 		if state then
-			-- After steps that could not be written (drop_step), the player's join and
-			-- allowance go again: the bridge may never have had them.
-			if state.rejoin then
-				report_join(state, now, true)
-				state.rejoin = false
-			end
 			state.allowance_due = (state.allowance_due or 0) - dtime
 			if state.allowance == nil or state.allowance_dirty or state.allowance_due <= 0 then
 				report_allowance(player, state, now)
