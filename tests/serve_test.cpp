@@ -402,7 +402,7 @@ TEST_F(Serve, RefusesAWrongOrMissingTokenAndGoesOnServingTheOthers) {
     good.send_batch(batch);
     EXPECT_EQ(json::parse(good.sync(1)).value("batches", 0), 1);
     EXPECT_EQ(status()["counters"].value("batches", 0), 1);
-    EXPECT_NE(server.log().find("wrong or missing token"), std::string::npos);
+    EXPECT_NE(server.log().find("wrong token for relay 'intruder'"), std::string::npos);
 }
 
 TEST_F(Serve, ReportsEachBadMessageByNameAndGoesOnWithTheNext) {
@@ -1349,7 +1349,8 @@ TEST_F(Serve, TokenGuessingIsThrottledPerAddressAndOverall) {
 
     // Three wrong tokens from one address: each is checked and refused.
     for (int i = 0; i < 3; ++i)
-        EXPECT_EQ(hello_from("127.0.0.2", tcp, "guess-" + std::to_string(i)), "wrong token");
+        EXPECT_EQ(hello_from("127.0.0.2", tcp, "guess-" + std::to_string(i)),
+                  "wrong token for relay 'relay'");
     // From then on even the right one is refused there, unchecked, saying for how long.
     const std::string throttled = hello_from("127.0.0.2", tcp, kToken);
     EXPECT_NE(throttled.find("too many failed hellos from 127.0.0.2 (3 within 600000 ms, "
@@ -1376,7 +1377,7 @@ TEST_F(Serve, TokenGuessingIsThrottledPerAddressAndOverall) {
     // a try.
     EXPECT_EQ(server.stop(SIGTERM), 0);
     const std::string log = server.log();
-    EXPECT_NE(log.find("wrong or missing token; closing it (failed hellos are counted"),
+    EXPECT_NE(log.find("wrong token for relay 'relay'; closing it (failed hellos are counted"),
               std::string::npos)
         << log;
     uint64_t failures = 0, unchecked = 0, lines = 0;
@@ -1790,6 +1791,11 @@ TEST_F(Serve, ARelayFeedsAndHearsItsOwnMatchesAlone) {
     // eu-1 has a token of its own: the shared one does not stand in for it.
     RelayClient borrowed = RelayClient::connect_tcp(server.tcp_address());
     EXPECT_THROW(borrowed.hello("eu-1", kToken), std::runtime_error);
+    // The operator's log says so, rather than calling a right token wrong.
+    EXPECT_TRUE(server.wait_for_log(
+        "the hello names relay 'eu-1' and carries the shared token, but relay 'eu-1' has a "
+        "token of its own"))
+        << server.log();
     RelayClient eu = RelayClient::connect_tcp(server.tcp_address());
     ASSERT_NO_THROW(eu.hello("eu-1", "eu-1-token"));
     // A TCP hello must name its relay.

@@ -818,7 +818,7 @@ struct Server::Impl {
                     "serve: connection {} from {}: {}; closing it (failed hellos are counted, "
                     "and logged every {} s)",
                     connection.id, connection.peer,
-                    hello.problem.ends_with("token") ? "wrong or missing token" : hello.problem,
+                    hello.log_cause.empty() ? hello.problem : hello.log_cause,
                     kTokenReportInterval.count());
             send_error(connection, hello.problem, frame.offset, true, false);
             return false;

@@ -8,6 +8,33 @@ namespace arbiter::host::serve_protocol {
 
 using json = nlohmann::json;
 
+namespace {
+
+// A relay with a token of its own that sends it under another name (a recorded file's
+// relay id, say) is not guessing: the operator needs to hear that the name is wrong, not
+// the token. Every token is compared, whichever matches, so the time taken says nothing.
+std::string wrong_token_cause(std::string_view given, std::string_view name,
+                              const Credentials& credentials) {
+    const std::string* owner = nullptr;
+    for (const auto& [relay, token] : credentials.relays)
+        if (same_token(given, token) && !owner) owner = &relay;
+    const bool shared = same_token(given, credentials.shared);
+    const std::string shown = escape_for_message(name, 64);
+    if (owner)
+        return fmt::format(
+            "the hello names relay '{}' but carries the token of relay '{}': the token is right, "
+            "the name is not (a relay's own token admits that relay alone)",
+            shown, escape_for_message(*owner, 64));
+    if (shared)
+        return fmt::format(
+            "the hello names relay '{}' and carries the shared token, but relay '{}' has a "
+            "token of its own ([serve.relays.{}]), which the shared one does not stand in for",
+            shown, shown, shown);
+    return fmt::format("wrong token for relay '{}'", shown);
+}
+
+}  // namespace
+
 Hello read_hello(std::span<const uint8_t> payload, std::string_view required_token) {
     return read_hello(payload, Credentials{std::string(required_token), {}}, !required_token.empty());
 }
@@ -53,7 +80,8 @@ Hello read_hello(std::span<const uint8_t> payload, const Credentials& credential
             return hello;
         }
         if (!same_token(*token.text, expected)) {
-            hello.problem = "wrong token";
+            hello.problem = fmt::format("wrong token for relay '{}'", escape_for_message(name, 64));
+            hello.log_cause = wrong_token_cause(*token.text, name, credentials);
             return hello;
         }
     }

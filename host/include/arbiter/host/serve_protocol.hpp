@@ -22,6 +22,9 @@ struct Hello {
     bool accepted = false;
     std::string relay;    // the relay's name, when it gave one
     std::string problem;  // why it was refused, fit to send back
+    // Why it was refused, for the server's log alone: a right token under the wrong name
+    // names the relay whose token it is, which the peer is not told. "" = the problem.
+    std::string log_cause;
 };
 
 // Who may say hello: the shared token, and relays with tokens of their own
