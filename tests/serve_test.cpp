@@ -1512,6 +1512,64 @@ TEST_F(Serve, SendStreamsARecordedMatchAndPrintsWhatTheServerAssessed) {
     EXPECT_EQ(server.stop(SIGTERM), 0);
 }
 
+// Issue 47: with a relay's own token, `send --relay eu1` changed the hello alone, so every
+// batch of a recorded match (another relay's) was refused ("a relay sends its own matches
+// alone"); and without --relay the hello named the file's relay, which the server logged
+// as a wrong or missing token although the token was right.
+TEST_F(Serve, SendAsARelayWithItsOwnTokenSendsTheRecordedMatchAsThatRelays) {
+    write_config(config_text(bundled("reference") + bundled("lagpool") + bundled("kaladin"),
+                             "[serve.relays.eu1]\ntoken = \"eu1-token\"\n"));
+    ServerProcess server(config_path(), dir_.path());
+    const std::string sample = (fs::path(SAMPLES_DIR) / "sample-match.arbev").string();
+    const std::string arbiter = ARBITER_EXE;
+    arbiter::test::write_text(dir_ / "eu1.token", "eu1-token\n");
+
+    // The file's relay is sample-relay: the hello names it, and eu1's token is not its.
+    auto unnamed = arbiter::test::run_command({arbiter, "send", sample, server.tcp_address(),
+                                               "--token-file", (dir_ / "eu1.token").string()},
+                                              dir_.path());
+    EXPECT_EQ(unnamed.exit_status, 2);
+    EXPECT_NE(unnamed.err.find("wrong token for relay 'sample-relay'"), std::string::npos)
+        << unnamed.err;
+    EXPECT_NE(unnamed.err.find("the hello named relay 'sample-relay' (the relay id of the first "
+                               "recorded batch; --relay NAME sends every batch as relay NAME's)"),
+              std::string::npos)
+        << unnamed.err;
+    EXPECT_TRUE(server.wait_for_log(
+        "the hello names relay 'sample-relay' but carries the token of relay 'eu1': the token "
+        "is right, the name is not"))
+        << server.log();
+    EXPECT_EQ(server.log().find("wrong or missing token"), std::string::npos) << server.log();
+
+    // With --relay every batch goes as eu1's, and the match is assessed as replay does.
+    auto sent =
+        arbiter::test::run_command({arbiter, "send", sample, server.tcp_address(), "--token-file",
+                                    (dir_ / "eu1.token").string(), "--relay", "eu1", "--json"},
+                                   dir_.path());
+    EXPECT_EQ(sent.exit_status, 0) << sent.err;
+    EXPECT_NE(
+        sent.err.find("1201 batches sent; the server processed 1201 (8744 events), refused 0"),
+        std::string::npos)
+        << sent.err;
+    EXPECT_NE(sent.err.find("sent the batches of relay 'sample-relay' as relay 'eu1'"),
+              std::string::npos)
+        << sent.err;
+    std::map<uint32_t, json> served;
+    for (const auto& line : arbiter::test::lines_of(sent.out)) {
+        const json assessment = json::parse(line);
+        EXPECT_EQ(assessment.value("relay_id", ""), "eu1") << line;
+        served[assessment.value("player", 0u)] = assessment;
+    }
+    expect_same_actions_as_replay(served, config_path(), sample, dir_.path());
+
+    // An empty name is no relay's.
+    auto empty = arbiter::test::run_command(
+        {arbiter, "send", sample, server.tcp_address(), "--relay", ""}, dir_.path());
+    EXPECT_EQ(empty.exit_status, 1);
+    EXPECT_NE(empty.err.find("--relay needs a name"), std::string::npos) << empty.err;
+    EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
 // Sockets that never say hello cannot keep an honest relay out (issue 19): before its
 // hello a TCP connection counts against serve.max_pending_connections, not the relays'
 // slots, is closed when no hello comes within serve.hello_timeout_ms, and has nothing

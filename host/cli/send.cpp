@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -16,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "arbiter/host/batch_relay.hpp"
 #include "arbiter/host/event_file.hpp"
 #include "arbiter/host/ingest.hpp"
 #include "arbiter/host/progress.hpp"
@@ -33,12 +35,13 @@ constexpr const char* kUsage =
     "usage: arbiter send EVENTS.arbev... SOCKET|ADDRESS:PORT [--relay NAME] [--token-file FILE]\n"
     "                    [--json] [--quiet]\n"
     "       (a TARGET with a '/' is a Unix socket; over TCP the token comes from --token-file\n"
-    "       or the ARBITER_TOKEN environment variable)\n";
+    "       or the ARBITER_TOKEN environment variable; --relay sends every batch as NAME's,\n"
+    "       by default the relay of the first batch)\n";
 
 struct SendOptions {
     std::vector<std::filesystem::path> files;
     std::string target;
-    std::optional<std::string> relay;  // default: the relay of the first batch
+    std::optional<std::string> relay;  // sent as (each batch rewritten); none: as recorded
     std::optional<std::string> token_file;
     bool json = false;
     bool quiet = false;
@@ -60,6 +63,7 @@ std::optional<SendOptions> parse(const std::vector<std::string>& args) {
         } else if (arg == "--relay" || arg == "--token-file") {
             if (i + 1 == args.size()) return fail(arg + " needs a value");
             (arg == "--relay" ? options.relay.emplace() : options.token_file.emplace()) = args[++i];
+            if (options.relay && options.relay->empty()) return fail("--relay needs a name");
         } else if (arg.starts_with("--")) {
             return fail("unknown option " + arg);
         } else {
@@ -89,6 +93,18 @@ std::string relay_of_first_batch(const std::vector<std::filesystem::path>& files
         }
     }
     return "arbiter-send";
+}
+
+// A recorded batch as relay `name`'s, for --relay; nullopt: send it as recorded. A batch
+// ingest refuses goes as recorded, so that the server names what is wrong with it.
+std::optional<std::vector<uint8_t>> as_relay(std::span<const uint8_t> payload,
+                                             const std::string& name,
+                                             std::set<std::string>& renamed) {
+    const auto ingested = host::ingest_batch(payload, host::kMaxRecordPayload);
+    if (!ingested.ok || ingested.batch.relay_id == name) return std::nullopt;
+    auto rewritten = host::with_relay_id(payload, name);
+    if (rewritten) renamed.insert(ingested.batch.relay_id);
+    return rewritten;
 }
 
 struct Tally {
@@ -131,16 +147,30 @@ int run_send(const std::vector<std::string>& args) {
     }
 
     std::optional<host::RelayClient> relay;
+    const std::string name =
+        options->relay ? *options->relay : relay_of_first_batch(options->files);
     try {
         relay = unix_socket ? host::RelayClient::connect_unix(options->target)
                             : host::RelayClient::connect_tcp(options->target);
-        relay->hello(options->relay.value_or(relay_of_first_batch(options->files)), *token);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "arbiter send: %s\n", error.what());
         return kExitInput;
     }
+    try {
+        relay->hello(name, *token);
+    } catch (const std::exception& error) {
+        // A relay's own token under the file's relay id is refused as a wrong token: say
+        // which name the hello gave, and where it came from.
+        std::fprintf(stderr, "arbiter send: %s\narbiter send: the hello named relay '%s' (%s)\n",
+                     error.what(), host::escape_for_message(name, 64).c_str(),
+                     options->relay ? "--relay"
+                                    : "the relay id of the first recorded batch; --relay NAME "
+                                      "sends every batch as relay NAME's");
+        return kExitInput;
+    }
 
     Tally tally;
+    std::set<std::string> renamed;  // the recorded relays whose batches went as --relay's
     std::vector<host::wire::Frame> heard;
     std::optional<json> synced;
     bool cut_short = false;  // the server went away (it stopped, say) before the sync's answer
@@ -169,7 +199,10 @@ int run_send(const std::vector<std::string>& args) {
                                  item->problem.c_str());
                     continue;
                 }
-                relay->send_batch(item->payload);
+                const auto rewritten = options->relay
+                                           ? as_relay(item->payload, *options->relay, renamed)
+                                           : std::nullopt;
+                relay->send_batch(rewritten ? std::span<const uint8_t>(*rewritten) : item->payload);
                 ++tally.sent;
             }
         }
@@ -181,6 +214,11 @@ int run_send(const std::vector<std::string>& args) {
         cut_short = true;
     }
     heard = relay->take_received();
+    for (const auto& recorded : renamed)
+        std::fprintf(stderr,
+                     "arbiter send: sent the batches of relay '%s' as relay '%s' (--relay)\n",
+                     host::escape_for_message(recorded, 64).c_str(),
+                     host::escape_for_message(name, 64).c_str());
     if (synced && synced->is_object())
         std::fprintf(stderr,
                      "arbiter send: %llu batches sent; the server processed %llu (%llu events), "
