@@ -192,10 +192,13 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
         dir.path());
     ASSERT_EQ(made.exit_status, 0) << made.err;
     send(dir / "bot.arbev", socket, dir.path());
+    const std::string bot = json::parse(
+        arbiter::test::read_text(dir / "bot.truth.json"))["matches"][0]["players"][0]["account"];
+    EXPECT_EQ(bot, "sim-3-1-000001@relay-bot");
     const auto with_bot =
-        queue_when(store, [](const auto& entries) { return flags_of(entries, "sim-000001") > 0; });
-    ASSERT_GT(flags_of(with_bot, "sim-000001"), 0u);
-    browser.navigate(base + "/player?subject=sim-000001");
+        queue_when(store, [&](const auto& entries) { return flags_of(entries, bot) > 0; });
+    ASSERT_GT(flags_of(with_bot, bot), 0u);
+    browser.navigate(base + "/player?subject=" + bot);
     EXPECT_NE(
         browser.evaluate("String(document.querySelectorAll('svg.histogram rect.bar').length)"),
         "0");
@@ -285,14 +288,15 @@ TEST(ReviewPage, TwoServeHostsOnOnePostgresqlRankTheAccountFlaggedOnBothFirst) {
     auto postgres = arbiter::test::PostgresServer::start(why_not);
     if (!postgres) GTEST_SKIP() << why_not;
     arbiter::test::TempDir dir;
-    // Host A (seed 11): sim-000003 runs a speed hack, sim-000001 teleports (a trip-wire:
-    // severity 4). Host B, another relay (seed 15): sim-000003 again, with a speed hack. The
-    // truth files say who is who; the seeds were picked so that the speeders coincide.
+    // Host A (seed 11): player-000003 runs a speed hack, player-000001 teleports (a
+    // trip-wire: severity 4). Host B, another relay (seed 15): player-000003 again, with a
+    // speed hack: --accounts gives both runs the same people. The truth files say who is
+    // who; the seeds were picked so that the speeders coincide.
     auto simulate = [&](const std::string& out, const std::string& players, const std::string& seed,
                         const std::string& relay) {
         auto made = arbiter::test::run_command(
             {ARBITER_EXE, "simulate", (dir / out).string(), "--players", players, "--duration-s",
-             "60", "--seed", seed, "--relay", relay, "--quiet"},
+             "60", "--seed", seed, "--relay", relay, "--accounts", "player", "--quiet"},
             dir.path());
         ASSERT_EQ(made.exit_status, 0) << made.err;
     };

@@ -82,9 +82,9 @@ std::string read_file(const std::filesystem::path& path) {
     return text.str();
 }
 
-// Three matches on two relays, simulated once for the whole suite. The simulator gives
-// the same account names in every match ("sim-000001", ...), so with the matches played
-// at once each account is in two places: the check that spans matches has work to do.
+// Three matches on two relays, simulated once for the whole suite, with the same account
+// names in every match ("player-000001", ...), so with the matches played at once each
+// account is in two places: the check that spans matches has work to do.
 class Threads : public ::testing::Test {
   protected:
     static void SetUpTestSuite() {
@@ -113,6 +113,7 @@ class Threads : public ::testing::Test {
             o.duration_s = 40;
             o.relay_id = m.relay;
             o.match_id = m.id;
+            o.accounts = "player";
             o.batch_events = 512;
             o.players = tools::parse_player_mix(m.players);
             tools::simulate(o, rhythm);

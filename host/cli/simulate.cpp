@@ -21,7 +21,7 @@ constexpr const char* kUsage =
     "usage: arbiter simulate OUT.arbev --players PROFILE=COUNT,... [--seed N] [--duration-s S]\n"
     "           [--tick-rate HZ] [--truth OUT.truth.json] [--batch-events N] [--relay ID] [--match "
     "ID]\n"
-    "           [--human-traces FILE|builtin] [--quiet]\n"
+    "           [--accounts NAME] [--human-traces FILE|builtin] [--quiet]\n"
     "       arbiter simulate --list-profiles\n";
 
 struct SimulateCommand {
@@ -87,6 +87,9 @@ std::optional<SimulateCommand> parse(const std::vector<std::string>& args) {
             auto id = tools::parse_u64(value);
             if (!id) return fail("--match '" + value + "' is not a non-negative integer");
             o.match_id = *id;
+        } else if (arg == "--accounts") {
+            if (value.empty()) return fail("--accounts needs a name");
+            o.accounts = value;
         } else if (arg == "--human-traces") {
             command.human_traces = value;
         } else {
@@ -151,6 +154,9 @@ int run_simulate(const std::vector<std::string>& args) {
                  static_cast<double>(summary.bytes) / 1e6, summary.out.c_str(),
                  summary.truth.c_str(), rhythm->description().c_str(), seconds,
                  seconds > 0 ? static_cast<double>(summary.events) / seconds : 0.0);
+    // Which accounts the store will see: a run's own unless --accounts named them.
+    std::fprintf(stderr, "accounts %s to %s\n", tools::simulated_account(o, 1).c_str(),
+                 tools::simulated_account(o, summary.players).c_str());
     return kExitOk;
 }
 

@@ -21,7 +21,7 @@ _arbiter_options() {
         check-plugin) echo "--config --events --help" ;;
         simulate)
             echo "--players --seed --duration-s --tick-rate --truth --batch-events --relay" \
-                "--match --human-traces --list-profiles --quiet --help"
+                "--match --accounts --human-traces --list-profiles --quiet --help"
             ;;
         import)
             echo "--format --on-error --tick-rate --labels --relay --batch-events --quiet" \

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <utility>
 
 namespace arbiter::tools::sim {
 
@@ -39,20 +39,18 @@ const char* tier_of(double rating) {
 }
 }  // namespace
 
-Player::Player(uint32_t id, const ProfileInfo& profile, uint64_t seed, const HumanRhythm& rhythm,
-               const Squads& squads, double hz)
+Player::Player(uint32_t id, std::string account, const ProfileInfo& profile, uint64_t seed,
+               const HumanRhythm& rhythm, const Squads& squads, double hz)
     : id_(id),
       profile_(&profile),
       rng_(seed),
       behaviour_(profile.make(rng_)),
+      account_(std::move(account)),
       squads_(&squads),
       squad_(squads.squad_of(id)),
       hz_(hz),
       stream_(rhythm.stream(rng_)),
       aim_rng_(mix64(seed ^ 0xa1a1a1a1a1a1a1a1ull)) {
-    char account[32];
-    std::snprintf(account, sizeof account, "sim-%06u", id);
-    account_ = account;
     const Behaviour& b = behaviour_;
 
     clock_epoch_us_ =

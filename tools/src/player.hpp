@@ -34,8 +34,8 @@ struct TickContext {
 
 class Player {
   public:
-    Player(uint32_t id, const ProfileInfo& profile, uint64_t seed, const HumanRhythm& rhythm,
-           const Squads& squads, double hz);
+    Player(uint32_t id, std::string account, const ProfileInfo& profile, uint64_t seed,
+           const HumanRhythm& rhythm, const Squads& squads, double hz);
 
     // The join at the start of the match.
     void join(Scheduler& out);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "arbiter/host/untrusted_text.hpp"
 #include "arbiter/tools/match_writer.hpp"
 #include "arbiter/tools/parse.hpp"
 #include "arbiter/tools/profiles.hpp"
@@ -79,6 +80,9 @@ void check_options(const SimulationOptions& o) {
         throw std::invalid_argument("--batch-events must be from 1 to " +
                                     std::to_string(kMaxBatchEvents));
     if (o.relay_id.empty()) throw std::invalid_argument("--relay must not be empty");
+    // Ingest refuses a string that is not UTF-8: every batch, or every join, would be.
+    if (!host::is_valid_utf8(o.relay_id)) throw std::invalid_argument("--relay is not UTF-8");
+    if (!host::is_valid_utf8(o.accounts)) throw std::invalid_argument("--accounts is not UTF-8");
     uint64_t total = 0;
     for (const PlayerMix& m : o.players) {
         if (!find_profile(m.profile))
@@ -92,6 +96,14 @@ void check_options(const SimulationOptions& o) {
                                     std::to_string(kMaxSimulatedPlayers));
     if (o.duration_s * o.tick_rate_hz > 1e8)
         throw std::invalid_argument("more than 100 million ticks");
+}
+
+std::string simulated_account(const SimulationOptions& o, uint32_t id) {
+    char number[16];
+    std::snprintf(number, sizeof number, "%06u", id);
+    if (!o.accounts.empty()) return o.accounts + "-" + number;
+    return "sim-" + std::to_string(o.seed) + "-" + std::to_string(o.match_id) + "-" + number + "@" +
+           o.relay_id;
 }
 
 SimulationSummary simulate(const SimulationOptions& o, const HumanRhythm& rhythm) {
@@ -110,8 +122,8 @@ SimulationSummary simulate(const SimulationOptions& o, const HumanRhythm& rhythm
     std::vector<sim::Player> players;
     players.reserve(player_count);
     for (uint32_t id = 1; id <= player_count; ++id)
-        players.emplace_back(id, *assignment[id - 1], derive_seed(o.seed, id), rhythm, squads,
-                             o.tick_rate_hz);
+        players.emplace_back(id, simulated_account(o, id), *assignment[id - 1],
+                             derive_seed(o.seed, id), rhythm, squads, o.tick_rate_hz);
 
     const sim::TickClock clock(o.tick_rate_hz);
     const auto ticks =

@@ -33,6 +33,8 @@ TEST(Cli, SimulateWritesTheMatchAndItsTruth) {
     EXPECT_EQ(r.exit_status, 0) << r.err;
     EXPECT_TRUE(contains(r.err, "4 players")) << r.err;
     EXPECT_TRUE(contains(r.err, "built-in table")) << r.err;
+    EXPECT_TRUE(contains(r.err, "accounts sim-3-1-000001@sim-relay to sim-3-1-000004@sim-relay"))
+        << r.err;
     EXPECT_EQ(dir.files(), (std::vector<std::string>{"m.arbev", "m.truth.json"}));
     MatchFile match = read_match(dir / "m.arbev");
     EXPECT_FLOAT_EQ(match.events.front()->body_as_MatchStart()->tick_rate_hz(), 30.0f);
@@ -64,6 +66,15 @@ TEST(Cli, SimulateRefusesBadArgumentsAndWritesNothing) {
          1,
          "unknown option --colour"},
         {{"simulate", "m.arbev", "--players"}, 1, "--players needs a value"},
+        {{"simulate", "m.arbev", "--players", "honest=1", "--accounts", ""},
+         1,
+         "--accounts needs a name"},
+        {{"simulate", "m.arbev", "--players", "honest=1", "--accounts", "bad\xff"},
+         1,
+         "--accounts is not UTF-8"},
+        {{"simulate", "m.arbev", "--players", "honest=1", "--relay", "bad\xff"},
+         1,
+         "--relay is not UTF-8"},
         {{"simulate", "m.arbev", "--players", "honest=1", "--human-traces", "absent.csv"},
          2,
          "absent.csv"},

@@ -1,7 +1,11 @@
 // `simulate`: deterministic, ingestible, in relay-time order, batched as asked, with a
 // truth file that matches the match; bad options refused before anything is written.
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -135,6 +139,45 @@ TEST(Simulate, TruthFileMatchesTheMatch) {
         joined.insert(e->player());
     }
     EXPECT_EQ(joined.size(), 11u);
+}
+
+// Issue 47: every run named its players sim-000001, ... whatever the seed, match or relay,
+// so that separate runs merged into one account in the store.
+TEST(Simulate, SeparateRunsHaveSeparateAccountsAndTheSameOptionsTheSame) {
+    TempDir dir;
+    const HumanRhythm rhythm = test_rhythm();
+    auto accounts_of = [&](const std::string& name, uint64_t seed, uint64_t match,
+                           const std::string& relay, const std::string& named = "") {
+        SimulationOptions o = options(dir / (name + ".arbev"), seed, 5.0);
+        o.match_id = match;
+        o.relay_id = relay;
+        o.accounts = named;
+        simulate(o, rhythm);
+        const Truth truth = read_truth(dir / (name + ".truth.json"));
+        std::set<std::string> accounts;
+        for (const TruthPlayer& p : truth.matches.at(0).players)
+            accounts.insert(p.account);
+        return accounts;
+    };
+    const auto first = accounts_of("first", 42, 1, "sim-relay");
+    EXPECT_EQ(first.size(), 11u);
+    EXPECT_TRUE(first.count("sim-42-1-000001@sim-relay"));
+    EXPECT_TRUE(first.count("sim-42-1-000011@sim-relay"));
+    EXPECT_EQ(accounts_of("again", 42, 1, "sim-relay"), first);
+    for (const auto& other :
+         {accounts_of("seed", 43, 1, "sim-relay"), accounts_of("match", 42, 2, "sim-relay"),
+          accounts_of("relay", 42, 1, "eu1")}) {
+        std::vector<std::string> common;
+        std::set_intersection(first.begin(), first.end(), other.begin(), other.end(),
+                              std::back_inserter(common));
+        EXPECT_TRUE(common.empty()) << common.front();
+    }
+
+    // Named, they are the same people in every run: one person on two relays, say.
+    const auto named = accounts_of("named-a", 42, 1, "eu1", "player");
+    EXPECT_EQ(accounts_of("named-b", 43, 2, "us1", "player"), named);
+    EXPECT_TRUE(named.count("player-000001"));
+    EXPECT_TRUE(named.count("player-000011"));
 }
 
 TEST(Simulate, BatchesHoldAtMostTheEventsAskedForAndTheSameStream) {

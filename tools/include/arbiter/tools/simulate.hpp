@@ -35,6 +35,7 @@ struct SimulationOptions {
     std::vector<PlayerMix> players;
     std::string relay_id = "sim-relay";
     uint64_t match_id = 1;
+    std::string accounts;  // NAME: accounts NAME-000001, ...; "": the run's own (simulated_account)
     size_t batch_events = 4096;
     host::Progress* progress = nullptr;  // told the seconds of play simulated; none: silent
 };
@@ -54,6 +55,12 @@ struct SimulationSummary {
     std::vector<std::pair<std::string, uint64_t>>
         events_by_kind;  // schema names, e.g. "PositionUpdate"
 };
+
+// The account of player `id` (1, 2, ...): sim-SEED-MATCH-000001@RELAY, so that separate runs
+// (another seed, match or relay) never merge into one account in a store, and the same
+// options give the same accounts; or NAME-000001 with `accounts` = NAME, for the same
+// people in several runs (one person on two relays, say).
+std::string simulated_account(const SimulationOptions& options, uint32_t id);
 
 // Checks the options; throws std::invalid_argument naming what is wrong.
 void check_options(const SimulationOptions& options);

@@ -7,7 +7,7 @@
 //     "generator": {"command": "simulate", "seed": "42", ...},
 //     "matches": [
 //       {"relay_id": "sim", "match_id": 1,
-//        "players": [{"player": 1, "account": "sim-000001", "profile": "honest",
+//        "players": [{"player": 1, "account": "sim-42-1-000001@sim", "profile": "honest",
 //                     "cheater": false, "params": {"rtt_ms": 48.2}}, ...]}
 //     ]
 //   }
