@@ -28,7 +28,11 @@ function(arbiter_add_plugin target)
   endif()
   # GCC only: clang never emits GNU unique symbols, and refuses the flag.
   target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-fno-gnu-unique>)
+  # --no-undefined-version: the version script names arbiter_plugin_entry, so a plugin
+  # whose sources lack the ARBITER_PLUGIN(AnalyzerClass) line stops at the link instead
+  # of building a library the host can only refuse. GNU ld, gold, lld and mold all take it.
   target_link_options(${target} PRIVATE
     -Wl,--no-undefined
+    -Wl,--no-undefined-version
     -Wl,--version-script=${version_script})
 endfunction()
