@@ -60,6 +60,15 @@ TEST(CheckPlugin, ALibraryWithoutTheEntryIsRefused) {
     EXPECT_THAT(result.out, HasSubstr("FAIL  does not export arbiter_plugin_entry"));
 }
 
+// An SDK plugin built without its ARBITER_PLUGIN line: the verdict names the line.
+TEST(CheckPlugin, AMissingEntryNamesTheLineTheAuthorForgot) {
+    auto result = check(test_plugin("forgets-the-entry").string());
+    EXPECT_EQ(result.exit_status, 2) << result.out;
+    EXPECT_THAT(result.out, HasSubstr("FAIL  does not export arbiter_plugin_entry"));
+    EXPECT_THAT(result.out, HasSubstr("ARBITER_PLUGIN(YourAnalyzer);"));
+    EXPECT_THAT(result.out, HasSubstr("verdict: REFUSED"));
+}
+
 TEST(CheckPlugin, TextNamedLikeAPluginIsRefused) {
     auto result = check(test_plugin("not-a-library").string());
     EXPECT_EQ(result.exit_status, 2);

@@ -75,7 +75,14 @@ Outcome check_symbols(const std::filesystem::path& library) {
             extra.push_back(name);
     }
     if (!has_entry) {
-        report(Outcome::fail, "does not export " ARB_ENTRY_SYMBOL);
+        report(Outcome::fail,
+               "does not export " ARB_ENTRY_SYMBOL ", the function the host calls first");
+        // The usual cause is the one line of the SDK an author can forget and still build.
+        detail("a plugin built with the SDK gets it from one line, after its analyzer class,");
+        detail("in one of its source files: ARBITER_PLUGIN(YourAnalyzer);");
+        detail("(<arbiter/sdk.hpp>; docs/writing-a-plugin.md, section 3). arbiter_add_plugin()");
+        detail("stops the link of a plugin without it. A plugin in C defines");
+        detail("arb_status " ARB_ENTRY_SYMBOL "(arb_negotiation*) itself, with default visibility");
         worst = Outcome::fail;
     } else if (extra.empty()) {
         report(Outcome::pass, "exports " ARB_ENTRY_SYMBOL " and nothing else");
