@@ -32,6 +32,7 @@ TEST(CheckPlugin, TheBundledPluginIsReadyToDropIn) {
     EXPECT_THAT(result.out, HasSubstr("runs sample-match.arbev: 1201 batches"));
     EXPECT_THAT(result.out, HasSubstr("time per batch: median"));
     EXPECT_THAT(result.out, HasSubstr("PASS  unloads cleanly when released"));
+    EXPECT_THAT(result.out, ::testing::Not(HasSubstr("saves no state")));
     EXPECT_THAT(result.out, HasSubstr("verdict: OK"));
 }
 
@@ -67,6 +68,19 @@ TEST(CheckPlugin, AMissingEntryNamesTheLineTheAuthorForgot) {
     EXPECT_THAT(result.out, HasSubstr("FAIL  does not export arbiter_plugin_entry"));
     EXPECT_THAT(result.out, HasSubstr("ARBITER_PLUGIN(YourAnalyzer);"));
     EXPECT_THAT(result.out, HasSubstr("verdict: REFUSED"));
+}
+
+// Legal, so a warning, not a refusal: but the author learns that a reload forgets.
+TEST(CheckPlugin, APluginWithoutStateIsWarnedThatAReloadLosesItsHistory) {
+    auto result = check(test_plugin("echo").string());
+    EXPECT_EQ(result.exit_status, 3) << result.out;
+    EXPECT_THAT(result.out, HasSubstr("WARN  saves no state"));
+    EXPECT_THAT(result.out, HasSubstr("every hot reload"));
+    EXPECT_THAT(result.out, HasSubstr("std::vector<uint8_t> save_state()"));
+    EXPECT_THAT(result.out, HasSubstr("void restore_state(std::span<const uint8_t>)"));
+    // Everything else about it is fine: it is run, and its verdict is usable.
+    EXPECT_THAT(result.out, HasSubstr("PASS  unloads cleanly when released"));
+    EXPECT_THAT(result.out, HasSubstr("verdict: USABLE, with the warnings above"));
 }
 
 TEST(CheckPlugin, TextNamedLikeAPluginIsRefused) {

@@ -170,6 +170,19 @@ Outcome run_plugin_steps(const CheckOptions& options) {
                        host::describe_capabilities(id.capabilities),
                        host::to_string(id.declared_class)));
     detail(fmt::format("contact: {}; {}", id.contact.empty() ? "-" : id.contact, id.description));
+    Outcome worst = Outcome::pass;
+    // Legal, and fine for a check that keeps nothing between batches, but most analyzers
+    // keep windows or budgets, and nothing else tells their author these go at a reload.
+    if (!(id.capabilities & ARB_CAP_STATE)) {
+        report(Outcome::warn,
+               "saves no state (no save_state/restore_state, ARB_CAP_STATE): every hot reload, "
+               "and every restart of it when isolated, starts it afresh, and the history it "
+               "kept of the matches in play is lost");
+        detail("to carry it over, give the analyzer class std::vector<uint8_t> save_state()");
+        detail("and void restore_state(std::span<const uint8_t>) (arbiter::StateWriter and");
+        detail("StateReader; docs/writing-a-plugin.md, \"State across reload\")");
+        worst = Outcome::warn;
+    }
     if (!id.config_schema.is_null()) {
         report(Outcome::pass, "describes its config (JSON Schema of [plugins.NAME.config]):");
         const std::string schema = host::dump_json(id.config_schema, 2);
@@ -196,7 +209,6 @@ Outcome run_plugin_steps(const CheckOptions& options) {
     }
     report(Outcome::pass, "creates with " + origin);
 
-    Outcome worst = Outcome::pass;
     std::vector<double> batch_ns;
     uint64_t events = 0, signals = 0, errors = 0, dropped = 0;
     std::string first_error;
