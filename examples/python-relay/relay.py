@@ -36,7 +36,8 @@ SCHEMA_MAJOR, SCHEMA_MINOR = 1, 1
 FILE_IDENTIFIER = b"ARB1"
 
 # ---------------------------------------------------------------------------------------
-# The C API, as ctypes declarations (arbiter_host.h, version 2).
+# The C API, as ctypes declarations (arbiter_host.h, version 3). This relay uses nothing
+# that came after version 2, so it runs on a library of version 2 or later.
 # ---------------------------------------------------------------------------------------
 
 REQUIRED_API_VERSION = 2
