@@ -27,6 +27,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+# False for a copy of this file taken out of the checkout: SOURCE_ROOT is then no place to
+# look for the schema or the sample config.
+IN_CHECKOUT = os.path.isfile(os.path.join(SOURCE_ROOT, "host", "include", "arbiter",
+                                          "arbiter_host.h"))
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR, EXIT_SKIPPED = 0, 1, 2, 77
 
@@ -117,15 +121,46 @@ def find_library(given):
     return ctypes.util.find_library("arbiter-host")
 
 
+def find_data(given, in_checkout, in_prefix, library):
+    """A file the relay needs: the path given, else the first that exists of the copy in the
+    install the library in use came from (PREFIX/lib, or a multiarch PREFIX/lib/TRIPLET),
+    this checkout's, and the install of the arbiter command on PATH, /usr/local and /usr.
+    The library's install comes first, for it holds the files that library was built with;
+    a build tree holds none, so a run from a checkout takes the checkout's.
+    Returns (the path or None, the places looked in)."""
+    if given:
+        return given, [given]
+    library_prefixes = []
+    if library and os.sep in library:  # a bare name came from the loader's search: no folder
+        folder = os.path.dirname(os.path.realpath(library))
+        library_prefixes.append(os.path.dirname(folder))
+        if os.path.basename(os.path.dirname(folder)) == "lib":
+            library_prefixes.append(os.path.dirname(os.path.dirname(folder)))
+    other_prefixes = ["/usr/local", "/usr"]
+    command = shutil.which("arbiter")
+    if command:
+        other_prefixes.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(command))))
+    places = [os.path.join(prefix, *in_prefix) for prefix in library_prefixes]
+    if IN_CHECKOUT:
+        places.append(os.path.join(SOURCE_ROOT, *in_checkout))
+    places += [os.path.join(prefix, *in_prefix) for prefix in other_prefixes]
+    places = list(dict.fromkeys(places))
+    for place in places:
+        if os.path.isfile(place):
+            return place, places
+    return None, places
+
+
 # ---------------------------------------------------------------------------------------
 # The generated FlatBuffers code.
 # ---------------------------------------------------------------------------------------
 
-def load_generated(schema, folder, flatc):
+def load_generated(schema, looked_in, folder, flatc):
     """Runs flatc --python on the schema into folder and imports the package it writes.
 
     Returns the generated modules by name (fb.EventBatch, fb.Vec3, ...), or exits with
-    EXIT_SKIPPED when a prerequisite is missing.
+    EXIT_SKIPPED when a prerequisite is missing, and with EXIT_ERROR when there is no
+    schema (None: none of looked_in holds one) or flatc refuses it.
     """
     try:
         import flatbuffers  # noqa: F401  (the runtime the generated code imports)
@@ -139,8 +174,12 @@ def load_generated(schema, folder, flatc):
         print("SKIP: flatc not found (%s): install Debian's flatbuffers-compiler, or pass --flatc"
               % flatc, file=sys.stderr)
         sys.exit(EXIT_SKIPPED)
+    if schema is None:
+        print("events.fbs not found: pass --schema; looked in\n  %s" % "\n  ".join(looked_in),
+              file=sys.stderr)
+        sys.exit(EXIT_ERROR)
     if not os.path.isfile(schema):
-        print("%s: no such schema file: pass --schema" % schema, file=sys.stderr)
+        print("%s: no such schema file" % schema, file=sys.stderr)
         sys.exit(EXIT_ERROR)
     os.makedirs(folder, exist_ok=True)
     run = subprocess.run([flatc_path, "--python", "-o", folder, schema],
@@ -339,26 +378,37 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lib", help="libarbiter-host.so (default: build/*/lib of this "
                         "checkout, then the system's)")
-    parser.add_argument("--config", help="server_config.toml (default: samples/server_config.toml)",
-                        default=os.path.join(SOURCE_ROOT, "samples", "server_config.toml"))
-    parser.add_argument("--schema", help="events.fbs (default: abi/schema/events.fbs)",
-                        default=os.path.join(SOURCE_ROOT, "abi", "schema", "events.fbs"))
+    parser.add_argument("--config", help="server_config.toml (default: the sample config, "
+                        "share/arbiter/samples/ of the library's install, or this checkout's)")
+    parser.add_argument("--schema", help="events.fbs (default: share/arbiter/schema/ of the "
+                        "library's install, or this checkout's abi/schema/)")
     parser.add_argument("--generated",
                         help="folder for flatc's Python output (default: a temporary one)")
     parser.add_argument("--flatc", default="flatc", help="the flatc to run (default: on PATH)")
     parser.add_argument("--json", action="store_true", help="also print each assessment's JSON")
     args = parser.parse_args()
 
+    # The library first: the schema and the sample config are looked for beside it.
+    library = find_library(args.lib)
+    schema, looked_in = find_data(args.schema, ["abi", "schema", "events.fbs"],
+                                  ["share", "arbiter", "schema", "events.fbs"], library)
     with tempfile.TemporaryDirectory(prefix="arbiter-python-relay-") as scratch:
-        fb = load_generated(args.schema, args.generated or scratch, args.flatc)
-        return relay(args, fb)
+        fb = load_generated(schema, looked_in, args.generated or scratch, args.flatc)
+        print("schema: %s" % schema)
+        return relay(args, fb, library)
 
 
-def relay(args, fb):
-    path = find_library(args.lib)
+def relay(args, fb, path):
     if not path:
         print("libarbiter-host.so not found: pass --lib", file=sys.stderr)
         return EXIT_ERROR
+    config, looked_in = find_data(args.config, ["samples", "server_config.toml"],
+                                  ["share", "arbiter", "samples", "server_config.toml"], path)
+    if not config:
+        print("server_config.toml not found: pass --config; looked in\n  %s"
+              % "\n  ".join(looked_in), file=sys.stderr)
+        return EXIT_ERROR
+    print("library: %s\nconfig: %s" % (path, config))
     try:
         lib = ctypes.CDLL(path)  # CDLL releases the GIL during each call
         version = lib.arbiter_host_api_version
@@ -382,7 +432,7 @@ def relay(args, fb):
     lib.arbiter_host_set_log_callback(log_callback, None)
     host = ctypes.c_void_p()
     try:
-        status = lib.arbiter_host_create(args.config.encode(), ctypes.byref(host))
+        status = lib.arbiter_host_create(config.encode(), ctypes.byref(host))
         if status != OK:
             detail = text(lib.arbiter_host_last_error(host)) if host else "(no detail)"
             if status == ERR_CONFIG:
