@@ -1,5 +1,6 @@
 // The `arbiter` executable end to end, as an operator runs it, and the sample
 // generator against the committed sample.
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -493,6 +494,28 @@ TEST(Cli, ReviewShowsTheSamplesCheatersFirstAndRecordsVerdicts) {
     auto none = run_command({kArbiter, "review", kSampleConfig, "queue"}, dir.path());
     EXPECT_EQ(none.exit_status, 2);
     EXPECT_THAT(none.err, HasSubstr("has no store: set [store] path"));
+}
+
+// Issue 47: a verdict without --reviewer named the store's rule for a reviewer's name, not
+// the option that was missing. Nothing is recorded without one.
+TEST(Cli, AVerdictWithoutAReviewerNamesTheOption) {
+    TempDir dir;
+    std::string config = read_text(kSampleConfig);
+    config.replace(config.find("[sinks]"), 7, "[store]\npath = \"review.db\"\n\n[sinks]");
+    write_text(dir / "server_config.toml", config);
+    const std::string cfg = (dir / "server_config.toml").string();
+    for (const std::vector<std::string>& extra :
+         {std::vector<std::string>{}, std::vector<std::string>{"--reviewer", ""},
+          std::vector<std::string>{"--note", "teleports"}}) {
+        std::vector<std::string> argv = {kArbiter, "review", cfg, "verdict", "trent", "confirmed"};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        const auto result = run_command(argv, dir.path());
+        EXPECT_EQ(result.exit_status, 1) << result.err;
+        EXPECT_THAT(result.err, HasSubstr("a verdict needs --reviewer NAME"));
+        EXPECT_THAT(result.err, Not(HasSubstr("1 to 200 bytes")));
+        EXPECT_EQ(result.out, "");
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "review.db")) << "refused before the store";
 }
 
 }  // namespace
