@@ -1,5 +1,6 @@
 // The `arbiter` executable end to end, as an operator runs it, and the sample
 // generator against the committed sample.
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -208,8 +209,10 @@ TEST(Cli, PluginsShowsARefusedPluginAndExitsWith3) {
     auto result =
         run_command({kArbiter, "plugins", (dir / "server_config.toml").string()}, dir.path());
     EXPECT_EQ(result.exit_status, 3);
-    EXPECT_THAT(result.out, HasSubstr("ghost        REFUSED: plugin 'ghost' (" +
-                                      (dir / "ghost.so").string() + "): file not found"));
+    EXPECT_THAT(
+        result.out,
+        HasSubstr("ghost        REFUSED: " + (dir / "server_config.toml").string() +
+                  ":4:10: plugin 'ghost' (" + (dir / "ghost.so").string() + "): file not found"));
     EXPECT_THAT(result.out, HasSubstr("reference    reference"));
 }
 
@@ -260,13 +263,68 @@ TEST(Cli, AMistypedBundledPluginIsRefusedWithTheBundledNames) {
     write_text(dir / "server_config.toml", "[plugins.reference]\nlibrary = \"refrence\"\n");
     const std::string config = (dir / "server_config.toml").string();
     auto result = run_command({kArbiter, "replay", config, kSampleMatch}, dir.path());
-    EXPECT_EQ(result.exit_status, 3);
-    EXPECT_THAT(result.err, HasSubstr(config + ":1:10: plugin 'reference': no bundled plugin 'refrence' in "));
-    // Said again after the table: every assessment was made without it.
-    EXPECT_THAT(result.err, HasSubstr("assessed WITHOUT the refused plugin(s) reference"));
+    EXPECT_EQ(result.exit_status, 2);
+    EXPECT_THAT(result.err,
+                HasSubstr(config + ":1:10: plugin 'reference': no bundled plugin 'refrence' in "));
     EXPECT_THAT(result.err,
                 HasSubstr("(bundled: accounts, kaladin, lagpool, luanti, reference) (did you mean "
                           "'reference'?)"));
+    EXPECT_THAT(result.err, HasSubstr("arbiter replay: " + config +
+                                      ": not used: plugin 'reference' cannot be loaded"));
+    EXPECT_EQ(result.out, "") << "nothing is assessed with a config that cannot be used";
+}
+
+// Issue 47: a plugin that could not be loaded left the rest of the config running, while
+// an unknown key refused the whole file, and a reload refused the whole file for either.
+// Now a config is taken whole or not at all everywhere: replay, evaluate and serve refuse
+// it at start, saying which plugin and what to do; [host] partial_start = true is the
+// operator's choice to run without it, said after the results.
+TEST(Cli, AConfigWhosePluginCannotBeLoadedIsRefusedWholeUnlessPartialStartIsSet) {
+    TempDir dir;
+    const std::string plugins =
+        "[plugins.reference]\nlibrary = \"reference\"\n\n[plugins.mine]\nlibrary = "
+        "\"./arbiter-mine.so\"\n";
+    write_text(dir / "server_config.toml", plugins);
+    const std::string config = (dir / "server_config.toml").string();
+    const std::string not_used = config +
+                                 ": not used: plugin 'mine' cannot be loaded; a config "
+                                 "is taken whole or not at all";
+    // A match with its truth beside it, for evaluate.
+    const std::string match = (dir / "m.arbev").string();
+    ASSERT_EQ(
+        run_command({kArbiter, "simulate", match, "--players", "honest=2", "--duration-s", "5"},
+                    dir.path())
+            .exit_status,
+        0);
+    for (const char* command : {"replay", "evaluate"}) {
+        auto result = run_command({kArbiter, command, config, match}, dir.path());
+        EXPECT_EQ(result.exit_status, 2) << command << "\n" << result.err;
+        EXPECT_THAT(result.err,
+                    HasSubstr(config + ":4:10: plugin 'mine' (" +
+                              (dir / "arbiter-mine.so").string() + "): file not found"));
+        EXPECT_THAT(result.err, HasSubstr(std::string("arbiter ") + command + ": " + not_used));
+        EXPECT_THAT(result.err, HasSubstr("or set [host] partial_start = true to run without it"));
+        EXPECT_EQ(result.out, "") << command;
+    }
+    try {
+        ServerProcess server(config, dir.path(), {"--unix", (dir / "r.sock").string()});
+        ADD_FAILURE() << "serve started with a plugin it cannot load";
+    } catch (const std::runtime_error& error) {
+        EXPECT_THAT(error.what(), HasSubstr("exited before listening"));
+        EXPECT_THAT(error.what(), HasSubstr("arbiter serve: cannot serve: " + not_used));
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "r.sock")) << "nothing left listening";
+
+    // The operator's choice: run without it, and be told so after the table.
+    write_text(dir / "server_config.toml", "[host]\npartial_start = true\n\n" + plugins);
+    for (const char* command : {"replay", "evaluate"}) {
+        auto partial = run_command({kArbiter, command, config, match}, dir.path());
+        EXPECT_EQ(partial.exit_status, 3) << command << "\n" << partial.err;
+        EXPECT_NE(partial.out, "") << command;
+        EXPECT_THAT(partial.err,
+                    HasSubstr(std::string("arbiter ") + command +
+                              ": WARNING: assessed WITHOUT the refused plugin(s) mine"));
+    }
 }
 
 // Long work shows a progress line on a terminal, erased before anything else is printed;
@@ -326,11 +384,12 @@ TEST(Cli, AnUnknownKeyInAPluginsOwnTableIsReportedWithItsPosition) {
         "max_speed = 20.0\nmax_sped = 20.0\n");
     const std::string config = (dir / "server_config.toml").string();
     auto result = run_command({kArbiter, "replay", config, kSampleMatch}, dir.path());
-    // The plugin refused its config; the replay ran without it, and says so.
-    EXPECT_EQ(result.exit_status, 3);
+    // The plugin refused its config, and the config is not used: as for a key of the host's.
+    EXPECT_EQ(result.exit_status, 2);
     EXPECT_THAT(result.err,
                 HasSubstr(config + ":6:1: plugin 'reference' refused its config: "
                                    "plugins.reference.config.movement.max_sped: unknown key"));
+    EXPECT_EQ(result.out, "");
 }
 
 TEST(Cli, ReplayOfADamagedFileNamesTheOffsetAndExitsWith3) {
@@ -493,6 +552,28 @@ TEST(Cli, ReviewShowsTheSamplesCheatersFirstAndRecordsVerdicts) {
     auto none = run_command({kArbiter, "review", kSampleConfig, "queue"}, dir.path());
     EXPECT_EQ(none.exit_status, 2);
     EXPECT_THAT(none.err, HasSubstr("has no store: set [store] path"));
+}
+
+// Issue 47: a verdict without --reviewer named the store's rule for a reviewer's name, not
+// the option that was missing. Nothing is recorded without one.
+TEST(Cli, AVerdictWithoutAReviewerNamesTheOption) {
+    TempDir dir;
+    std::string config = read_text(kSampleConfig);
+    config.replace(config.find("[sinks]"), 7, "[store]\npath = \"review.db\"\n\n[sinks]");
+    write_text(dir / "server_config.toml", config);
+    const std::string cfg = (dir / "server_config.toml").string();
+    for (const std::vector<std::string>& extra :
+         {std::vector<std::string>{}, std::vector<std::string>{"--reviewer", ""},
+          std::vector<std::string>{"--note", "teleports"}}) {
+        std::vector<std::string> argv = {kArbiter, "review", cfg, "verdict", "trent", "confirmed"};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        const auto result = run_command(argv, dir.path());
+        EXPECT_EQ(result.exit_status, 1) << result.err;
+        EXPECT_THAT(result.err, HasSubstr("a verdict needs --reviewer NAME"));
+        EXPECT_THAT(result.err, Not(HasSubstr("1 to 200 bytes")));
+        EXPECT_EQ(result.out, "");
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir / "review.db")) << "refused before the store";
 }
 
 }  // namespace

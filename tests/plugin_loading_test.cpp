@@ -78,7 +78,9 @@ TEST_P(BrokenLibraryTest, IsRefusedWithItsFileAndReasonWhileTheGoodPluginWorks) 
 
     auto errors = host.plugin_errors();
     ASSERT_EQ(errors.size(), 1u) << joined(errors);
-    EXPECT_THAT(errors[0], StartsWith("plugin 'broken' (" + broken.string() + "): "));
+    // Where the config names it, then the file and the reason.
+    EXPECT_THAT(errors[0], StartsWith(position_of(text, "broken]", "server_config.toml") +
+                                      ": plugin 'broken' (" + broken.string() + "): "));
     for (const auto& reason : GetParam().reasons)
         EXPECT_THAT(errors[0], HasSubstr(reason));
     EXPECT_EQ(host.plugins()[0].error, errors[0]);
@@ -125,7 +127,8 @@ TEST(PluginLoading, AMissingFileIsRefusedAsNotFound) {
 
     auto errors = host.plugin_errors();
     ASSERT_EQ(errors.size(), 1u) << joined(errors);
-    EXPECT_EQ(errors[0], "plugin 'broken' (" + missing.string() + "): file not found");
+    EXPECT_EQ(errors[0], position_of(text, "broken]", "server_config.toml") +
+                             ": plugin 'broken' (" + missing.string() + "): file not found");
     expect_only_echo_active(host);
     expect_echo_still_works(host);
 }
@@ -149,8 +152,9 @@ TEST(PluginLoading, AFolderIsRefusedAsNotARegularFile) {
     host::Host host(parse(text, dir.path()));
     auto errors = host.plugin_errors();
     ASSERT_EQ(errors.size(), 1u) << joined(errors);
-    EXPECT_EQ(errors[0],
-              "plugin 'broken' (" + (dir / "folder.so").string() + "): not a regular file");
+    EXPECT_EQ(errors[0], position_of(text, "broken]", "server_config.toml") +
+                             ": plugin 'broken' (" + (dir / "folder.so").string() +
+                             "): not a regular file");
     expect_echo_still_works(host);
 }
 

@@ -963,12 +963,14 @@ TEST_F(Serve, AnInvalidConfigIsRefusedWithItsPositionAndTheOldOneStays) {
                                    test_plugin("slow", "arbiter-test-slow.so", "delay_us = 0")));
     ASSERT_TRUE(server.wait_for_log("plugin 'slow': added")) << server.log();
     EXPECT_EQ(status()["plugins"].size(), 2u);
-    // `ctl reload` re-reads it on request; nothing has changed since, so nothing to report.
+    // `ctl reload` re-reads it on request; nothing has changed since, and it says so.
     int exit_status = -1;
     const std::string applied =
         arbiter::test::ctl(control_socket(), {"reload", "--json"}, dir_.path(), &exit_status);
     EXPECT_EQ(exit_status, 0) << applied;
     EXPECT_TRUE(json::parse(applied).value("ok", false)) << applied;
+    EXPECT_TRUE(json::parse(applied).value("summary", "").starts_with("nothing changed: "))
+        << applied;
 }
 
 // A config change that adds a plugin whose creation takes seconds (a large model, say):
@@ -1007,6 +1009,91 @@ TEST_F(Serve, AConfigChangeLoadsItsPluginsWhileBatchesFlow) {
         if (plugin.value("name", "") == "model")
             model_called = plugin.value("active", false) && plugin.value("calls", 0u) >= 1;
     EXPECT_TRUE(model_called) << now.dump(2);
+}
+
+// Issue 47: `ctl reload` of the config printed nothing when no plugin was added or
+// reloaded, and the log said only "changed; applying it". Both say what came of it: each
+// plugin of the file and what became of it, or why nothing was applied.
+TEST_F(Serve, CtlReloadOfTheConfigSaysWhatWasApplied) {
+    // The file is re-read on request only, so that each answer is this request's own.
+    const std::string no_watch = "watch = false\n";
+    const std::string echo = test_plugin("echo", "arbiter-test-echo.so");
+    write_config(config_text(echo, no_watch));
+    ServerProcess server(config_path(), dir_.path());
+    const std::string file = config_path().string();
+    auto reload = [&] {
+        return arbiter::test::run_command({ARBITER_EXE, "ctl", control_socket().string(), "reload"},
+                                          dir_.path());
+    };
+
+    auto same = reload();
+    EXPECT_EQ(same.exit_status, 0) << same.err;
+    EXPECT_NE(same.out.find(file + ": nothing changed: unchanged echo 1.0.0\n"), std::string::npos)
+        << same.out;
+    EXPECT_TRUE(server.wait_for_log(file + ": nothing changed: unchanged echo 1.0.0"))
+        << server.log();
+
+    write_config(
+        config_text(echo + test_plugin("slow", "arbiter-test-slow.so", "delay_us = 0"), no_watch));
+    auto added = reload();
+    EXPECT_EQ(added.exit_status, 0) << added.err;
+    EXPECT_NE(added.out.find(file + ": applied: added slow "), std::string::npos) << added.out;
+    EXPECT_NE(added.out.find("; unchanged echo 1.0.0\n"), std::string::npos) << added.out;
+    EXPECT_NE(added.out.find("  plugin 'slow': added, version "), std::string::npos) << added.out;
+    EXPECT_TRUE(server.wait_for_log(file + ": applied: added slow ")) << server.log();
+
+    // A plugin that cannot be loaded: nothing of the change applies, and the answer says why.
+    write_config(config_text(
+        echo + "[plugins.ghost]\nlibrary = \"" + (dir_ / "ghost.so").string() + "\"\n", no_watch));
+    auto refused = reload();
+    EXPECT_EQ(refused.exit_status, 3);
+    EXPECT_NE(refused.out.find(file + ": NOT applied, the running config stays: "),
+              std::string::npos)
+        << refused.out;
+    EXPECT_NE(
+        refused.out.find("plugin 'ghost' (" + (dir_ / "ghost.so").string() + "): file not found\n"),
+        std::string::npos)
+        << refused.out;
+    EXPECT_TRUE(server.wait_for_log(file + ": NOT applied, the running config stays: "))
+        << server.log();
+    EXPECT_EQ(status()["plugins"].size(), 2u) << "slow, removed by the refused file, stays";
+
+    // A file with an error: the answer counts the problems and gives each.
+    write_config(config_text(echo, no_watch) + "[aggregation]\nreview_treshold = 0.7\n");
+    auto broken = reload();
+    EXPECT_EQ(broken.exit_status, 3);
+    EXPECT_NE(broken.out.find(file + ": NOT applied, the running config stays: 1 problem(s) in "
+                                     "the file\n"),
+              std::string::npos)
+        << broken.out;
+    EXPECT_NE(broken.out.find("unknown key 'aggregation.review_treshold'"), std::string::npos)
+        << broken.out;
+
+    // Removed, and new thresholds: both named; --json has each plugin's outcome.
+    write_config(config_text(echo, no_watch) + "[aggregation]\nmonitor_threshold = 0.25\n");
+    auto removed = arbiter::test::run_command(
+        {ARBITER_EXE, "ctl", control_socket().string(), "reload", "--json"}, dir_.path());
+    EXPECT_EQ(removed.exit_status, 0) << removed.err;
+    const json answer = json::parse(removed.out, nullptr, false);
+    EXPECT_EQ(answer.value("summary", ""),
+              "applied: removed slow; unchanged echo 1.0.0; [aggregation] changed")
+        << removed.out;
+    ASSERT_EQ(answer["plugins"].size(), 2u) << removed.out;
+    EXPECT_EQ(answer["plugins"][0].value("outcome", ""), "unchanged");
+    EXPECT_EQ(answer["plugins"][1].value("plugin", ""), "slow");
+    EXPECT_EQ(answer["plugins"][1].value("outcome", ""), "removed");
+
+    // Disabled: a change the first time, and said so; the second time, nothing changed.
+    write_config(config_text(echo + "enabled = false\n", no_watch) +
+                 "[aggregation]\nmonitor_threshold = 0.25\n");
+    auto disabled = reload();
+    EXPECT_NE(disabled.out.find(file + ": applied: disabled echo; no plugin enabled\n"),
+              std::string::npos)
+        << disabled.out;
+    auto again = reload();
+    EXPECT_NE(again.out.find(file + ": nothing changed: disabled echo; no plugin enabled\n"),
+              std::string::npos)
+        << again.out;
 }
 
 // A plugin file rewritten five times while its reload loads is loaded twice, not five

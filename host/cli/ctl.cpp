@@ -126,6 +126,16 @@ int run_ctl(const std::vector<std::string>& args) {
         std::cout << parsed.dump(2) << "\n";
     } else if (words[1] == "status") {
         print_status(parsed);
+    } else if (parsed.contains("summary") && parsed["summary"].is_string()) {
+        // A config reload: what it came to first, then what each change took (a refusal's
+        // reasons are in the summary already).
+        std::cout << parsed.value("config", std::string()) << ": "
+                  << parsed["summary"].get<std::string>() << "\n";
+        if (ok)
+            for (const auto& report : parsed.value("reports", json::array()))
+                std::cout << "  " << report.value("message", "") << "\n";
+        for (const auto& problem : parsed.value("problems", json::array()))
+            std::cout << "  " << problem.get<std::string>() << "\n";
     } else {
         for (const auto& report : parsed.value("reports", json::array()))
             std::cout << report.value("message", "") << "\n";

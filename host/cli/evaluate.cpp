@@ -89,6 +89,10 @@ int run_evaluate(const std::vector<std::string>& args) {
     const bool plugins_refused = !host->plugin_errors().empty();
     for (const auto& problem : host->plugin_errors())
         std::fprintf(stderr, "%s\n", problem.c_str());
+    if (const auto refused = host->refused_at_start()) {
+        std::fprintf(stderr, "arbiter evaluate: %s\n", refused->c_str());
+        return kExitInput;
+    }
 
     tools::EvaluationReport report = tools::evaluate(*host, command->matches, truth,
                                                          host::progress_on_stderr(command->quiet).get());

@@ -102,8 +102,9 @@ constexpr const char* kProgressNote =
     "stderr when it is a terminal; --quiet leaves it out.\n";
 
 constexpr const char* kExitStatus =
-    "Exit status: 0 success; 1 usage error; 2 the config or an input cannot be read;\n"
-    "3 done, but some input was damaged or refused, or a plugin was refused.\n";
+    "Exit status: 0 success; 1 usage error; 2 the config or an input cannot be read (or used);\n"
+    "3 done, but some input was damaged or refused, or a plugin was refused (listed by\n"
+    "`plugins`, or left out under [host] partial_start = true).\n";
 
 void print_version(std::FILE* out) {
     std::fprintf(out, "arbiter %s (plugin ABI %d.%d, event schema %d.%d)\n", ARBITER_VERSION,

@@ -126,7 +126,11 @@ int run_replay(const std::vector<std::string>& args) {
         std::fprintf(stderr, "arbiter replay: cannot start the host: %s\n", error.what());
         return kExitInput;
     }
-    bool plugins_refused = !host->plugin_errors().empty();
+    if (const auto refused = host->refused_at_start()) {
+        std::fprintf(stderr, "arbiter replay: %s\n", refused->c_str());
+        return kExitInput;
+    }
+    bool plugins_refused = !host->plugin_errors().empty();  // with [host] partial_start
 
     InputTally tally;
     {

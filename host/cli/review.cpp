@@ -204,6 +204,15 @@ int run_review(const std::vector<std::string>& args) {
         std::fprintf(stderr, "%s", kUsage);
         return kExitUsage;
     }
+    // Checked here, before the store is opened: the store's own check ("a reviewer's name is
+    // 1 to 200 bytes") cannot tell the operator which option was missing.
+    if (action == "verdict" && reviewer.empty()) {
+        std::fprintf(stderr,
+                     "arbiter review: a verdict needs --reviewer NAME (who decided; it is "
+                     "recorded with the verdict)\n%s",
+                     kUsage);
+        return kExitUsage;
+    }
     if (!setup_logging("warn")) return kExitUsage;
     auto config = load_config_or_report(words[0]);
     if (!config) return kExitInput;

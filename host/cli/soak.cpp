@@ -204,6 +204,16 @@ int run_soak(const std::vector<std::string>& args) {
                 refused.push_back(problem);
         return host;
     };
+    // Before the matches, not after hours of them.
+    try {
+        if (const auto why = make_host()->refused_at_start()) {
+            std::fprintf(stderr, "arbiter soak: %s\n", why->c_str());
+            return kExitInput;
+        }
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter soak: cannot start the host: %s\n", error.what());
+        return kExitInput;
+    }
     const auto started = std::chrono::steady_clock::now();
     auto seconds_since = [](auto then) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - then).count();

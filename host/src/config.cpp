@@ -812,7 +812,13 @@ ServerConfig parse_config(std::string_view text, const std::string& name,
     } catch (const toml::parse_error& error) {
         const auto& begin = error.source().begin;
         SourcePosition position{name, begin.line, begin.column};
-        throw ConfigError({position.str() + ": " + std::string(error.description())});
+        std::string what(error.description());
+        // toml++ calls a missing closing quote a control character (the line feed) or the
+        // end of the file: where that is what happened, say so.
+        if (const auto open = first_unclosed_string(text);
+            open && open->explains(begin.line, begin.column))
+            what = open->describe();
+        throw ConfigError({position.str() + ": " + what});
     }
     return read_config(root, name, base_dir, options);
 }

@@ -149,6 +149,11 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
         slot.instance.reset();
         slot.library.reset();
         slot.error = error.what();
+        // Like every other config error, with the place in the file that named the plugin
+        // (most refusals say it already; a missing file, a bad ABI, a pin do not).
+        const SourcePosition& where = settings.position;
+        if (!where.file.empty() && !slot.error.starts_with(where.file + ":"))
+            slot.error = where.str() + ": " + slot.error;
         spdlog::error("{}", slot.error);
     }
     return slot;

@@ -545,4 +545,21 @@ std::vector<std::string> Host::plugin_errors() const {
     return errors;
 }
 
+std::optional<std::string> Host::refused_at_start() const {
+    if (config_.host.partial_start) return std::nullopt;
+    std::vector<std::string> names;
+    for (const auto& slot : plugins())
+        if (!slot.error.empty()) names.push_back("'" + slot.settings.name + "'");
+    if (names.empty()) return std::nullopt;
+    std::string listed;
+    for (const auto& name : names)
+        listed += (listed.empty() ? "" : ", ") + name;
+    const char* them = names.size() == 1 ? "it" : "them";
+    return fmt::format(
+        "{0}: not used: {1} {2} cannot be loaded; a config is taken whole or not at all, at "
+        "start as on a reload, so that no plugin it names is left out unseen: mend {3} "
+        "(`arbiter plugins {0}` says why), or set [host] partial_start = true to run without {3}",
+        config_.file.string(), names.size() == 1 ? "plugin" : "plugins", listed, them);
+}
+
 }  // namespace arbiter::host

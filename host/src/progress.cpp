@@ -13,6 +13,12 @@ namespace {
 
 constexpr auto kRedrawEvery = std::chrono::milliseconds(100);
 constexpr int kBarWidth = 20;
+// The first draw comes at the first update, a few microseconds and bytes in, where a rate
+// is noise (a file's header read in 60 us is 270 kB/s) and the time left from it nonsense
+// (15 minutes for 3 seconds of work). Neither is shown before a second of work, and the
+// time left not before a hundredth of the total, when the rate has settled.
+constexpr double kRateAfterSeconds = 1.0;
+constexpr double kTimeLeftAfterFraction = 0.01;
 
 std::string amount(double value, ProgressUnit unit) {
     switch (unit) {
@@ -103,11 +109,12 @@ std::string TerminalProgress::line(uint64_t done) const {
     } else {
         text += amount(static_cast<double>(done), unit_);
     }
-    if (rate > 0) {
+    if (rate > 0 && seconds >= kRateAfterSeconds) {
         // Seconds of play per second of work is a speed-up over real time.
         text += unit_ == ProgressUnit::seconds_of_play ? fmt::format("  {:.0f}x real time", rate)
                                                        : fmt::format("  {}/s", amount(rate, unit_));
-        if (total_ > done)
+        if (total_ > done &&
+            static_cast<double>(done) >= kTimeLeftAfterFraction * static_cast<double>(total_))
             text += "  " + duration(static_cast<double>(total_ - done) / rate) + " left";
     }
     return text;

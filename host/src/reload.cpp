@@ -694,8 +694,7 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
         for (Change& change : changes) release(std::move(change.fresh));
         for (ReloadReport& report : reports) {
             report.ok = false;
-            report.error += " (the config was not applied: every change in it waits until "
-                            "this is mended; the running config stays)";
+            report.error += kConfigNotAppliedNote;
             spdlog::error("{}", report.describe());
         }
         return reports;

@@ -196,6 +196,9 @@ struct Server::Impl {
                     ": [serve] names no socket: set unix_socket or tcp_listen");
             if (!settings.review_listen.empty()) open_review_page(config.store);
             host = std::make_unique<Host>(std::move(config));
+            // As a changed config with such a plugin is refused (apply_config), so is one at
+            // start: the operator finds out now, not when a check's cheaters go unflagged.
+            if (const auto refused = host->refused_at_start()) throw std::runtime_error(*refused);
             processor = std::make_unique<serve::EventProcessor>(*host, options.config_options,
                                                                 queue, outbox);
             if (settings.watch) {

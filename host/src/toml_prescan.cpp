@@ -33,6 +33,9 @@ class Scanner {
         return std::nullopt;
     }
 
+    // The first string that was never closed, once run() has gone through the text.
+    const std::optional<UnclosedString>& unclosed() const { return unclosed_; }
+
   private:
     std::optional<TomlTextProblem> here(std::string what) const {
         return TomlTextProblem{line_, column_, std::move(what)};
@@ -42,6 +45,10 @@ class Scanner {
     void advance(size_t count) {
         for (size_t k = 0; k < count && i_ < text_.size(); ++k, ++i_) {
             const auto byte = static_cast<unsigned char>(text_[i_]);
+            if ((byte & 0xC0) != 0x80) {
+                last_line_ = line_;
+                last_column_ = column_;
+            }
             if (byte == '\n') {
                 ++line_;
                 column_ = 1;
@@ -65,10 +72,18 @@ class Scanner {
         const std::string triple(3, quote);
         const bool multi_line = at(triple);
         const bool basic = quote == '"';
+        UnclosedString open{
+            .line = line_, .column = column_, .quote = quote, .multi_line = multi_line};
         advance(multi_line ? 3 : 1);
         while (i_ < text_.size()) {
             const char c = text_[i_];
-            if (!multi_line && c == '\n') return std::nullopt;  // toml++ reports it
+            if (!multi_line && (c == '\n' || (c == '\r' && at("\r\n")))) {
+                // toml++ reports it, as a control character; parse_config says what it is.
+                open.end_line = line_;
+                open.end_column = column_;
+                note_unclosed(open);
+                return std::nullopt;
+            }
             if (c == quote) {
                 if (!multi_line) {
                     advance(1);
@@ -85,14 +100,25 @@ class Scanner {
                 advance(1);
                 if (multi_line) {
                     if (auto problem = after_multi_line_backslash()) return problem;
-                } else {
-                    advance(1);  // the escaped character; toml++ judges the escape
+                } else if (i_ < text_.size() && text_[i_] != '\n') {
+                    // The escaped character; toml++ judges the escape. A line feed is not
+                    // taken: a single-line string ends with its line whatever comes before.
+                    if (text_[i_] == quote) open.escaped_quote_column = column_ - 1;
+                    advance(1);
                 }
                 continue;
             }
             advance(1);
         }
+        open.end_line = last_line_;
+        open.end_column = last_column_;
+        open.at_end_of_text = true;
+        note_unclosed(open);
         return std::nullopt;
+    }
+
+    void note_unclosed(const UnclosedString& open) {
+        if (!unclosed_) unclosed_ = open;
     }
 
     // toml++ asks whether the character after a backslash is whitespace, and after a
@@ -120,6 +146,9 @@ class Scanner {
     size_t i_ = 0;
     size_t line_ = 1;
     size_t column_ = 1;
+    size_t last_line_ = 1;  // of the last character advanced over
+    size_t last_column_ = 1;
+    std::optional<UnclosedString> unclosed_;
 };
 
 }  // namespace
@@ -142,6 +171,37 @@ std::optional<TomlTextProblem> toml_text_problem(std::string_view text) {
                         static_cast<unsigned char>(text[*bad]))};
     }
     return Scanner(text).run();
+}
+
+bool UnclosedString::explains(size_t error_line, size_t error_column) const {
+    // At or past where the closing quote was due: before it, toml++ met something else.
+    if (!multi_line && !at_end_of_text) return error_line == end_line && error_column >= end_column;
+    return error_line > end_line || (error_line == end_line && error_column >= end_column);
+}
+
+std::string UnclosedString::describe() const {
+    const std::string closing = multi_line ? std::string(3, quote) : std::string(1, quote);
+    if (multi_line)
+        return fmt::format(
+            "the multi-line string that begins at line {}, column {} is not closed: its "
+            "closing {} is missing before the end of the file",
+            line, column, closing);
+    std::string text = fmt::format(
+        "the string that begins at column {} is not closed: its closing {} is missing before "
+        "the end of the {}",
+        column, closing, at_end_of_text ? "file" : "line");
+    if (escaped_quote_column > 0)
+        text += fmt::format(
+            " (the \\\" at column {} is an escaped quote, part of the string; a backslash is "
+            "written \\\\, or use 'single quotes', where a backslash is itself)",
+            escaped_quote_column);
+    return text;
+}
+
+std::optional<UnclosedString> first_unclosed_string(std::string_view text) {
+    Scanner scanner(text);
+    (void)scanner.run();
+    return scanner.unclosed();
 }
 
 }  // namespace arbiter::host

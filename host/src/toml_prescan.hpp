@@ -23,4 +23,27 @@ struct TomlTextProblem {
 // UTF-8 is refused here too.
 std::optional<TomlTextProblem> toml_text_problem(std::string_view text);
 
+// A string whose closing quote is missing. toml++ says only what it met where the quote
+// should have been (a line feed it calls a control character, the end of the file), so
+// parse_config words that error itself when it falls where this string ends.
+struct UnclosedString {
+    size_t line = 1, column = 1;  // of its opening quote
+    // Where it ends unclosed: a single-line one at its line's line feed, or at the text's
+    // last character when the text ends first (at_end_of_text); a multi-line one there too.
+    size_t end_line = 1, end_column = 1;
+    bool at_end_of_text = false;
+    char quote = '"';
+    bool multi_line = false;
+    // A single-line basic string's last \" (`"C:\dir\"`): a quote that is part of the
+    // string, the usual reason its end is missing. 0 when it has none.
+    size_t escaped_quote_column = 0;
+
+    // Whether an error toml++ reports at (line, column) is this string's missing quote.
+    bool explains(size_t error_line, size_t error_column) const;
+    std::string describe() const;
+};
+
+// The first string in `text` that is never closed, or nullopt.
+std::optional<UnclosedString> first_unclosed_string(std::string_view text);
+
 }  // namespace arbiter::host

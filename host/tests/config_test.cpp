@@ -214,6 +214,54 @@ TEST(Config, SyntaxErrorGivesFileLineColumn) {
     EXPECT_EQ(problems[0].rfind("server_config.toml:2:", 0), 0u) << problems[0];
 }
 
+// Issue 47: a missing closing quote came out as toml++'s "unescaped control characters
+// other than TAB (U+0009) are explicitly prohibited" (the line feed) or "encountered
+// end-of-file". It is named as what it is, still at the position toml++ stopped.
+TEST(Config, AStringWithoutItsClosingQuoteIsNamedAsSuch) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"[host]\nserver_id = \"abc\nlog_level = \"info\"\n",
+         "server_config.toml:2:17: the string that begins at column 13 is not closed: its "
+         "closing \" is missing before the end of the line"},
+        {"[host]\nserver_id = \"abc\r\n",
+         "server_config.toml:2:17: the string that begins at "
+         "column 13 is not closed"},
+        {"[host]\nserver_id = \"abc",
+         "server_config.toml:2:17: the string that begins at column "
+         "13 is not closed: its closing \" is missing before the "
+         "end of the file"},
+        {"[host]\nserver_id = 'abc\n",
+         "server_config.toml:2:17: the string that begins at column "
+         "13 is not closed: its closing ' is missing"},
+        {"[host]\nserver_id = \"\"\"abc\n",
+         "the multi-line string that begins at line 2, column "
+         "13 is not closed: its closing \"\"\" is missing "
+         "before the end of the file"},
+        // A Windows path: the last quote is escaped, part of the string.
+        {"[plugins.x]\nlibrary = \"C:\\\\plugins\\\"\n",
+         "server_config.toml:2:25: the string that begins at column 11 is not closed: its "
+         "closing \" is missing before the end of the line (the \\\" at column 23 is an "
+         "escaped quote"},
+        // In a key: a table header's quoted name.
+        {"[plugins.\"x]\nlibrary = \"reference\"\n",
+         "server_config.toml:1:13: the string that begins at column 10 is not closed"},
+    };
+    for (const auto& [text, expected] : cases) {
+        const auto problems = problems_of(text);
+        ASSERT_EQ(problems.size(), 1u) << ::testing::PrintToString(text);
+        EXPECT_NE(problems[0].find(expected), std::string::npos)
+            << ::testing::PrintToString(text) << "\n"
+            << problems[0];
+        EXPECT_EQ(problems[0].find("control character"), std::string::npos) << problems[0];
+    }
+    // A string that is closed keeps toml++'s own word for what is wrong in it.
+    const auto control = problems_of(
+        "[host]\nserver_id = \"a\x01"
+        "b\"\n");
+    ASSERT_EQ(control.size(), 1u);
+    EXPECT_NE(control[0].find("server_config.toml:2:15: "), std::string::npos) << control[0];
+    EXPECT_EQ(control[0].find("not closed"), std::string::npos) << control[0];
+}
+
 TEST(Config, WrongTypeNamesKeyAndPosition) {
     auto problems = problems_of("[aggregation]\nreview_threshold = \"high\"\n");
     ASSERT_EQ(problems.size(), 1u);

@@ -53,6 +53,33 @@ TEST(Progress, TheLineGivesTheShareTheAmountsTheRateAndTheTimeLeft) {
               "replay    [###################.]  99%  79.0 MB of 80.0 MB  658.3 kB/s  2 s left");
 }
 
+// Issue 47: the first frame, drawn at the first update, showed a rate and a time left
+// from a few bytes read in microseconds ("16 B of 250.7 MB  274.6 kB/s  15:13 left" for
+// three seconds of work). Neither is shown until there is enough to estimate from.
+TEST(Progress, NoRateOrTimeLeftUntilThereIsEnoughToEstimate) {
+    FakeClock clock;
+    Captured out;
+    TerminalProgress progress(out.file, clock.function());
+    progress.start("replay", 250'700'000, ProgressUnit::bytes);
+    clock.now += 60us;
+    progress.update(16);
+    EXPECT_EQ(out.text(),
+              "\r"
+              "replay    [....................]   0%  16 B of 250.7 MB\x1b[K");
+    clock.now += 500ms;
+    EXPECT_EQ(progress.line(40'000'000),
+              "replay    [###.................]  16%  40.0 MB of 250.7 MB");
+    // A second in, the rate; the time left only once a hundredth of the work is done.
+    clock.now = std::chrono::steady_clock::time_point{} + 2s;
+    EXPECT_EQ(progress.line(2'000'000),
+              "replay    [....................]   1%  2.0 MB of 250.7 MB  1.0 MB/s");
+    EXPECT_EQ(progress.line(2'507'000),
+              "replay    [....................]   1%  2.5 MB of 250.7 MB  1.3 MB/s  3:18 left");
+    progress.start("simulate", 600, ProgressUnit::seconds_of_play);
+    clock.now += 50ms;
+    EXPECT_EQ(progress.line(1), "simulate  [....................]   0%  1 s of 600 s of play");
+}
+
 TEST(Progress, UnitsAndAnUnknownTotal) {
     FakeClock clock;
     Captured out;

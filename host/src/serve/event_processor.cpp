@@ -51,6 +51,100 @@ std::string error_json(const std::string& problem, uint64_t offset) {
     return serve_protocol::error_json(problem, offset, false);
 }
 
+std::string joined(const std::vector<std::string>& parts, const char* between) {
+    std::string text;
+    for (const auto& part : parts)
+        text += (text.empty() ? "" : between) + part;
+    return text;
+}
+
+// What an applied config change did to each plugin of the file, as `plugins` (for
+// `ctl reload --json`), and in one line. Without it a change that added nothing, or whose
+// plugins were all unchanged, answered `ctl reload` with no output at all, and the log
+// said only that it was being applied.
+std::string applied_summary(const std::vector<ReloadReport>& reports, const Host& host,
+                            bool aggregation_changed, json& plugins) {
+    auto report_of = [&](const std::string& name) -> const ReloadReport* {
+        for (const auto& report : reports)
+            if (report.plugin == name) return &report;
+        return nullptr;
+    };
+    // In this order, each with the plugins it names.
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups = {
+        {"added", {}},   {"reloaded", {}}, {"took a new table", {}}, {"new settings", {}},
+        {"removed", {}}, {"disabled", {}}, {"still refused", {}},    {"unchanged", {}}};
+    auto add = [&](size_t group, const std::string& name, const std::string& outcome,
+                   const std::string& version, const std::string& shown) {
+        groups[group].second.push_back(shown);
+        plugins.push_back({{"plugin", name}, {"outcome", outcome}, {"version", version}});
+    };
+    for (const PluginSlot& slot : host.plugins()) {
+        const std::string& name = slot.settings.name;
+        const std::string version = slot.active() ? slot.library->identity().version : "";
+        const ReloadReport* report = report_of(name);
+        const std::string change = report ? report->change : "";
+        if (change == "added")
+            add(0, name, "added", version, name + " " + version);
+        else if (change == "reload")
+            add(1, name, "reloaded", version,
+                fmt::format("{} {} -> {}", name,
+                            report->from_version.empty() ? "(none)" : report->from_version,
+                            version));
+        else if (change == "reconfigured")
+            add(2, name, "reconfigured", version, name + " " + version);
+        else if (change == "settings")
+            add(3, name, "settings", version, name + " " + version);
+        else if (!slot.active())
+            add(6, name, "refused", version, name);
+        else
+            add(7, name, "unchanged", version, name + " " + version);
+    }
+    bool changed = aggregation_changed;
+    for (const PluginSettings& settings : host.config().plugins) {
+        if (settings.enabled) continue;
+        // Disabled now, when it ran before: its generation was removed by this change.
+        const ReloadReport* report = report_of(settings.name);
+        changed = changed || report;
+        add(5, settings.name, "disabled", "", settings.name);
+    }
+    for (const auto& report : reports)
+        if (report.change == "removed" &&
+            std::none_of(host.config().plugins.begin(), host.config().plugins.end(),
+                         [&](const PluginSettings& s) { return s.name == report.plugin; }))
+            add(4, report.plugin, "removed", report.from_version, report.plugin);
+
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < groups.size(); ++i) {
+        if (groups[i].second.empty()) continue;
+        changed = changed || i <= 4;
+        parts.push_back(groups[i].first + " " + joined(groups[i].second, ", "));
+    }
+    if (host.plugins().empty()) parts.push_back("no plugin enabled");
+    if (aggregation_changed) parts.push_back("[aggregation] changed");
+    if (report_of("(sinks)")) {
+        changed = true;
+        parts.push_back("[sinks] changed");
+    }
+    return std::string(changed ? "applied: " : "nothing changed: ") + joined(parts, "; ");
+}
+
+// A refused change in one line: each refusal, without the note every one of them carries.
+std::string refused_summary(const std::vector<ReloadReport>& reports) {
+    std::vector<std::string> reasons;
+    for (const auto& report : reports) {
+        if (report.ok) continue;
+        std::string error = report.error;
+        if (error.ends_with(kConfigNotAppliedNote))
+            error.resize(error.size() - std::string_view(kConfigNotAppliedNote).size());
+        if (report.plugin == "(sinks)")
+            error = "[sinks]: " + error;
+        else if (error.find("plugin '" + report.plugin + "'") == std::string::npos)
+            error = fmt::format("plugin '{}': {}", report.plugin, error);
+        reasons.push_back(error);
+    }
+    return "NOT applied, the running config stays: " + joined(reasons, "; ");
+}
+
 }  // namespace
 
 EventProcessor::EventProcessor(Host& host, ConfigLoadOptions options, WorkQueue& queue,
@@ -436,6 +530,10 @@ void EventProcessor::on_config_loaded(Work& work) {
             spdlog::error("{} (the config was not applied; the old one stays)", problem);
         answer["error"] = "the config has errors and was not applied; the old one stays";
         answer["problems"] = load.problems;
+        answer["summary"] =
+            fmt::format("NOT applied, the running config stays: {} problem(s) in the file",
+                        load.problems.size());
+        spdlog::error("{}: {}", file.string(), answer["summary"].get<std::string>());
     } else {
         ServerConfig next = std::move(*load.next);
         // A plugin reload may have swapped a generation in while this loaded, so that the
@@ -458,11 +556,13 @@ void EventProcessor::on_config_loaded(Work& work) {
             spdlog::warn("{}: [serve] sockets changed; they take effect at the next start",
                          file.string());
         next.serve = host_.config().serve;
-        spdlog::info("{}: changed; applying it", file.string());
+        const AggregationSettings aggregation_before = host_.config().aggregation;
         json reports = json::array();
         bool all_ok = true;
         std::vector<PluginSlot> retired;
-        for (const auto& report : host_.apply_config(std::move(next), &load.prepared, &retired)) {
+        const std::vector<ReloadReport> applied =
+            host_.apply_config(std::move(next), &load.prepared, &retired);
+        for (const auto& report : applied) {
             reports.push_back(report_json(report));
             all_ok = all_ok && report.ok;
             note_reload(report);
@@ -472,6 +572,16 @@ void EventProcessor::on_config_loaded(Work& work) {
         release_off_the_event_path(std::move(retired));
         answer["ok"] = all_ok;
         answer["reports"] = reports;
+        // apply_config takes a change whole or not at all: one refusal means nothing of it.
+        json plugins = json::array();
+        const std::string summary =
+            all_ok ? applied_summary(applied, host_,
+                                     host_.config().aggregation != aggregation_before, plugins)
+                   : refused_summary(applied);
+        answer["summary"] = summary;
+        if (all_ok) answer["plugins"] = plugins;
+        all_ok ? spdlog::info("{}: {}", file.string(), summary)
+               : spdlog::error("{}: {}", file.string(), summary);
         outbox_.post_watch(watched_files());
     }
     bool again = false;

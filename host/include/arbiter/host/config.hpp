@@ -52,6 +52,8 @@ struct AggregationSettings {
                                                      ModelClass::statistical};
     // A trip-wire from a plugin allowed to raise them reaches FlagForReview alone.
     bool tripwires_reach_review = true;
+
+    bool operator==(const AggregationSettings&) const = default;
 };
 
 struct SinkSettings {

@@ -230,6 +230,11 @@ class Host {
     }
     // The refusals among plugins(), one message each.
     std::vector<std::string> plugin_errors() const;
+    // Why the config must not be used as loaded: some of its plugins were refused, and
+    // [host] partial_start does not allow running without them. nullopt when it may run.
+    // A config is taken whole or not at all, at start as on a change (apply_config): a host
+    // that ran without a plugin the operator named would report its checks' players Clear.
+    std::optional<std::string> refused_at_start() const;
     const HostCounters& counters() const {
         catch_up();
         return counters_;

@@ -40,7 +40,7 @@ class NoProgress final : public Progress {
 };
 
 // One line, drawn at the first update, redrawn in place at most ten times a second, and
-// erased at the end:
+// erased at the end (the rate from a second of work on, the time left from 1 % on too):
 //   replay    [#########...........]  45%  36.2 MB of 80.4 MB  12.1 MB/s  4 s left
 class TerminalProgress final : public Progress {
   public:

@@ -7,6 +7,11 @@
 
 namespace arbiter::host {
 
+// Added to the error of each refusal that refused a whole config change.
+inline constexpr const char* kConfigNotAppliedNote =
+    " (the config was not applied: every change in it waits until this is mended; the running "
+    "config stays)";
+
 struct ReloadReport {
     std::string plugin;          // the plugin's key in the config
     std::string change;          // "reload", "added", "removed", "reconfigured", "settings"
