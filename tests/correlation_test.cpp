@@ -36,7 +36,9 @@ class Correlation : public ::testing::Test {
     // One match of 10 batches on `relay` through a host of its own; player 1's final
     // assessment, once the host has closed (its store flushed).
     host::Assessment play(const std::string& config_text, const std::string& relay) {
-        host::Host host(test::parse(config_text, dir_.path()));
+        auto config = test::parse(config_text, dir_.path());
+        auto store = host::attach_store(config);
+        host::Host host(std::move(config), std::move(store));
         BatchBuilder builder(relay, test::kTestMatch);
         for (int i = 0; i < 10; ++i) {
             const auto problem = host.push(test::echo_batch(builder, 1'000'000 + i * 50'000));
@@ -89,7 +91,9 @@ TEST_F(Correlation, TheAnswerArrivesWhileTheMatchIsPlayed) {
     play(config("server-a", false), "relay-a");
     // The store is read off the event thread; its answer joins the aggregation at a later
     // batch, so the relay hears FlagForReview during the match, not only at its end.
-    host::Host host(test::parse(config("server-b", true), dir_.path()));
+    auto config_b = test::parse(config("server-b", true), dir_.path());
+    auto store = host::attach_store(config_b);
+    host::Host host(std::move(config_b), std::move(store));
     BatchBuilder builder("relay-b", test::kTestMatch);
     host::Action action = host::Action::clear;
     for (int i = 0; i < 400 && action != host::Action::flag_for_review; ++i) {

@@ -9,6 +9,7 @@
 
 #include "arbiter/host/progress.hpp"
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/store.hpp"
 #include "arbiter/tools/evaluate.hpp"
 #include "commands.hpp"
 
@@ -81,7 +82,8 @@ int run_evaluate(const std::vector<std::string>& args) {
     if (!setup_logging(command->log_level.value_or(config->host.log_level))) return kExitUsage;
     std::unique_ptr<host::Host> host;
     try {
-        host = std::make_unique<host::Host>(std::move(*config));
+        auto attachments = host::attach_store(*config);
+        host = std::make_unique<host::Host>(std::move(*config), std::move(attachments));
     } catch (const std::exception& error) {
         std::fprintf(stderr, "arbiter evaluate: cannot start the host: %s\n", error.what());
         return kExitInput;

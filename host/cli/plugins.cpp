@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/store.hpp"
 #include "commands.hpp"
 
 namespace arbiter::cli {
@@ -20,7 +21,8 @@ int run_plugins(const std::vector<std::string>& args) {
 
     std::unique_ptr<host::Host> host;
     try {
-        host = std::make_unique<host::Host>(std::move(*config));
+        auto attachments = host::attach_store(*config);
+        host = std::make_unique<host::Host>(std::move(*config), std::move(attachments));
     } catch (const std::exception& error) {
         std::fprintf(stderr, "arbiter plugins: cannot start the host: %s\n", error.what());
         return kExitInput;

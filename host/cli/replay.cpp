@@ -10,6 +10,7 @@
 
 #include "arbiter/host/event_file.hpp"
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/store.hpp"
 #include "arbiter/host/progress.hpp"
 #include "arbiter/host/sinks.hpp"
 #include "commands.hpp"
@@ -121,7 +122,8 @@ int run_replay(const std::vector<std::string>& args) {
 
     std::unique_ptr<host::Host> host;
     try {
-        host = std::make_unique<host::Host>(std::move(*config));
+        auto attachments = host::attach_store(*config);
+        host = std::make_unique<host::Host>(std::move(*config), std::move(attachments));
     } catch (const std::exception& error) {
         std::fprintf(stderr, "arbiter replay: cannot start the host: %s\n", error.what());
         return kExitInput;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/store.hpp"
 #include "arbiter/tools/parse.hpp"
 #include "arbiter/tools/soak.hpp"
 #include "commands.hpp"
@@ -198,7 +199,7 @@ int run_soak(const std::vector<std::string>& args) {
 
     std::vector<std::string> refused;
     auto make_host = [&]() {
-        auto host = std::make_unique<host::Host>(*config);
+        auto host = std::make_unique<host::Host>(*config, host::attach_store(*config));
         if (refused.empty())
             for (const auto& problem : host->plugin_errors())
                 refused.push_back(problem);

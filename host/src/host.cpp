@@ -6,15 +6,13 @@
 #include <spdlog/spdlog.h>
 
 #include "arbiter/host/input_lost.hpp"
-#include "arbiter/host/store.hpp"
 #include "arbiter/host/untrusted_text.hpp"
-#include "store/correlator.hpp"
 
 #include <arbiter/events_generated.h>
 
 namespace arbiter::host {
 
-Host::Host(ServerConfig config)
+Host::Host(ServerConfig config, HostAttachments attachments)
     : config_(std::move(config)),
       store_(config_.host.work_dir),
       dispatcher_(metrics_),
@@ -33,19 +31,25 @@ Host::Host(ServerConfig config)
         parallel_ = std::make_unique<ParallelDispatch>(dispatcher_, shards_, threads_);
         shard_players_.assign(shards_, 0);
     }
-    open_sinks();
-    if (config_.correlation.enabled)
-        correlator_ = std::make_unique<Correlator>(config_.store, config_.correlation,
-                                                   config_.host.server_id);
+    open_sinks(std::move(attachments.ledger_sink));
+    if (config_.correlation.enabled) {
+        if (!attachments.correlation)
+            throw std::runtime_error(
+                "[correlation] is enabled, but this program has no store to correlate "
+                "with: the `arbiter` command has one, the embedding library does not");
+        correlation_ = std::move(attachments.correlation);
+    }
 }
 
-void Host::open_sinks() {
+void Host::open_sinks(std::shared_ptr<LedgerKeepingSink> ledger_sink) {
     if (config_.store.enabled()) {
-        store_sink_ = std::make_shared<StoreSink>(config_.store, config_.host.server_id,
-                                                  config_.sinks.report_threshold,
-                                                  config_.aggregation.review_threshold);
-        ledger_.restore(store_sink_->take_recorded_progress());
-        add_sink(store_sink_);
+        if (!ledger_sink)
+            throw std::runtime_error(
+                "[store] is set, but this program has no store: the `arbiter` command has "
+                "one, the embedding library does not");
+        ledger_sink_ = std::move(ledger_sink);
+        ledger_.restore(ledger_sink_->take_recorded_progress());
+        add_sink(ledger_sink_);
     }
     if (config_.sinks.security_log.empty()) return;
     security_log_ = std::make_shared<SecurityEventLog>(
@@ -55,12 +59,12 @@ void Host::open_sinks() {
 }
 
 void Host::remember_progress(const std::string& relay_id, uint64_t match_id) {
-    if (!store_sink_) return;
-    if (auto progress = ledger_.progress(relay_id, match_id)) store_sink_->on_progress(*progress);
+    if (!ledger_sink_) return;
+    if (auto progress = ledger_.progress(relay_id, match_id)) ledger_sink_->on_progress(*progress);
 }
 
 uint64_t Host::store_records_lost() const {
-    return store_sink_ ? store_sink_->counters().lost : 0;
+    return ledger_sink_ ? ledger_sink_->records_lost() : 0;
 }
 
 Host::~Host() {
@@ -194,7 +198,7 @@ void Host::take_in(const VerifiedBatch& batch, std::vector<SignalRecord> lost_si
     match.last_relay_time_us = batch.last_relay_time_us;
 
     register_players(batch, match);
-    if (correlator_) aggregate_correlation(correlator_->take());
+    if (correlation_) aggregate_correlation(correlation_->take());
     aggregate(std::move(signals));
     if (batch.ends_match) finish_match(batch.relay_id, batch.match_id, true, std::move(end_signals));
     pass_on_sink_failure();
@@ -305,8 +309,8 @@ void Host::register_players(const VerifiedBatch& batch, OpenMatch& match) {
         std::string account = join && join->account_id() ? join->account_id()->str() : "";
         if (!account.empty()) seen->second.account = account;
         aggregator_.observe_player({batch.relay_id, batch.match_id, player}, account);
-        if (correlator_ && !account.empty())
-            correlator_->watch({batch.relay_id, batch.match_id, player}, account);
+        if (correlation_ && !account.empty())
+            correlation_->watch({batch.relay_id, batch.match_id, player}, account);
     }
 }
 
@@ -474,7 +478,7 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
     } clear{ending_match_};
     aggregate(end_signals ? std::move(*end_signals)
                           : dispatcher_.end_match(relay_id, match_id, last_relay_time_us));
-    if (correlator_) {
+    if (correlation_) {
         // The final assessment waits for the store's answers about this match's players,
         // so that it does not depend on when they came.
         // While closing, every match still open shares one wait rather than each its own.
@@ -483,8 +487,8 @@ void Host::finish_match(const std::string& relay_id, uint64_t match_id, bool com
             wait = std::max(std::chrono::milliseconds(0),
                             std::chrono::duration_cast<std::chrono::milliseconds>(
                                 close_settle_deadline_ - std::chrono::steady_clock::now()));
-        correlator_->settle(relay_id, match_id, wait);
-        aggregate_correlation(correlator_->take());
+        correlation_->settle(relay_id, match_id, wait);
+        aggregate_correlation(correlation_->take());
     }
     if (sinks_.empty()) return;
     const std::vector<Assessment> players = match_assessments(relay_id, match_id);

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <pwd.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -32,6 +31,7 @@
 #include "isolation/channel.hpp"
 #include "isolation/messages.hpp"
 #include "isolation/reply_intake.hpp"
+#include "isolation/syscall_names.hpp"
 
 namespace arbiter::host {
 
@@ -60,11 +60,9 @@ std::string signal_text(int number) {
 }
 
 std::string syscall_text(int64_t number) {
-    char* name = ::seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, static_cast<int>(number));
-    std::string text = name ? fmt::format("{} (system call {})", name, number)
-                            : fmt::format("system call {}", number);
-    ::free(name);
-    return text;
+    const std::string_view name = iso::syscall_name(number);
+    return name.empty() ? fmt::format("system call {}", number)
+                        : fmt::format("{} (system call {})", name, number);
 }
 
 bool worth_logging(uint64_t n) { return n <= 5 || (n & (n - 1)) == 0; }

@@ -27,6 +27,8 @@
 #include <nlohmann/json.hpp>
 
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/store.hpp"
+#include "arbiter/host/store.hpp"
 #include "arbiter/host/serve_protocol.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "arbiter/host/wire.hpp"
@@ -195,7 +197,8 @@ struct Server::Impl {
                     config.file.string() +
                     ": [serve] names no socket: set unix_socket or tcp_listen");
             if (!settings.review_listen.empty()) open_review_page(config.store);
-            host = std::make_unique<Host>(std::move(config));
+            auto attachments = attach_store(config);
+            host = std::make_unique<Host>(std::move(config), std::move(attachments));
             // As a changed config with such a plugin is refused (apply_config), so is one at
             // start: the operator finds out now, not when a check's cheaters go unflagged.
             if (const auto refused = host->refused_at_start()) throw std::runtime_error(*refused);

@@ -24,6 +24,7 @@
 
 #include "arbiter/host/assessment.hpp"
 #include "arbiter/host/config.hpp"
+#include "arbiter/host/sinks.hpp"
 
 namespace arbiter::host {
 
@@ -31,7 +32,7 @@ namespace store {
 class Database;
 }
 
-class Correlator {
+class Correlator : public CorrelationSource {
   public:
     // The source name its signals carry.
     static constexpr const char* kSource = "correlation";
@@ -39,18 +40,19 @@ class Correlator {
     // Opens its own connection to the store; throws std::runtime_error naming the store.
     Correlator(const StoreSettings& store, const CorrelationSettings& settings,
                std::string server_id);
-    ~Correlator();
+    ~Correlator() override;
     Correlator(const Correlator&) = delete;
     Correlator& operator=(const Correlator&) = delete;
 
     // A player with an account joined (or gave their account): look them up.
-    void watch(const PlayerKey& player, const std::string& account);
+    void watch(const PlayerKey& player, const std::string& account) override;
     // Signals answered since the last call; cheap when there are none.
-    std::vector<SignalRecord> take();
+    std::vector<SignalRecord> take() override;
     // At a match's end: waits until each of its players was looked up at least once since
     // they were watched (at most `timeout`), then stops looking them up. False when it gave
     // up waiting (the log says so).
-    bool settle(const std::string& relay_id, uint64_t match_id, std::chrono::milliseconds timeout);
+    bool settle(const std::string& relay_id, uint64_t match_id,
+                std::chrono::milliseconds timeout) override;
 
     struct Counters {
         uint64_t lookups = 0;   // queries run

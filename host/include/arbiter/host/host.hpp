@@ -58,15 +58,13 @@ struct HostCounters {
     uint64_t matches_ended = 0;
 };
 
-class Correlator;
-class StoreSink;
-
 class Host {
   public:
     // Loads every enabled plugin of the config. A plugin that cannot be loaded is
     // refused (see plugins()) and the host runs with the others. Throws only when the
-    // host itself cannot start (its work folder, its security-event log).
-    explicit Host(ServerConfig config);
+    // host itself cannot start (its work folder, its security-event log, or a [store] or
+    // [correlation] the config enables and `attachments` does not bring).
+    explicit Host(ServerConfig config, HostAttachments attachments = {});
     ~Host();
     Host(const Host&) = delete;
     Host& operator=(const Host&) = delete;
@@ -353,7 +351,7 @@ class Host {
     // The end of both: the report kept for finished_install (with room already made for
     // it), with the generation replaced, and nothing under way any more.
     void staged_done(ReloadReport report, PluginSlot replaced);
-    void open_sinks();
+    void open_sinks(std::shared_ptr<LedgerKeepingSink> ledger_sink);
     void aggregate(std::vector<SignalRecord> signals);
     // Tier 6's signals ([correlation]) into the aggregation. Not to the sinks' on_signal:
     // they restate what other servers already reported, and the store must not count
@@ -387,10 +385,10 @@ class Host {
     Aggregator aggregator_;
     std::vector<std::shared_ptr<Sink>> sinks_;
     std::shared_ptr<SecurityEventLog> security_log_;
-    std::shared_ptr<StoreSink> store_sink_;  // with [store]; it keeps the ledger across restarts
+    std::shared_ptr<LedgerKeepingSink> ledger_sink_;  // with [store]: the ledger across restarts
     // Tells the store where the match stands in the ledger now (a batch delivered, its end).
     void remember_progress(const std::string& relay_id, uint64_t match_id);
-    std::unique_ptr<Correlator> correlator_;  // with [correlation] enabled
+    std::unique_ptr<CorrelationSource> correlation_;  // with [correlation] enabled
     std::chrono::steady_clock::time_point close_settle_deadline_;  // see finish_match
     std::map<std::pair<std::string, uint64_t>, OpenMatch> open_matches_;
     // The players of open_matches_ by shard, and in all (several threads only): what

@@ -1,6 +1,7 @@
 // Sinks: where signals and assessments leave the host.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "arbiter/host/assessment.hpp"
+#include "arbiter/host/sequence_ledger.hpp"
 
 namespace arbiter::host {
 
@@ -26,6 +28,40 @@ class Sink {
         (void)relay_id, (void)match_id, (void)complete, (void)players;
     }
     virtual void flush() {}
+};
+
+// A sink that also keeps where each match stands in the sequence ledger, so that a host
+// restarted on it goes on where the last one stopped (the store is one). The host gives
+// it each match's place after the records of the batch that moved it.
+class LedgerKeepingSink : public Sink {
+  public:
+    // Where the ledger stood when the sink opened. Taken once, by the host at its start.
+    virtual std::vector<SequenceLedger::Progress> take_recorded_progress() = 0;
+    virtual void on_progress(const SequenceLedger::Progress& progress) = 0;
+    // Records it could not keep and dropped (a store past its queue's bound).
+    virtual uint64_t records_lost() const = 0;
+};
+
+// Evidence from outside the match (tier 6): what other servers reported of the accounts
+// playing here. The host says who joined, takes the signals answered since it last asked,
+// and at a match's end waits for the answers about its players (the store is one).
+class CorrelationSource {
+  public:
+    virtual ~CorrelationSource() = default;
+    virtual void watch(const PlayerKey& player, const std::string& account) = 0;
+    virtual std::vector<SignalRecord> take() = 0;
+    // False when it gave up waiting (`timeout`) for an answer.
+    virtual bool settle(const std::string& relay_id, uint64_t match_id,
+                        std::chrono::milliseconds timeout) = 0;
+};
+
+// What a program plugs into the host beside its config: the host builds neither, so that
+// the core needs no database. `arbiter` opens them from [store] and [correlation]
+// (store/attach.hpp); a host given a config that asks for them without them refuses to
+// start rather than run without what the operator configured.
+struct HostAttachments {
+    std::shared_ptr<LedgerKeepingSink> ledger_sink;  // first of the sinks, before the log
+    std::unique_ptr<CorrelationSource> correlation;
 };
 
 // The security-event log (seed 001's SecurityEvent table), JSON Lines: one record for

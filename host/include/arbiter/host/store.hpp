@@ -58,7 +58,12 @@ std::string account_subject(std::string_view account);
 // unnamed player; anything else is an account. Keys come back as they are.
 std::string canonical_subject(std::string_view typed);
 
-class StoreSink : public Sink {
+// What [store] and [correlation] of `config` ask for, opened, for the host to take
+// (Host's second argument): the store's sink and the correlator, each only when enabled.
+// Throws std::runtime_error naming the store when it cannot be opened.
+HostAttachments attach_store(const ServerConfig& config);
+
+class StoreSink : public LedgerKeepingSink {
   public:
     // Opens (creating) the store, brings its schema forward and checks that it can write
     // there; throws std::runtime_error naming the file and the reason. A store that cannot
@@ -82,11 +87,12 @@ class StoreSink : public Sink {
 
     // Where the ledger of this server (server_id) stood in the store at start: the
     // kEndedKept latest ended matches and the kOpenKept latest open ones. Taken once.
-    std::vector<SequenceLedger::Progress> take_recorded_progress();
+    std::vector<SequenceLedger::Progress> take_recorded_progress() override;
     static constexpr size_t kEndedKept = SequenceLedger::kEndedMatchesKept;
     static constexpr size_t kOpenKept = 65'536;
     // A match's place in the ledger, written with the records given before it.
-    void on_progress(const SequenceLedger::Progress& progress);
+    void on_progress(const SequenceLedger::Progress& progress) override;
+    uint64_t records_lost() const override { return counters().lost; }
 
     struct Counters {
         uint64_t queued = 0;     // records waiting now
