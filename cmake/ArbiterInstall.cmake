@@ -3,7 +3,10 @@
 # arbiter_add_plugin(); a pkg-config file serves builds without CMake.
 include(CMakePackageConfigHelpers)
 
+# Two export sets, one per component: a plugin-only build (COMPONENTS sdk) reads the
+# first alone, and so needs none of the host's dependencies.
 install(EXPORT ArbiterSDKTargets NAMESPACE ArbiterSDK:: DESTINATION lib/cmake/ArbiterSDK)
+install(EXPORT ArbiterSDKHostTargets NAMESPACE ArbiterSDK:: DESTINATION lib/cmake/ArbiterSDK)
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/ArbiterSDKConfig.cmake.in
   ${CMAKE_BINARY_DIR}/ArbiterSDKConfig.cmake INSTALL_DESTINATION lib/cmake/ArbiterSDK)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/ArbiterSDKConfigVersion.cmake

@@ -16,7 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "fuzz_input.hpp"
 #include "review_page/form.hpp"

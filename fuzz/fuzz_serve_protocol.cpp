@@ -6,7 +6,7 @@
 #include <chrono>
 #include <string>
 
-#include "arbiter/host/serve_protocol.hpp"
+#include "serve/serve_protocol.hpp"
 #include "fuzz_input.hpp"
 #include "serve/token_throttle.hpp"
 

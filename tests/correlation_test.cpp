@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "support/host_helpers.hpp"
 #include "support/temp_dir.hpp"
 

@@ -54,7 +54,7 @@ bool mapped(const std::filesystem::path& path) {
 
 TEST(PrivateCopy, LivesInAMode0700FolderUnderItsContentHashAndGeneration) {
     TempDir dir;
-    host::PluginStore store((dir / "work").string());
+    host::PluginCopies store((dir / "work").string());
     EXPECT_EQ(mode_of(store.dir()), 0700u);
 
     const auto source = test_plugin("echo");
@@ -76,7 +76,7 @@ TEST(PrivateCopy, LivesInAMode0700FolderUnderItsContentHashAndGeneration) {
 
 TEST(PrivateCopy, TheHashFollowsTheContentAndTheGenerationCountsLoads) {
     TempDir dir;
-    host::PluginStore store((dir / "work").string());
+    host::PluginCopies store((dir / "work").string());
     // The same bytes under two names: the hash must not depend on the name.
     std::filesystem::create_directories(dir / "a");
     std::filesystem::copy_file(test_plugin("echo"), dir / "a" / "arbiter-test-echo.so");
@@ -104,7 +104,7 @@ TEST(PrivateCopy, TheHashFollowsTheContentAndTheGenerationCountsLoads) {
 TEST(PrivateCopy, IsRemovedAndUnmappedWhenTheLibraryIsReleased) {
     TempDir dir;
     LogCapture log;
-    host::PluginStore store((dir / "work").string());
+    host::PluginCopies store((dir / "work").string());
     for (const char* what : {"echo", "throws"}) {
         auto library = host::PluginLibrary::load(test_plugin(what), what, store, nullptr);
         const auto copy = library->private_copy();
@@ -121,7 +121,7 @@ TEST(PrivateCopy, IsRemovedAndUnmappedWhenTheLibraryIsReleased) {
 
 TEST(PrivateCopy, TheBundledPluginLeavesTheProcessWhenReleased) {
     TempDir dir;
-    host::PluginStore store((dir / "work").string());
+    host::PluginCopies store((dir / "work").string());
     auto library = host::PluginLibrary::load(reference_plugin(), "reference", store, nullptr);
     const auto copy = library->private_copy();
     library.reset();
@@ -134,7 +134,7 @@ TEST(PrivateCopy, StaysWhileAnInstanceStillHoldsTheLibrary) {
     host::Metrics metrics;
     std::string text = host_table(dir / "work") + plugin_table("echo", test_plugin("echo"));
     auto config = parse(text, dir.path());
-    host::PluginStore store((dir / "work").string());
+    host::PluginCopies store((dir / "work").string());
 
     auto library = host::PluginLibrary::load(test_plugin("echo"), "echo", store, &metrics);
     const auto copy = library->private_copy();
@@ -233,7 +233,7 @@ TEST(PrivateCopy, TheSameLibraryUnderTwoKeysIsLoadedTwice) {
 }
 
 // Two hosts in one process (a relay running two game modes, say) configured with the
-// same work folder. Each PluginStore counts generations from 1, so both name the copy
+// same work folder. Each PluginCopies counts generations from 1, so both name the copy
 // of one library "<stem>-<hash>-g1.so": the second host renames its copy over the
 // first's, dlopen() of that path hands it the first host's library (with its statics:
 // the failure rule 12 exists to prevent), and when the first host releases the library
@@ -275,9 +275,9 @@ TEST(PrivateCopy, FoldersOfDeadProcessesAreSweptAndLiveOnesKept) {
     std::ofstream(dead / "arbiter-echo.so.abc.1").put('x');
     // An unrelated folder and a live store's folder.
     std::filesystem::create_directories(work / "keep-me");
-    host::PluginStore live(work.string());
+    host::PluginCopies live(work.string());
 
-    host::PluginStore next(work.string());
+    host::PluginCopies next(work.string());
     EXPECT_FALSE(std::filesystem::exists(dead));
     EXPECT_TRUE(std::filesystem::exists(live.dir())) << "a live store's folder was swept";
     EXPECT_TRUE(std::filesystem::exists(work / "keep-me"));

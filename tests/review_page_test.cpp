@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arbiter/host/config.hpp"
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "support/cli.hpp"
 #include "support/headless_browser.hpp"
 #include "support/postgres_server.hpp"

@@ -29,7 +29,7 @@
 #include <arbiter/sdk/batch_builder.hpp>
 
 #include "arbiter/host/event_file.hpp"
-#include "arbiter/host/relay_client.hpp"
+#include "wire/relay_client.hpp"
 #include "arbiter/host/wire.hpp"
 #include "support/cli.hpp"
 #include "support/http_client.hpp"

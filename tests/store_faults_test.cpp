@@ -20,7 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "arbiter/host/config.hpp"
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "support/cli.hpp"
 #include "support/http_client.hpp"
 #include "support/server_process.hpp"

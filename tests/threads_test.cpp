@@ -674,7 +674,7 @@ class ForkedReload : public Threads {
         }
         host::Metrics metrics;
         host::ServerConfig config;
-        host::PluginStore store;
+        host::PluginCopies store;
     };
     // The stream's first `count` batches, ingested (from its start again past its end).
     static std::vector<host::VerifiedBatch> verified_batches(size_t count) {

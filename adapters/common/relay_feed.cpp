@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "arbiter/host/relay_client.hpp"
+#include "wire/relay_client.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 
 namespace arbiter::relay {
@@ -22,7 +22,7 @@ RelayFeed::RelayFeed(FeedOptions options) : options_(std::move(options)) {}
 RelayFeed::~RelayFeed() = default;
 
 void RelayFeed::report(const std::string& what) const {
-    if (!options_.quiet)
+    if (!options_.connection.quiet)
         std::fprintf(stderr, "arbiter %s: %s\n", options_.command.c_str(), what.c_str());
 }
 
@@ -30,15 +30,15 @@ bool RelayFeed::connect(const std::atomic<bool>& stop) {
     bool told = false;
     while (!stop) {
         try {
-            auto client = options_.target.find('/') != std::string::npos
-                              ? host::RelayClient::connect_unix(options_.target)
-                              : host::RelayClient::connect_tcp(options_.target);
-            client.hello(options_.relay, options_.token);
+            auto client = options_.connection.target.find('/') != std::string::npos
+                              ? host::RelayClient::connect_unix(options_.connection.target)
+                              : host::RelayClient::connect_tcp(options_.connection.target);
+            client.hello(options_.connection.relay, options_.connection.token);
             client_ = std::make_unique<host::RelayClient>(std::move(client));
-            if (told) report(fmt::format("connected to {}", options_.target));
+            if (told) report(fmt::format("connected to {}", options_.connection.target));
             return true;
         } catch (const std::exception& e) {
-            if (options_.once) {
+            if (options_.connection.once) {
                 report(e.what());
                 return false;
             }
@@ -54,7 +54,7 @@ void RelayFeed::hear_assessment(FeedSource& source, const std::string& payload) 
     host::UntrustedJson heard = host::parse_untrusted_json(payload, 16u << 20);
     if (!heard.ok() || !heard.value.is_object()) return;
     const json& a = heard.value;
-    if (options_.json) {
+    if (options_.connection.json) {
         std::fwrite(payload.data(), 1, payload.size(), stdout);
         std::fputc('\n', stdout);
         std::fflush(stdout);
@@ -64,7 +64,7 @@ void RelayFeed::hear_assessment(FeedSource& source, const std::string& payload) 
     const std::string key =
         fmt::format("{}/{}", a.value("match_id", uint64_t{0}), a.value("player", uint64_t{0}));
     std::string& before = actions_[key];
-    if (action != before && !options_.json && !options_.quiet) {
+    if (action != before && !options_.connection.json && !options_.connection.quiet) {
         std::printf("%s: %s (score %.2f)\n", host::showable_name(player).c_str(), action.c_str(),
                     a.value("combined_score", 0.0));
         std::fflush(stdout);
@@ -106,13 +106,13 @@ int RelayFeed::run(FeedSource& source, const std::atomic<bool>& stop) {
         report(fmt::format("the saved state cannot be read: {}", e.what()));
         return 2;
     }
-    if (!connect(stop)) return options_.once ? 2 : 0;
+    if (!connect(stop)) return options_.connection.once ? 2 : 0;
     std::vector<std::vector<uint8_t>> batches;
     while (!stop) {
         try {
             batches.clear();
             if (!source.next(batches)) {
-                if (options_.once) {
+                if (options_.connection.once) {
                     // Everything is sent: a sync, and everything heard before its answer.
                     client_->sync(1);
                     take_replies(source);
@@ -133,7 +133,7 @@ int RelayFeed::run(FeedSource& source, const std::atomic<bool>& stop) {
             // The connection failed: start again from the last saved place.
             report(fmt::format("{}; connecting again", e.what()));
             client_.reset();
-            if (!connect(stop)) return options_.once ? 2 : 0;
+            if (!connect(stop)) return options_.connection.once ? 2 : 0;
             try {
                 source.restore();
             } catch (const std::exception& problem) {

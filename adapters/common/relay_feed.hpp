@@ -28,14 +28,20 @@ class RelayClient;
 
 namespace arbiter::relay {
 
+// Where a bridge sends and how: what `arbiter X-bridge` reads from its command line
+// (parse_bridge_args), held as it is by the bridge's options and its feed.
+struct Connection {
+    std::string target;  // a Unix socket path (has a '/') or ADDRESS:PORT
+    std::string relay;   // the relay's name in the hello ("" before the bridge's default)
+    std::string token;   // the hello's token, where the server needs one
+    bool once = false;   // send what is there, wait for the answers, and end
+    bool json = false;   // every assessment as a JSON line on stdout
+    bool quiet = false;
+};
+
 struct FeedOptions {
     std::string command;  // the command's name in messages: "luanti-bridge"
-    std::string target;   // a Unix socket path (has a '/') or ADDRESS:PORT
-    std::string relay;    // the relay's name in the hello
-    std::string token;    // the hello's token, where the server needs one
-    bool once = false;    // send what is there, wait for the answers, and end
-    bool json = false;    // every assessment as a JSON line on stdout
-    bool quiet = false;
+    Connection connection;
     std::chrono::milliseconds poll{50};  // how often a source with nothing new is asked again
 };
 

@@ -35,15 +35,15 @@ std::optional<BridgeArgs> parse_bridge_args(const std::vector<std::string>& args
         const std::string& arg = args[i];
         const bool own = std::find(own_options.begin(), own_options.end(), arg) != own_options.end();
         if (arg == "--once") {
-            parsed.once = true;
+            parsed.connection.once = true;
         } else if (arg == "--json") {
-            parsed.json = true;
+            parsed.connection.json = true;
         } else if (arg == "--quiet") {
-            parsed.quiet = true;
+            parsed.connection.quiet = true;
         } else if (arg == "--relay" || arg == "--token-file" || own) {
             if (i + 1 == args.size()) return fail(arg + " needs a value");
             const std::string& value = args[++i];
-            if (arg == "--relay") parsed.relay = value;
+            if (arg == "--relay") parsed.connection.relay = value;
             else if (arg == "--token-file") token_file = value;
             else parsed.values[arg] = value;
         } else if (arg.starts_with("--")) {
@@ -54,16 +54,16 @@ std::optional<BridgeArgs> parse_bridge_args(const std::vector<std::string>& args
     }
     if (positional.size() != 2) return fail(std::string("expected ") + positionals_wanted);
     parsed.source = positional[0];
-    parsed.target = positional[1];
-    if (parsed.relay.size() > 64) return fail("--relay takes at most 64 bytes");
-    if (!host::is_valid_utf8(parsed.relay) || parsed.relay.find('\0') != std::string::npos)
+    parsed.connection.target = positional[1];
+    if (parsed.connection.relay.size() > 64) return fail("--relay takes at most 64 bytes");
+    if (!host::is_valid_utf8(parsed.connection.relay) || parsed.connection.relay.find('\0') != std::string::npos)
         return fail("--relay must be text (UTF-8, no NUL)");
     auto token = read_relay_token(token_file, command);
     if (!token) {
         status = kExitInput;
         return std::nullopt;
     }
-    parsed.token = *token;
+    parsed.connection.token = *token;
     return parsed;
 }
 

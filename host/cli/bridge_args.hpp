@@ -9,14 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "relay_feed.hpp"
+
 namespace arbiter::cli {
 
 struct BridgeArgs {
     std::string source;  // what the bridge follows (a world, a folder, a file)
-    std::string target;  // a Unix socket path (has a '/') or ADDRESS:PORT
-    std::string relay;   // "" for the bridge's default
-    std::string token;   // from --token-file or ARBITER_TOKEN; "" for none
-    bool once = false, json = false, quiet = false;
+    // The relay "" for the bridge's default; the token from --token-file or ARBITER_TOKEN,
+    // "" for none.
+    relay::Connection connection;
     std::map<std::string, std::string> values;  // the bridge's own options that take a value
 };
 

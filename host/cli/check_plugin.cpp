@@ -145,7 +145,7 @@ std::string micros(double nanoseconds) {
 // The steps that run plugin code. Returns the worst outcome.
 Outcome run_plugin_steps(const CheckOptions& options) {
     host::Metrics metrics;
-    host::PluginStore store;
+    host::PluginCopies store;
     std::shared_ptr<host::PluginLibrary> library;
     try {
         library = host::PluginLibrary::load(options.library, "checked", store, &metrics);

@@ -1,6 +1,7 @@
 // The commands of `arbiter`, one per file, and what they share.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,7 +26,7 @@ int run_import(const std::vector<std::string>& args);
 int run_evaluate(const std::vector<std::string>& args);
 // The false-positive soak: simulate and evaluate, a match at a time (tools/ soak.hpp).
 int run_soak(const std::vector<std::string>& args);
-// Population baselines for the plugins that compute them (host/src/baseline.cpp).
+// Population baselines for the plugins that compute them (host/src/core/baseline.cpp).
 int run_baseline(const std::vector<std::string>& args);
 // The live host (arbiter/host/server.hpp) and its control client.
 int run_serve(const std::vector<std::string>& args);
@@ -51,6 +52,13 @@ void warn_refused_plugins(const host::Host& host, const char* command);
 // A config that enables no plugin would report every player Clear and exit 0 as if all
 // were well: says so on stderr and returns true, for the commands that judge players.
 bool report_if_no_plugin(const host::ServerConfig& config, const char* command);
+// The one startup policy of the commands that run a host: the host with the store when the
+// config has one ([store], [correlation]). Null when it cannot start ("arbiter COMMAND:
+// cannot start the host: why") or, with `whole_config`, when a plugin was refused and
+// [host] partial_start does not allow running without it ("arbiter COMMAND: why"): a
+// command that judges players does not judge them without a check the operator named.
+std::unique_ptr<host::Host> start_host(host::ServerConfig config, const char* command,
+                                       bool whole_config = true);
 // The human rhythm that shapes simulated honest players' inputs: "builtin", a named trace
 // file, or (none named) ../shared/data/human-traces, else the built-in table, said on
 // stderr. A named file that cannot be read is said on stderr: nullopt.

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "store/store.hpp"
 
 namespace arbiter::cli {
 
@@ -42,6 +43,24 @@ void warn_refused_plugins(const host::Host& host, const char* command) {
                  "arbiter %s: WARNING: assessed WITHOUT the refused plugin(s) %s (see above): what "
                  "they check is not in these assessments\n",
                  command, names.c_str());
+}
+
+std::unique_ptr<host::Host> start_host(host::ServerConfig config, const char* command,
+                                       bool whole_config) {
+    std::unique_ptr<host::Host> host;
+    try {
+        auto attachments = host::attach_store(config);
+        host = std::make_unique<host::Host>(std::move(config), std::move(attachments));
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "arbiter %s: cannot start the host: %s\n", command, error.what());
+        return nullptr;
+    }
+    if (whole_config)
+        if (const auto refused = host->refused_at_start()) {
+            std::fprintf(stderr, "arbiter %s: %s\n", command, refused->c_str());
+            return nullptr;
+        }
+    return host;
 }
 
 bool has_enabled_plugin(const host::ServerConfig& config) {

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "arbiter/host/control_client.hpp"
+#include "wire/control_client.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "commands.hpp"
 

@@ -32,12 +32,7 @@ int run_ddnet_bridge(const std::vector<std::string>& args) {
     if (!parsed) return status;
     ddnet::DdnetBridgeOptions options;
     options.source = parsed->source;
-    options.target = parsed->target;
-    options.relay = parsed->relay;
-    options.token = parsed->token;
-    options.once = parsed->once;
-    options.json = parsed->json;
-    options.quiet = parsed->quiet;
+    options.connection = parsed->connection;
     if (const auto state = parsed->values.find("--state"); state != parsed->values.end())
         options.state = state->second;
     std::error_code error;
@@ -52,7 +47,7 @@ int run_ddnet_bridge(const std::vector<std::string>& args) {
     ddnet::DdnetBridge bridge(options);
     status = bridge.run(stop_on_signals());
     const ddnet::DdnetBridgeCounts& counts = bridge.counts();
-    if (!options.quiet)
+    if (!options.connection.quiet)
         std::fprintf(stderr,
                      "arbiter ddnet-bridge: %llu file(s), %llu records, %llu damaged "
                      "stretch(es), %llu batches sent, %llu already delivered, %llu reconnects\n",

@@ -9,7 +9,6 @@
 
 #include "arbiter/host/progress.hpp"
 #include "arbiter/host/host.hpp"
-#include "arbiter/host/store.hpp"
 #include "arbiter/tools/evaluate.hpp"
 #include "commands.hpp"
 
@@ -80,21 +79,10 @@ int run_evaluate(const std::vector<std::string>& args) {
         return kExitInput;
     }
     if (!setup_logging(command->log_level.value_or(config->host.log_level))) return kExitUsage;
-    std::unique_ptr<host::Host> host;
-    try {
-        auto attachments = host::attach_store(*config);
-        host = std::make_unique<host::Host>(std::move(*config), std::move(attachments));
-    } catch (const std::exception& error) {
-        std::fprintf(stderr, "arbiter evaluate: cannot start the host: %s\n", error.what());
-        return kExitInput;
-    }
+    std::unique_ptr<host::Host> host = start_host(std::move(*config), "evaluate");
+    if (!host) return kExitInput;
+    // With [host] partial_start: the host has logged each refusal; the exit status says so.
     const bool plugins_refused = !host->plugin_errors().empty();
-    for (const auto& problem : host->plugin_errors())
-        std::fprintf(stderr, "%s\n", problem.c_str());
-    if (const auto refused = host->refused_at_start()) {
-        std::fprintf(stderr, "arbiter evaluate: %s\n", refused->c_str());
-        return kExitInput;
-    }
 
     tools::EvaluationReport report = tools::evaluate(*host, command->matches, truth,
                                                          host::progress_on_stderr(command->quiet).get());

@@ -26,12 +26,7 @@ int run_luanti_bridge(const std::vector<std::string>& args) {
     if (!parsed) return status;
     luanti::BridgeOptions options;
     options.world = parsed->source;
-    options.target = parsed->target;
-    options.relay = parsed->relay;
-    options.token = parsed->token;
-    options.once = parsed->once;
-    options.json = parsed->json;
-    options.quiet = parsed->quiet;
+    options.connection = parsed->connection;
     if (!std::filesystem::is_directory(options.world / "arbiter" / "events")) {
         std::fprintf(stderr,
                      "arbiter luanti-bridge: %s has no arbiter/events/ folder: is the arbiter "
@@ -43,7 +38,7 @@ int run_luanti_bridge(const std::vector<std::string>& args) {
     luanti::Bridge bridge(options);
     status = bridge.run(stop_on_signals());
     const luanti::BridgeCounts& counts = bridge.counts();
-    if (!options.quiet)
+    if (!options.connection.quiet)
         std::fprintf(stderr,
                      "arbiter luanti-bridge: %llu lines, %llu refused, %llu batches sent, %llu "
                      "already delivered, %llu flags to staff\n",
@@ -52,7 +47,7 @@ int run_luanti_bridge(const std::vector<std::string>& args) {
                      static_cast<unsigned long long>(counts.batches),
                      static_cast<unsigned long long>(counts.already_delivered),
                      static_cast<unsigned long long>(counts.flags));
-    if (!options.quiet && counts.steps_timed > 0)
+    if (!options.connection.quiet && counts.steps_timed > 0)
         std::fprintf(stderr,
                      "arbiter luanti-bridge: %llu steps sent live, %.1f ms after the server "
                      "wrote them on average, %.1f ms at most\n",

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "arbiter/host/host.hpp"
-#include "arbiter/host/store.hpp"
 #include "commands.hpp"
 
 namespace arbiter::cli {
@@ -19,14 +18,9 @@ int run_plugins(const std::vector<std::string>& args) {
     if (!config || report_if_no_plugin(*config, "plugins")) return kExitInput;
     (void)setup_logging("warn");
 
-    std::unique_ptr<host::Host> host;
-    try {
-        auto attachments = host::attach_store(*config);
-        host = std::make_unique<host::Host>(std::move(*config), std::move(attachments));
-    } catch (const std::exception& error) {
-        std::fprintf(stderr, "arbiter plugins: cannot start the host: %s\n", error.what());
-        return kExitInput;
-    }
+    // Refused plugins are what this command shows: the host starts without them.
+    std::unique_ptr<host::Host> host = start_host(std::move(*config), "plugins", false);
+    if (!host) return kExitInput;
     // abi and schema: what the plugin was built against; the -min columns: the oldest it
     // works with (a host older than that refuses it).
     const char* row = "{:<12} {:<12} {:<10} {:<5} {:<8} {:<7} {:<10} {:<12} {:<56} {}\n";

@@ -10,7 +10,7 @@
 
 #include "arbiter/host/event_file.hpp"
 #include "arbiter/host/host.hpp"
-#include "arbiter/host/store.hpp"
+#include "core/replay_file.hpp"
 #include "arbiter/host/progress.hpp"
 #include "arbiter/host/sinks.hpp"
 #include "commands.hpp"
@@ -70,42 +70,30 @@ struct InputTally {
 // At most this many problems are printed per file; the rest are counted.
 constexpr uint64_t kProblemsShownPerFile = 20;
 
-void replay_file(const std::string& path, host::Host& host, uint64_t max_batch_bytes,
-                 InputTally& tally, const std::function<void(uint64_t)>& at,
-                 host::Progress& progress) {
-    std::unique_ptr<host::EventFileReader> reader;
-    try {
-        reader = std::make_unique<host::EventFileReader>(
-            path,
-            static_cast<uint32_t>(std::min<uint64_t>(max_batch_bytes, host::kMaxRecordPayload)));
-    } catch (const std::exception& error) {
-        progress.clear_line();
-        std::fprintf(stderr, "%s\n", error.what());
-        ++tally.unreadable_files;
-        return;
-    }
+void replay_one(const std::string& path, host::Host& host, InputTally& tally,
+                const std::function<void(uint64_t)>& at, host::Progress& progress) {
     uint64_t problems = 0;
-    while (auto item = reader->next()) {
-        at(item->offset);
-        if (item->kind == host::EventFileItem::Kind::damage) {
-            ++tally.damaged;
-            host.input_damaged(host::damage_text(path, *item));
-            if (++problems > kProblemsShownPerFile) continue;
+    const host::FileTally read = host::replay_file(
+        path, host,
+        [&](const host::FileProblem& problem) {
+            using Kind = host::FileProblem::Kind;
+            if (problem.kind != Kind::unreadable && ++problems > kProblemsShownPerFile) return;
             progress.clear_line();
-            std::fprintf(stderr, "%s: offset %llu: %s; skipped %llu bytes to the next record\n",
-                         path.c_str(), static_cast<unsigned long long>(item->offset),
-                         item->problem.c_str(), static_cast<unsigned long long>(item->skipped));
-            continue;
-        }
-        ++tally.records;
-        if (auto problem = host.push(item->payload)) {
-            ++tally.refused;
-            if (++problems > kProblemsShownPerFile) continue;
-            progress.clear_line();
-            std::fprintf(stderr, "%s: offset %llu: batch refused: %s\n", path.c_str(),
-                         static_cast<unsigned long long>(item->offset), problem->c_str());
-        }
-    }
+            if (problem.kind == Kind::unreadable)
+                std::fprintf(stderr, "%s\n", problem.text.c_str());
+            else if (problem.kind == Kind::damaged)
+                std::fprintf(stderr, "%s: offset %llu: %s; skipped %llu bytes to the next record\n",
+                             path.c_str(), static_cast<unsigned long long>(problem.offset),
+                             problem.text.c_str(), static_cast<unsigned long long>(problem.skipped));
+            else
+                std::fprintf(stderr, "%s: offset %llu: batch refused: %s\n", path.c_str(),
+                             static_cast<unsigned long long>(problem.offset), problem.text.c_str());
+        },
+        at);
+    tally.unreadable_files += read.unreadable ? 1 : 0;
+    tally.records += read.records;
+    tally.damaged += read.damaged;
+    tally.refused += read.refused;
     if (problems > kProblemsShownPerFile)
         std::fprintf(stderr, "%s: %llu more problem(s) not shown\n", path.c_str(),
                      static_cast<unsigned long long>(problems - kProblemsShownPerFile));
@@ -120,18 +108,8 @@ int run_replay(const std::vector<std::string>& args) {
     if (!config || report_if_no_plugin(*config, "replay")) return kExitInput;
     if (!setup_logging(options->log_level.value_or(config->host.log_level))) return kExitUsage;
 
-    std::unique_ptr<host::Host> host;
-    try {
-        auto attachments = host::attach_store(*config);
-        host = std::make_unique<host::Host>(std::move(*config), std::move(attachments));
-    } catch (const std::exception& error) {
-        std::fprintf(stderr, "arbiter replay: cannot start the host: %s\n", error.what());
-        return kExitInput;
-    }
-    if (const auto refused = host->refused_at_start()) {
-        std::fprintf(stderr, "arbiter replay: %s\n", refused->c_str());
-        return kExitInput;
-    }
+    std::unique_ptr<host::Host> host = start_host(std::move(*config), "replay");
+    if (!host) return kExitInput;
     bool plugins_refused = !host->plugin_errors().empty();  // with [host] partial_start
 
     InputTally tally;
@@ -140,8 +118,8 @@ int run_replay(const std::vector<std::string>& args) {
         host::FileSetProgress files(*progress, "replay", {options->event_files.begin(),
                                                          options->event_files.end()});
         for (size_t i = 0; i < options->event_files.size(); ++i)
-            replay_file(options->event_files[i], *host, host->config().host.max_batch_bytes, tally,
-                        [&](uint64_t offset) { files.at(i, offset); }, *progress);
+            replay_one(options->event_files[i], *host, tally,
+                       [&](uint64_t offset) { files.at(i, offset); }, *progress);
     }
     host->close();
 

@@ -17,11 +17,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "arbiter/host/batch_relay.hpp"
+#include "wire/batch_relay.hpp"
 #include "arbiter/host/event_file.hpp"
 #include "arbiter/host/ingest.hpp"
 #include "arbiter/host/progress.hpp"
-#include "arbiter/host/relay_client.hpp"
+#include "wire/relay_client.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "commands.hpp"
 

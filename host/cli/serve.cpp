@@ -3,7 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "arbiter/host/server.hpp"
+#include "serve/server.hpp"
 #include "commands.hpp"
 
 namespace arbiter::cli {

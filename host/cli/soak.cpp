@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "arbiter/host/host.hpp"
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "arbiter/tools/parse.hpp"
 #include "arbiter/tools/soak.hpp"
 #include "commands.hpp"

@@ -4,7 +4,7 @@
 
 #include <arbiter/sdk/batch_builder.hpp>
 
-#include "arbiter/host/batch_relay.hpp"
+#include "wire/batch_relay.hpp"
 #include "arbiter/host/ingest.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "store/correlator.hpp"
 #include "support/temp_dir.hpp"
 

@@ -9,7 +9,7 @@
 
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/host.hpp"
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "support/temp_dir.hpp"
 
 namespace arbiter::host {

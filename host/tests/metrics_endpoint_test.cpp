@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "arbiter/host/serve_protocol.hpp"
+#include "serve/serve_protocol.hpp"
 #include "serve/prometheus.hpp"
 
 namespace arbiter::host {

@@ -17,13 +17,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "review_page/form.hpp"
 #include "review_page/http_server.hpp"
 #include "review_page/login_throttle.hpp"
 #include "review_page/render.hpp"
 #include "review_page/site.hpp"
-#include "serve/sockets.hpp"
+#include "wire/sockets.hpp"
 #include "support/temp_dir.hpp"
 
 namespace arbiter::host::review_page {

@@ -25,7 +25,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "store/database.hpp"
 #include "store/schema.hpp"
 #include "support/postgres_server.hpp"

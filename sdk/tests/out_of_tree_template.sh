@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the SDK into a temporary prefix, builds examples/plugin-template against that
-# prefix alone, runs the template's own tests, and runs the sample match through the
+# prefix alone, runs the template's own tests, builds the plugin again with the host's
+# dependencies hidden (a plugin-only build needs the sdk component alone), and runs the sample match through the
 # installed `arbiter` with the template's plugin loaded beside the bundled one.
 # Usage: out_of_tree_template.sh BUILD_DIR SOURCE_DIR CXX_FLAGS
 set -euo pipefail
@@ -25,6 +26,30 @@ cmake --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; 
 
 step "the template's own tests"
 ctest --test-dir "$work/build" --output-on-failure
+
+step "a plugin alone builds with the host's dependencies hidden (COMPONENTS sdk)"
+# As on a machine without the host's -dev packages: CMake finds none of them.
+hidden=()
+for package in Boost spdlog fmt tomlplusplus nlohmann_json ZLIB; do
+  hidden+=("-DCMAKE_DISABLE_FIND_PACKAGE_$package=ON")
+done
+cmake -S "$source_dir/examples/plugin-template" -B "$work/plugin-only" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$work/prefix" -DORDER_RATE_TESTS=OFF "${hidden[@]}" \
+  -DCMAKE_CXX_FLAGS="$cxx_flags" >"$work/plugin-only.log" 2>&1 || { cat "$work/plugin-only.log"; exit 1; }
+cmake --build "$work/plugin-only" >>"$work/plugin-only.log" 2>&1 || { cat "$work/plugin-only.log"; exit 1; }
+[ -f "$work/plugin-only/arbiter-order-rate.so" ] || { echo "FAIL: no plugin built"; exit 1; }
+# The same hiding does stop the host component: the check above proves something.
+mkdir -p "$work/wants-host"
+cat >"$work/wants-host/CMakeLists.txt" <<'PROJECT'
+cmake_minimum_required(VERSION 3.25)
+project(wants_host LANGUAGES CXX)
+find_package(ArbiterSDK 0.1 REQUIRED COMPONENTS host)
+PROJECT
+if cmake -S "$work/wants-host" -B "$work/wants-host/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  "${hidden[@]}" >"$work/wants-host.log" 2>&1; then
+  echo "FAIL: COMPONENTS host configured with the host's dependencies hidden"; exit 1
+fi
+grep -q "ArbiterSDK" "$work/wants-host.log" || { cat "$work/wants-host.log"; exit 1; }
 
 plugin="$work/build/arbiter-order-rate.so"
 arbiter="$work/prefix/bin/arbiter"

@@ -13,6 +13,7 @@
 #include "arbiter/host/untrusted_text.hpp"
 #include "arbiter/tools/match_writer.hpp"
 #include "arbiter/tools/profiles.hpp"
+#include "core/replay_file.hpp"
 
 namespace arbiter::tools {
 
@@ -35,35 +36,27 @@ void read_file(const std::filesystem::path& path, host::Host& host, EvaluationRe
                const std::function<void(uint64_t)>& at) {
     ++report.files;
     const std::string name = path.string();
-    std::unique_ptr<host::EventFileReader> reader;
-    try {
-        const uint64_t cap =
-            std::min<uint64_t>(host.config().host.max_batch_bytes, host::kMaxRecordPayload);
-        reader = std::make_unique<host::EventFileReader>(path, static_cast<uint32_t>(cap));
-    } catch (const std::exception& error) {
-        ++report.unreadable_files;
-        report.problems.push_back(error.what());
-        return;
-    }
     uint64_t problems = 0;
-    auto note = [&](std::string what) {
-        if (++problems <= kProblemsShownPerFile) report.problems.push_back(std::move(what));
-    };
-    while (auto item = reader->next()) {
-        at(item->offset);
-        if (item->kind == host::EventFileItem::Kind::damage) {
-            ++report.damaged;
-            host.input_damaged(host::damage_text(name, *item));
-            note(format("%s: offset %llu: %s", name.c_str(),
-                        static_cast<unsigned long long>(item->offset), item->problem.c_str()));
-            continue;
-        }
-        if (auto refused = host.push(item->payload)) {
-            ++report.refused;
-            note(format("%s: offset %llu: batch refused: %s", name.c_str(),
-                        static_cast<unsigned long long>(item->offset), refused->c_str()));
-        }
-    }
+    const host::FileTally read = host::replay_file(
+        path, host,
+        [&](const host::FileProblem& problem) {
+            using Kind = host::FileProblem::Kind;
+            if (problem.kind == Kind::unreadable) {
+                report.problems.push_back(problem.text);
+                return;
+            }
+            if (++problems > kProblemsShownPerFile) return;
+            report.problems.push_back(
+                problem.kind == Kind::damaged
+                    ? format("%s: offset %llu: %s", name.c_str(),
+                             static_cast<unsigned long long>(problem.offset), problem.text.c_str())
+                    : format("%s: offset %llu: batch refused: %s", name.c_str(),
+                             static_cast<unsigned long long>(problem.offset), problem.text.c_str()));
+        },
+        at);
+    report.unreadable_files += read.unreadable ? 1 : 0;
+    report.damaged += read.damaged;
+    report.refused += read.refused;
     if (problems > kProblemsShownPerFile)
         report.problems.push_back(
             format("%s: %llu more problem(s) not shown", name.c_str(),

@@ -42,14 +42,14 @@ std::string DdnetBridge::default_relay(const std::filesystem::path& source) {
 
 DdnetBridge::DdnetBridge(DdnetBridgeOptions options)
     : options_(std::move(options)),
-      builder_(options_.relay.empty() ? default_relay(options_.source) : options_.relay) {
+      builder_(options_.connection.relay.empty() ? default_relay(options_.source) : options_.connection.relay) {
     if (options_.state.empty()) options_.state = state_path(options_.source);
 }
 
 DdnetBridge::~DdnetBridge() = default;
 
 void DdnetBridge::report(const std::string& what) const {
-    if (!options_.quiet) std::fprintf(stderr, "arbiter ddnet-bridge: %s\n", what.c_str());
+    if (!options_.connection.quiet) std::fprintf(stderr, "arbiter ddnet-bridge: %s\n", what.c_str());
 }
 
 bool DdnetBridge::follows_folder() const {
@@ -237,14 +237,11 @@ void DdnetBridge::sent() {
 }
 
 int DdnetBridge::run(const std::atomic<bool>& stop) {
+    relay::Connection connection = options_.connection;
+    connection.relay = builder_.relay_id();
     feed_ = std::make_unique<relay::RelayFeed>(relay::FeedOptions{
         .command = "ddnet-bridge",
-        .target = options_.target,
-        .relay = builder_.relay_id(),
-        .token = options_.token,
-        .once = options_.once,
-        .json = options_.json,
-        .quiet = options_.quiet,
+        .connection = std::move(connection),
         .poll = options_.poll,
     });
     const int status = feed_->run(*this, stop);

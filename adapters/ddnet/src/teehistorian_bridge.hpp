@@ -27,13 +27,10 @@ namespace arbiter::ddnet {
 
 struct DdnetBridgeOptions {
     std::filesystem::path source;  // the teehistorian folder, or one .teehistorian file
-    std::string target;            // a Unix socket path (has a '/') or ADDRESS:PORT
-    std::string relay;             // default: "ddnet-" and the name of the server's folder
-    std::string token;
+    // The relay's name defaults to "ddnet-" and the name of the server's folder; `once`
+    // sends what is written, waits for the answers, and ends.
+    relay::Connection connection;
     std::filesystem::path state;  // default: state_path(source)
-    bool once = false;            // send what is written, wait for the answers, and end
-    bool json = false;
-    bool quiet = false;
     std::chrono::milliseconds poll{20};  // a tick is 20 ms
     std::chrono::milliseconds save_every{1000};
 };

@@ -66,10 +66,10 @@ class DdnetBridgeTest : public ::testing::Test {
     DdnetBridgeOptions options() const {
         DdnetBridgeOptions o;
         o.source = folder();
-        o.target = (dir_.path() / "relays.sock").string();
-        o.relay = "ddnet-test";
-        o.once = true;
-        o.quiet = true;
+        o.connection.target = (dir_.path() / "relays.sock").string();
+        o.connection.relay = "ddnet-test";
+        o.connection.once = true;
+        o.connection.quiet = true;
         return o;
     }
     // Runs a bridge to the end of what is written; its counts.

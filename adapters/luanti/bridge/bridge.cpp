@@ -40,12 +40,12 @@ std::filesystem::path Bridge::flags_path(const std::filesystem::path& world) {
 
 Bridge::Bridge(BridgeOptions options)
     : options_(std::move(options)),
-      builder_(options_.relay.empty() ? default_relay(options_.world) : options_.relay) {}
+      builder_(options_.connection.relay.empty() ? default_relay(options_.world) : options_.connection.relay) {}
 
 Bridge::~Bridge() = default;
 
 void Bridge::report(const std::string& what) const {
-    if (!options_.quiet) std::fprintf(stderr, "arbiter luanti-bridge: %s\n", what.c_str());
+    if (!options_.connection.quiet) std::fprintf(stderr, "arbiter luanti-bridge: %s\n", what.c_str());
 }
 
 void Bridge::restore() {
@@ -170,14 +170,11 @@ bool Bridge::next(std::vector<std::vector<uint8_t>>& batches) {
 }
 
 int Bridge::run(const std::atomic<bool>& stop) {
+    relay::Connection connection = options_.connection;
+    connection.relay = builder_.relay_id();
     feed_ = std::make_unique<relay::RelayFeed>(relay::FeedOptions{
         .command = "luanti-bridge",
-        .target = options_.target,
-        .relay = builder_.relay_id(),
-        .token = options_.token,
-        .once = options_.once,
-        .json = options_.json,
-        .quiet = options_.quiet,
+        .connection = std::move(connection),
         .poll = options_.poll,
     });
     const int status = feed_->run(*this, stop);

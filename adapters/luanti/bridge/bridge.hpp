@@ -30,12 +30,9 @@ namespace arbiter::luanti {
 
 struct BridgeOptions {
     std::filesystem::path world;  // the world folder (with arbiter/events/ in it)
-    std::string target;           // a Unix socket path (has a '/') or ADDRESS:PORT
-    std::string relay;            // the relay's name; default "luanti-" + the world's name
-    std::string token;            // the hello's token, where the server needs one
-    bool once = false;            // send what is on disk, wait for the answers, and end
-    bool json = false;            // every assessment as a JSON line on stdout
-    bool quiet = false;
+    // The relay's name defaults to "luanti-" + the world's name; `once` sends what is on
+    // disk, waits for the answers, and ends.
+    relay::Connection connection;
     std::chrono::milliseconds poll{50};  // how often the end of the segments is looked at
     std::chrono::milliseconds save_every{1000};
 };

@@ -361,9 +361,9 @@ class LuantiBridge : public ::testing::Test {
     BridgeOptions options() const {
         BridgeOptions o;
         o.world = world();
-        o.target = (dir_.path() / "relays.sock").string();
-        o.once = true;
-        o.quiet = true;
+        o.connection.target = (dir_.path() / "relays.sock").string();
+        o.connection.once = true;
+        o.connection.quiet = true;
         return o;
     }
     // A run where alice digs ten times a second (far past a dig a second) and bob walks.

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 
 namespace arbiter::host::review_page {

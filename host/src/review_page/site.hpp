@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "arbiter/host/config.hpp"
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "review_page/login_throttle.hpp"
 
 namespace arbiter::host::review_page {

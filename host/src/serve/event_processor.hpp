@@ -23,6 +23,9 @@
 
 namespace arbiter::host::serve {
 
+// A reload's report as the control socket gives it (reload answers and status).
+nlohmann::json report_json(const ReloadReport& report);
+
 class EventProcessor {
   public:
     EventProcessor(Host& host, ConfigLoadOptions options, WorkQueue& queue, Outbox& outbox);

@@ -1,7 +1,7 @@
 #include <arbiter/arbiter_plugin.h>
 #include <fmt/format.h>
 
-#include "arbiter/host/serve_protocol.hpp"
+#include "serve/serve_protocol.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 
 namespace arbiter::host::serve_protocol {

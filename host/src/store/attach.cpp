@@ -1,6 +1,6 @@
 #include <memory>
 
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "store/correlator.hpp"
 
 namespace arbiter::host {

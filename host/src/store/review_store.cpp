@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "store/database.hpp"
 #include "store/schema.hpp"

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "store/database.hpp"
 #include "store/schema.hpp"

@@ -3,7 +3,7 @@
 // relay's unnamed player.
 #include <fmt/format.h>
 
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 
 namespace arbiter::host {
 

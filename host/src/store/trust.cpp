@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "arbiter/host/store.hpp"
+#include "store/store.hpp"
 
 namespace arbiter::host {
 

@@ -50,7 +50,7 @@ std::vector<uint8_t> read_plugin_baseline(const PluginSettings& settings);
 // `plugin_runner`, "" for the default, when it is isolated); a refusal fills slot.error.
 // With `shards` > 1, a plugin in the host's process that declared ARB_CAP_SHARD_BY_MATCH
 // gets one instance per shard (ShardedInstance); any other plugin gets one instance.
-PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics,
+PluginSlot load_plugin_slot(const PluginSettings& settings, PluginCopies& copies, Metrics& metrics,
                             const std::filesystem::path& plugin_runner = {}, uint32_t shards = 1);
 
 // What one plugin answered to one call, timed, before the host puts it in context. The

@@ -364,7 +364,7 @@ class Host {
 
     ServerConfig config_;
     Metrics metrics_;
-    PluginStore store_;
+    PluginCopies plugin_copies_;
     Dispatcher dispatcher_;
     // Before parallel_, whose workers run its steps: they stop (after the last) first.
     std::unique_ptr<StagedInstall> staged_;

@@ -25,16 +25,16 @@ class PluginError : public std::runtime_error {
 };
 
 // The private folder that holds the copies of loaded plugins (mode 0700), and the
-// generation counter that names them.
-class PluginStore {
+// generation counter that names them. (Not the store reviewers work from: store/.)
+class PluginCopies {
   public:
     // Makes a new private folder (mode 0700) under dir, or under $TMPDIR when dir is "";
-    // it is removed again on destruction. The folder is locked while the store lives;
+    // it is removed again on destruction. The folder is locked while this lives;
     // folders of earlier processes that died holding theirs are removed first.
-    explicit PluginStore(const std::string& dir = "");
-    ~PluginStore();
-    PluginStore(const PluginStore&) = delete;
-    PluginStore& operator=(const PluginStore&) = delete;
+    explicit PluginCopies(const std::string& dir = "");
+    ~PluginCopies();
+    PluginCopies(const PluginCopies&) = delete;
+    PluginCopies& operator=(const PluginCopies&) = delete;
 
     // Copies a library in under a name made from its content hash and a new generation
     // number (written to a temporary name, then renamed). Throws PluginError.
@@ -48,7 +48,7 @@ class PluginStore {
 
   private:
     std::filesystem::path dir_;
-    int lock_fd_ = -1;  // flock held for the store's life
+    int lock_fd_ = -1;  // flock held for this object's life
     std::mutex mutex_;
     uint64_t generation_ = 0;
 };
@@ -63,14 +63,14 @@ class PluginLibrary {
     // checked are those written to the private copy, in a folder of the host's own, so
     // nothing can swap them before the load.
     static std::shared_ptr<PluginLibrary> load(const std::filesystem::path& source,
-                                               const std::string& label, PluginStore& store,
+                                               const std::string& label, PluginCopies& copies,
                                                Metrics* metrics, const LibraryPin& pin = {});
     // The copy alone, checked against `pin`, for a plugin that runs in a child process
     // (isolation = "process"): nothing of it is loaded here. The child loads the copy
     // (open_copy) and negotiates; adopt_identity then records what it answered.
     static std::shared_ptr<PluginLibrary> copy_for_isolation(const std::filesystem::path& source,
                                                              const std::string& label,
-                                                             PluginStore& store,
+                                                             PluginCopies& copies,
                                                              const LibraryPin& pin = {});
     // The runner's side: loads a copy the host made (and keeps; it is not removed here).
     static std::shared_ptr<PluginLibrary> open_copy(const std::filesystem::path& copy,

@@ -1,4 +1,4 @@
-#include "arbiter/host/batch_relay.hpp"
+#include "wire/batch_relay.hpp"
 
 #include <algorithm>
 

@@ -13,11 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "arbiter/host/event_file.hpp"
-#include "arbiter/host/ingest.hpp"
 #include "arbiter/host/input_lost.hpp"
 #include "arbiter/host/plugin_instance.hpp"
 #include "arbiter/host/plugin_library.hpp"
 #include "arbiter/host/sequence_ledger.hpp"
+#include "core/admission.hpp"
 
 namespace arbiter::host {
 
@@ -95,30 +95,21 @@ Corpus read_corpus(const ServerConfig& config, const std::vector<std::filesystem
                     fmt::format("{}: offset {}: {}", file.string(), item->offset, item->problem));
                 continue;
             }
-            auto result = ingest_batch(item->payload, config.host.max_batch_bytes);
-            if (!result.ok) {
+            Admission admission = admit_batch(item->payload, config.host.max_batch_bytes, ledger);
+            if (admission.problem) {
                 ++report.refused_batches;
                 report.problems.push_back(fmt::format("{}: offset {}: batch refused: {}",
-                                                      file.string(), item->offset, result.problem));
+                                                      file.string(), item->offset, *admission.problem));
                 continue;
             }
-            const SequenceLedger::Verdict admitted = ledger.admit(result.batch);
-            if (!admitted.deliver) {
-                ++report.refused_batches;
-                report.problems.push_back(fmt::format("{}: offset {}: batch refused: {}",
-                                                      file.string(), item->offset,
-                                                      admitted.problem));
-                continue;
-            }
-            if (admitted.gap) {
-                corpus.batches.push_back(input_lost_batch(result.batch, *admitted.gap));
+            if (admission.lost) {
+                corpus.batches.push_back(std::move(*admission.lost));
                 corpus.input_lost.push_back(true);
             }
             ++report.batches;
-            const auto key = std::make_pair(result.batch.relay_id, result.batch.match_id);
+            const auto key = std::make_pair(admission.batch.relay_id, admission.batch.match_id);
             last[key] = corpus.batches.size();
-            if (result.batch.ends_match) ledger.match_ended(key.first, key.second);
-            corpus.batches.push_back(std::move(result.batch));
+            corpus.batches.push_back(std::move(admission.batch));
             corpus.input_lost.push_back(false);
         }
     }
@@ -187,7 +178,7 @@ BaselineReport compute_baselines(const ServerConfig& config,
                                  const std::vector<std::filesystem::path>& files,
                                  Progress* progress) {
     BaselineReport report;
-    PluginStore store(config.host.work_dir);
+    PluginCopies store(config.host.work_dir);
     Metrics metrics;
     std::vector<std::pair<const PluginSettings*, std::shared_ptr<PluginLibrary>>> chosen;
     for (const auto& settings : config.plugins) {

@@ -1,4 +1,4 @@
-#include "embed_log.hpp"
+#include "embed/embed_log.hpp"
 
 #include <cstdio>
 #include <memory>

@@ -2,6 +2,7 @@
 
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/event_file.hpp"
+#include "core/replay_file.hpp"
 
 namespace arbiter::host {
 
@@ -48,20 +49,15 @@ std::optional<std::string> PluginHarness::push(std::span<const uint8_t> batch) {
 }
 
 std::vector<std::string> PluginHarness::replay(const std::filesystem::path& event_file) {
-    std::vector<std::string> problems;
     if (!host_) return {error_};
-    try {
-        EventFileReader reader(event_file);
-        while (auto item = reader.next()) {
-            if (item->kind == EventFileItem::Kind::damage) {
-                problems.push_back("offset " + std::to_string(item->offset) + ": " + item->problem);
-            } else if (auto refused = host_->push(item->payload)) {
-                problems.push_back("offset " + std::to_string(item->offset) + ": " + *refused);
-            }
-        }
-    } catch (const std::exception& error) {
-        problems.push_back(error.what());
-    }
+    // The loop `arbiter replay` runs: a damaged stretch is told to the host as there, so
+    // that a test judges a damaged file as the operator's host will.
+    std::vector<std::string> problems;
+    replay_file(event_file, *host_, [&](const FileProblem& problem) {
+        problems.push_back(problem.kind == FileProblem::Kind::unreadable
+                               ? problem.text
+                               : "offset " + std::to_string(problem.offset) + ": " + problem.text);
+    });
     return problems;
 }
 

@@ -1,4 +1,4 @@
-#include "toml_prescan.hpp"
+#include "config/toml_prescan.hpp"
 
 #include <fmt/format.h>
 

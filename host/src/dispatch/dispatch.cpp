@@ -92,7 +92,7 @@ void check_bundled_plugin_exists(const PluginSettings& settings) {
 
 }  // namespace
 
-PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, Metrics& metrics,
+PluginSlot load_plugin_slot(const PluginSettings& settings, PluginCopies& copies, Metrics& metrics,
                             const std::filesystem::path& plugin_runner, uint32_t shards) {
     PluginSlot slot;
     slot.settings = settings;
@@ -104,14 +104,14 @@ PluginSlot load_plugin_slot(const PluginSettings& settings, PluginStore& store, 
         std::shared_ptr<PluginLibrary> library;
         if (settings.isolation.process) {
             // Nothing of the plugin runs here: the child loads the copy and negotiates.
-            library = PluginLibrary::copy_for_isolation(settings.library, settings.name, store,
+            library = PluginLibrary::copy_for_isolation(settings.library, settings.name, copies,
                                                         settings.pin());
             slot.instance = std::make_unique<IsolatedInstance>(
                 library, settings, baseline,
                 plugin_runner.empty() ? default_plugin_runner() : plugin_runner, &metrics,
                 bounds);
         } else {
-            library = PluginLibrary::load(settings.library, settings.name, store, &metrics,
+            library = PluginLibrary::load(settings.library, settings.name, copies, &metrics,
                                           settings.pin());
             if (shards > 1 && library->has(ARB_CAP_SHARD_BY_MATCH)) {
                 std::vector<std::unique_ptr<AnalyzerInstance>> instances;

@@ -95,9 +95,9 @@ constexpr const char* kStoreLock = ".owner.lock";
 
 // Private folders left by processes that were killed (SIGKILL, a crash, a power cut)
 // are removed, so that copies of refused or replaced plugins do not pile up. A live
-// store holds an exclusive flock on its lock file for its whole life and the kernel
+// PluginCopies holds an exclusive flock on its lock file for its whole life and the kernel
 // drops it when the process ends, however it ends: a folder whose lock can be taken
-// is abandoned. A folder without a lock file is left alone for a minute (a store may
+// is abandoned. A folder without a lock file is left alone for a minute (one may
 // be between mkdtemp and taking its lock), then removed.
 void sweep_abandoned_stores(const std::filesystem::path& parent) {
     std::error_code error;
@@ -129,8 +129,8 @@ void sweep_abandoned_stores(const std::filesystem::path& parent) {
 
 }  // namespace
 
-PluginStore::PluginStore(const std::string& dir) {
-    // Every store makes a folder of its own, inside the configured work folder if there
+PluginCopies::PluginCopies(const std::string& dir) {
+    // Every PluginCopies makes a folder of its own, inside the configured work folder if there
     // is one: two hosts sharing a work folder must never name a copy alike, or the second
     // would get the first one's library (and its statics) from dlopen, and the first
     // would delete the second's file on release.
@@ -178,7 +178,7 @@ PluginStore::PluginStore(const std::string& dir) {
     }
 }
 
-PluginStore::~PluginStore() {
+PluginCopies::~PluginCopies() {
     if (lock_fd_ >= 0) ::close(lock_fd_);
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);
@@ -213,7 +213,7 @@ void check_signature(std::span<const uint8_t> bytes, const std::filesystem::path
 
 }  // namespace
 
-std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
+std::filesystem::path PluginCopies::add_copy(const std::filesystem::path& source,
                                             const std::string& label,
                                             const LibraryPin& pin) {
     // Whoever can write the library runs code here: its owner and mode are checked, and
@@ -263,16 +263,16 @@ std::filesystem::path PluginStore::add_copy(const std::filesystem::path& source,
 }
 
 std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::filesystem::path& source,
-                                                   const std::string& label, PluginStore& store,
+                                                   const std::string& label, PluginCopies& copies,
                                                    Metrics* metrics,
                                                    const LibraryPin& pin) {
-    std::shared_ptr<PluginLibrary> plugin = copy_for_isolation(source, label, store, pin);
+    std::shared_ptr<PluginLibrary> plugin = copy_for_isolation(source, label, copies, pin);
     plugin->open(metrics);
     return plugin;
 }
 
 std::shared_ptr<PluginLibrary> PluginLibrary::copy_for_isolation(
-    const std::filesystem::path& source, const std::string& label, PluginStore& store,
+    const std::filesystem::path& source, const std::string& label, PluginCopies& copies,
     const LibraryPin& pin) {
     std::shared_ptr<PluginLibrary> plugin(new PluginLibrary());
     plugin->label_ = label;
@@ -283,7 +283,7 @@ std::shared_ptr<PluginLibrary> PluginLibrary::copy_for_isolation(
                                       std::filesystem::exists(source, exists_error)
                                           ? "not a regular file"
                                           : "file not found"));
-    plugin->copy_ = store.add_copy(source, label, pin);
+    plugin->copy_ = copies.add_copy(source, label, pin);
     plugin->owns_copy_ = true;
     return plugin;
 }

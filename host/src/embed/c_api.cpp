@@ -14,7 +14,7 @@
 
 #include "arbiter/host/host.hpp"
 #include "arbiter/host/sinks.hpp"
-#include "embed_log.hpp"
+#include "embed/embed_log.hpp"
 
 #include <spdlog/spdlog.h>
 

@@ -1,4 +1,4 @@
-#include "arbiter/host/control_client.hpp"
+#include "wire/control_client.hpp"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "serve/sockets.hpp"
+#include "wire/sockets.hpp"
 
 namespace arbiter::host {
 

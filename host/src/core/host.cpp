@@ -7,6 +7,7 @@
 
 #include "arbiter/host/input_lost.hpp"
 #include "arbiter/host/untrusted_text.hpp"
+#include "core/admission.hpp"
 
 #include <arbiter/events_generated.h>
 
@@ -14,7 +15,7 @@ namespace arbiter::host {
 
 Host::Host(ServerConfig config, HostAttachments attachments)
     : config_(std::move(config)),
-      store_(config_.host.work_dir),
+      plugin_copies_(config_.host.work_dir),
       dispatcher_(metrics_),
       threads_(std::max(1u, config_.host.threads.value_or(HostSettings::default_threads()))),
       shards_(shards_for_threads(threads_)),
@@ -25,7 +26,7 @@ Host::Host(ServerConfig config, HostAttachments attachments)
             continue;
         }
         dispatcher_.add(
-            load_plugin_slot(settings, store_, metrics_, config_.host.plugin_runner, shards_));
+            load_plugin_slot(settings, plugin_copies_, metrics_, config_.host.plugin_runner, shards_));
     }
     if (threads_ > 1) {
         parallel_ = std::make_unique<ParallelDispatch>(dispatcher_, shards_, threads_);
@@ -84,56 +85,37 @@ Host::PushResult Host::push_batch(
     const std::function<void(const std::string& relay_id, uint64_t match_id)>& admitted_to) {
     refuse_inside_take_in("push a batch");
     PushResult result;
-    IngestResult ingested = ingest_batch(bytes, config_.host.max_batch_bytes);
-    if (ingested.ok && !bound_relay.empty() && ingested.batch.relay_id != bound_relay) {
-        ingested.ok = false;
-        ingested.problem = fmt::format("a batch of relay '{}' over the connection of relay '{}': a relay "
-                                       "sends its own matches alone",
-                                       escape_for_message(ingested.batch.relay_id, 64),
-                                       escape_for_message(bound_relay, 64));
-    }
-    if (!ingested.ok) {
+    Admission admission = admit_batch(bytes, config_.host.max_batch_bytes, ledger_, bound_relay);
+    if (admission.problem) {
         ++counters_.refused_batches;
         metrics_.add("host.batches_refused", 1);
-        result.problem = std::move(ingested.problem);
+        result.problem = std::move(admission.problem);
         return result;
     }
-    const SequenceLedger::Verdict admitted = ledger_.admit(ingested.batch);
-    if (!admitted.deliver) {
-        ++counters_.refused_batches;
-        metrics_.add("host.batches_refused", 1);
-        result.problem = admitted.problem;
-        return result;
-    }
+    VerifiedBatch& batch = admission.batch;
+    const SequenceLedger::Verdict& admitted = admission.verdict;
     if (admitted.reused_id)
         spdlog::warn("match {}/{}: begins again after its end, with other events: a new match "
                      "under the same id (its players' assessments join the earlier match's)",
-                     escape_for_message(ingested.batch.relay_id, 80), ingested.batch.match_id);
-    std::optional<VerifiedBatch> lost;
+                     escape_for_message(batch.relay_id, 80), batch.match_id);
     if (admitted.gap) {
         ++counters_.lost_stretches;
         metrics_.add("host.lost_stretches", 1);
         spdlog::warn("match {}/{}: input lost: {} never arrived; the match's assessments say so",
-                     escape_for_message(ingested.batch.relay_id, 80), ingested.batch.match_id,
+                     escape_for_message(batch.relay_id, 80), batch.match_id,
                      admitted.gap->describe());
-        // Plugins that can be told (schema 1.1) reset what would measure across the gap.
-        lost = input_lost_batch(ingested.batch, *admitted.gap);
     }
-    // The ledger hears of the end now, not when the batch is taken in: the next batch
-    // pushed (a new match under the same id, say) is judged against it before then.
-    if (ingested.batch.ends_match)
-        ledger_.match_ended(ingested.batch.relay_id, ingested.batch.match_id, true);
-    remember_progress(ingested.batch.relay_id, ingested.batch.match_id);
+    remember_progress(batch.relay_id, batch.match_id);
     std::optional<std::vector<LostStretch>> lost_after;
-    if (admitted.gap || admitted.reused_id || ingested.batch.ends_match)
-        lost_after = ledger_.lost(ingested.batch.relay_id, ingested.batch.match_id);
-    result.relay_id = ingested.batch.relay_id;
-    result.match_id = ingested.batch.match_id;
-    result.events = ingested.batch.event_count;
-    result.ended_match = ingested.batch.ends_match;
+    if (admitted.gap || admitted.reused_id || batch.ends_match)
+        lost_after = ledger_.lost(batch.relay_id, batch.match_id);
+    result.relay_id = batch.relay_id;
+    result.match_id = batch.match_id;
+    result.events = batch.event_count;
+    result.ended_match = batch.ends_match;
     if (admitted_to) admitted_to(result.relay_id, result.match_id);
     try {
-        dispatch_admitted(std::move(ingested.batch), std::move(lost), std::move(lost_after));
+        dispatch_admitted(std::move(batch), std::move(admission.lost), std::move(lost_after));
     } catch (const std::exception& error) {
         // The batch was admitted and dispatched; what failed was taking batches in (a sink,
         // with threads maybe on an earlier batch). The caller hears it beside the batch's

@@ -1,4 +1,4 @@
-#include "serve/sockets.hpp"
+#include "wire/sockets.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "arbiter/host/relay_client.hpp"
+#include "wire/relay_client.hpp"
 
 #include <netdb.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "serve/sockets.hpp"
+#include "wire/sockets.hpp"
 
 namespace arbiter::host {
 
