@@ -1,4 +1,4 @@
-// Hot reload and live reconfiguration of the host (ABI-RULES.md rules 12 to 14).
+// Hot reload and live reconfiguration of the host (docs/abi-rules.md, rules 12 to 14).
 //
 // Everything slow (copying the file, loading, negotiating, creating) happens before the
 // swap; the swap itself is the old instance saving its state and the new one restoring
