@@ -1,5 +1,5 @@
 // "The assessments for a given event stream are the same whatever the batch size"
-// (ARCHITECTURE.md, Aggregation): the sample match cut into batches of 1, 7 and 4096
+// (ARCHITECTURE.md, "Aggregation"): the sample match cut into batches of 1, 7 and 4096
 // events gives the same assessment, field for field, as the match batched per tick.
 #include <cstdio>
 #include <string>

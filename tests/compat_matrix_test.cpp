@@ -1,4 +1,4 @@
-// The compatibility matrix of ABI-RULES rule 4, run on real libraries: plugins built
+// The compatibility matrix of docs/abi-rules.md, rule 4, run on real libraries: plugins built
 // against the frozen 1.0 header, the current header and a stand-in for the next minor
 // (tests/compat/next_minor.h), each on the current host and on a model of the 1.0 host
 // (tests/compat/host_1_0.c, compiled against the frozen 1.0 header). Every pair either

@@ -1,6 +1,6 @@
-// ABI rule 12: the host never loads the file it was pointed at, but a private copy in a
-// mode-0700 folder, named from the content hash and a generation number, and removes
-// the copy once the library is released.
+// docs/abi-rules.md, rule 12: the host never loads the file it was pointed at, but a
+// private copy in a mode-0700 folder, named from the content hash and a generation
+// number, and removes the copy once the library is released.
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -112,7 +112,8 @@ TEST(PrivateCopy, IsRemovedAndUnmappedWhenTheLibraryIsReleased) {
         ASSERT_TRUE(mapped(copy));
         library.reset();
         EXPECT_FALSE(std::filesystem::exists(copy)) << what;
-        // Built with the SDK's preset, the library really leaves the process (ABI rule 14).
+        // Built with the SDK's preset, the library really leaves the process
+        // (docs/abi-rules.md, rule 14).
         EXPECT_FALSE(mapped(copy)) << what << " is still resident after release";
     }
     EXPECT_TRUE(files_in(store.dir(), ".so").empty());

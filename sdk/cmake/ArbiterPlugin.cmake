@@ -1,6 +1,6 @@
 # arbiter_add_plugin(<target> SOURCES <src>... [OUTPUT_NAME <name>] [OUTPUT_DIRECTORY <dir>])
 #
-# Builds an analyzer plugin the way ABI-RULES.md rule 14 wants: a MODULE library with
+# Builds an analyzer plugin the way docs/abi-rules.md, rule 14, asks: a MODULE library with
 # hidden visibility, no GNU unique symbols (they would keep it loaded forever), no
 # undefined symbols, and a version script that exports the entry symbol alone. The
 # file is named arbiter-<name>.so.

@@ -1,8 +1,9 @@
 // Every profile produces the events its cheat shows, and the honest players show none of
 // them (and look like people: a human rhythm, held keys, lag spikes).
 //
-// The measures here are the plain versions of the checks of DETECTION.md, computed from
-// the event file alone, as a plugin would see it.
+// The measures here are the plain versions of the checks of docs/detection.md
+// ("plugins/reference", "plugins/kaladin"), computed from the event file alone, as a plugin
+// would see it.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -384,8 +385,9 @@ TEST_F(ProfilesTest, HonestPlayersLookLikePeople) {
     int with_held_key = 0, with_lag_burst = 0, with_high_rtt = 0, respawned = 0, with_hits = 0;
     for (const auto& [id, m] : of("honest")) {
         SCOPED_TRACE("honest player " + std::to_string(id));
-        // Their rhythm: as varied as the real players' (DETECTION.md: never below 0.19
-        // over 100 intervals; entropy above 1.6 bits), never a script's.
+        // Their rhythm: as varied as the real players' (docs/detection.md,
+        // "plugins/kaladin": never below 0.19 over 100 intervals; entropy above 1.6 bits),
+        // never a script's.
         auto [lowest_cv, lowest_entropy] = lowest_cv_and_entropy(m->intervals);
         if (m->intervals.size() >= 100) {
             EXPECT_GE(lowest_cv, 0.19);
@@ -473,7 +475,8 @@ TEST_F(ProfilesTest, Metronome) {
 TEST_F(ProfilesTest, ReactionBot) {
     for (const auto& [id, m] : of("reaction_bot")) {
         ASSERT_GE(m->reactions.size(), 20u) << id;
-        EXPECT_LT(median(m->reactions), 0.100) << id;  // DETECTION.md: a cluster under 100 ms
+        // docs/detection.md, "plugins/kaladin": a median under 100 ms is a signal.
+        EXPECT_LT(median(m->reactions), 0.100) << id;
     }
 }
 
@@ -532,8 +535,9 @@ TEST(Profiles, EveryProfileOfDetectionMdIsThere) {
          {"honest", "speed_hack", "teleport", "clock_speedup", "fly", "hit_range",
           "hit_through_wall", "rapid_fire", "item_dup", "xp_rate", "reconnect_spam", "metronome",
           "reaction_bot", "rate_bot", "humanised_bot",
-          // Beyond DETECTION.md's list: the tireless aimer its fatigue-free precision
-          // check is for (issue 6), and honest players on harder terms (issue 14).
+          // Beyond the list of docs/detection.md ("Profiles the tests cover"): the tireless
+          // aimer the fatigue-free precision check is for (issue 6), and honest players on
+          // harder terms (issue 14).
           "aimbot", "honest_long_spikes", "honest_jittery", "honest_ntp_steps", "honest_tab_out"}) {
         const ProfileInfo* p = find_profile(name);
         ASSERT_NE(p, nullptr) << name;

@@ -6,7 +6,7 @@
  * The host calls it once to negotiate versions and to exchange function tables; every
  * other call goes through those tables.
  *
- * Rules that hold for every slot below (see ABI-RULES.md for their reasons):
+ * Rules that hold for every slot below (see docs/abi-rules.md for their reasons):
  *
  *  - C99, fixed-width integers only; flags and enumerations are uint32_t.
  *  - Every table and argument struct begins with its own size in bytes (struct_size).

@@ -164,7 +164,7 @@ arbiter_status arbiter_host_set_action_callback(arbiter_host* host, arbiter_acti
 arbiter_status arbiter_host_assessments(arbiter_host* host, const arbiter_assessment** out_assessments,
                                         uint64_t* out_count);
 
-/* Reloads a plugin from its file, carrying its state across (ABI-RULES.md rules 12 to
+/* Reloads a plugin from its file, carrying its state across (docs/abi-rules.md, rules 12 to
  * 14), within the call: the stream is held for the load, the save and the restore.
  * ARBITER_ERR_REFUSED when the new version fails; the old one keeps running. */
 arbiter_status arbiter_host_reload_plugin(arbiter_host* host, const char* plugin_name);

@@ -1,4 +1,4 @@
-// Hot reload of one plugin (ABI-RULES.md rules 12 to 14); a new config is
+// Hot reload of one plugin (docs/abi-rules.md, rules 12 to 14); a new config is
 // apply_config.cpp.
 //
 // Everything slow (copying the file, loading, negotiating, creating) happens before the

@@ -88,8 +88,8 @@ void check_table(NegotiatedPlugin& negotiated, const arb_plugin_api* table) {
         throw NegotiationError(
             fmt::format("its function table has {} bytes, fewer than the {} of the required slots",
                         table->struct_size, minimum));
-    // Never read past the size the plugin declared (ABI rule 3), nor past the slots of
-    // the minor both sides use: a slot of a newer minor is not ours to call.
+    // Never read past the size the plugin declared (docs/abi-rules.md, rule 3), nor past
+    // the slots of the minor both sides use: a slot of a newer minor is not ours to call.
     const uint64_t readable =
         std::min<uint64_t>({table->struct_size, sizeof(arb_plugin_api),
                             plugin_api_size_of_minor(plugin.abi_minor_in_use)});

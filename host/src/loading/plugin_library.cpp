@@ -348,7 +348,7 @@ std::string PluginLibrary::sha256() const {
 
 PluginLibrary::~PluginLibrary() {
     library_.unload();
-    // ABI rule 14: a library that stays mapped after release (GNU unique symbols, a
+    // docs/abi-rules.md, rule 14: a library that stays mapped after release (GNU unique symbols, a
     // thread_local with a destructor) would hand its old statics to a later load.
     if (owns_copy_ && !copy_.empty()) {
         if (library_still_resident(copy_)) {

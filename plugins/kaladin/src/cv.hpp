@@ -1,12 +1,12 @@
 // Metronomic timing: the coefficient of variation (standard deviation ÷ mean) of the
 // intervals between distinct inputs.
 //
-// After lila's Statistics.scala, with two deliberate differences (DETECTION.md): the
-// windows are long (at least 100 intervals and at least 30 s: on 20 intervals real
-// players go down to 0.003), and lila's 100 ms is not added to each interval (it was made
-// for chess moves that take seconds; on intervals of a tenth of a second it halves the
-// CV). Like lila's streak windows, the single shortest and longest interval of each
-// window are left out, so one lag spike or one pause does not decide the result.
+// After lila's Statistics.scala, with two deliberate differences (docs/detection.md,
+// "plugins/kaladin"): the windows are long (at least 100 intervals and at least 30 s: on 20
+// intervals real players go down to 0.003), and lila's 100 ms is not added to each interval
+// (it was made for chess moves that take seconds; on intervals of a tenth of a second it
+// halves the CV). Like lila's streak windows, the single shortest and longest interval of
+// each window are left out, so one lag spike or one pause does not decide the result.
 #pragma once
 
 #include <cstdint>

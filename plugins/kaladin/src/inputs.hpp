@@ -1,6 +1,6 @@
 // What kaladin counts: the inputs a person made, not the packets the network carried.
 //
-// DETECTION.md, "plugins/kaladin": inputs that share a relay tick are one input, and the
+// docs/detection.md, "Counting inputs": inputs that share a relay tick are one input, and the
 // repeats of a held command are no input at all (a held key makes a real StarCraft II
 // player pass 2,000 raw events a minute; counted this way the highest is 452).
 #pragma once

@@ -13,8 +13,8 @@ namespace arbiter::kaladin {
 namespace {
 // A check reports again only when its score rises by at least this much.
 constexpr double kReportStep = 0.05;
-// The far tails a baseline's signals begin at (DETECTION.md: the 99th percentile marks
-// one honest player in a hundred by construction).
+// The far tails a baseline's signals begin at (docs/detection.md, "Population baselines":
+// the 99th percentile marks one honest player in a hundred by construction).
 constexpr double kHighTail = 99.9;
 constexpr double kLowTail = 0.1;
 // Intervals a timing signal's evidence lists (about 8 KB of its 64 KiB); `intervals` gives
@@ -262,7 +262,7 @@ void KaladinAnalyzer::on_input(MatchState& match, uint32_t id, PlayerState& p, S
                rate_limit, std::move(e), signals);
     }
 
-    // CV and entropy, every window_step inputs, on windows of the length DETECTION.md asks.
+    // CV and entropy, every window_step inputs, on long windows (docs/detection.md, "Checks").
     if (++p.since_window < settings_.window_step) return;
     auto window = newest_window(p.inputs.recent(), settings_.window_intervals, span_us);
     if (!window) return;

@@ -1,10 +1,10 @@
-// plugins/kaladin: input-timing behaviour (model class: behavioural). See DETECTION.md,
+// plugins/kaladin: input-timing behaviour (model class: behavioural). See docs/detection.md,
 // "plugins/kaladin". It needs no game state: only orders, stimuli and round trips.
 //
 // Per player and match: distinct inputs (inputs.hpp), their sustained rate (rate.hpp),
 // the trimmed CV (cv.hpp) and entropy (entropy.hpp) of their intervals over long windows,
 // relay-timed reactions (reaction.hpp), and the spread of aimed orders over a long
-// session (precision.hpp). Limits are DETECTION.md's fixed numbers, or,
+// session (precision.hpp). Limits are the fixed defaults of settings.hpp, or,
 // with a baseline file (baseline.hpp), the far tail of the player's rating tier; the
 // trip-wires are fixed either way, set far past anything a human was measured to do. The
 // precision check has no baseline metric yet: its limit is always the fixed default.

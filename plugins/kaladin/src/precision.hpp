@@ -1,6 +1,5 @@
 // Fatigue-free precision: targeting spread that never widens over a multi-hour session
-// (DETECTION.md, "plugins/kaladin"; seed 000, vulnerability 12: "order precision that
-// never degrades over a multi-hour session").
+// (docs/detection.md, "plugins/kaladin").
 //
 // What the relay can measure. The schema carries no aim angle and no hit offset; what it
 // does carry is an Order aimed at a player (target_player, and the point it targets), the

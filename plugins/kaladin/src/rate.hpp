@@ -1,8 +1,9 @@
 // Sustained rate: distinct inputs per minute over a sliding window of relay time.
 //
-// DETECTION.md: a signal above 600 a minute (with a baseline, beyond the tier's 99.9th
-// percentile), a trip-wire above 2,000 or above input on 90 % of the relay's ticks,
-// whichever is lower: a 22.4 Hz relay has only 1,344 ticks a minute.
+// docs/detection.md, "plugins/kaladin": by default a signal above 600 a minute (with a
+// baseline, beyond the tier's 99.9th percentile, never past the trip-wire), a trip-wire
+// above 2,000 or above input on 90 % of the relay's ticks, whichever is lower: a 22.4 Hz
+// relay has only 1,344 ticks a minute.
 #pragma once
 
 #include <cstdint>

@@ -1,10 +1,10 @@
-// Reaction time, only where the relay timed both ends: it sent a Stimulus to the player
-// and received an Order that answers it (Order.response_to). The time between the two
-// includes the round trip; it is corrected by the player's *lowest* measured round-trip
-// time, so that an error in the estimate always makes the player look slower, never
-// faster (DETECTION.md). A signal when at least 20 corrected times cluster under 100 ms
-// (their median is under it); a trip-wire when their median is under 40 ms. Elite
-// sprinters average about 160 ms.
+// Reaction time, only where the relay timed both ends: it sent a Stimulus to the player and
+// received an Order that answers it (Order.response_to). The time between the two includes
+// the round trip; it is corrected by the player's *lowest* measured round-trip time, so
+// that an error in the estimate always makes the player look slower, never faster
+// (docs/detection.md, "Errors of estimate favour the player"). A signal when at least 20
+// corrected times cluster under 100 ms (their median is under it); a trip-wire when their
+// median is under 40 ms. Elite sprinters average about 160 ms.
 #pragma once
 
 #include <cstdint>

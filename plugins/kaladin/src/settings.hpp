@@ -1,4 +1,5 @@
-// kaladin's config ([plugins.kaladin.config]); every default is DETECTION.md's number.
+// kaladin's config ([plugins.kaladin.config]); docs/detection.md, "plugins/kaladin", gives
+// each default and where it comes from.
 #pragma once
 
 #include <cstdint>

@@ -1,10 +1,10 @@
-// The timing bots of the simulator (DETECTION.md's cheating profiles), through the host
-// with kaladin alone, over several seeds: the metronomic script, the inhuman-reaction bot
-// and the inhuman-rate bot reach at least Monitor in every run, and every player a
-// trip-wire caught reaches FlagForReview; honest players stay Clear. The humanised bot (a
-// fixed delay with jitter, a CV between the seed's 0.05 and the humans' lowest) reaches
-// Monitor too, through the CV band (issue 14). Then the tireless aimbot over a session of
-// more than two hours.
+// The timing bots of the simulator (docs/detection.md, "Profiles the tests cover"), through
+// the host with kaladin alone, over several seeds: the metronomic script, the
+// inhuman-reaction bot and the inhuman-rate bot reach at least Monitor in every run, and
+// every player a trip-wire caught reaches FlagForReview; honest players stay Clear. The
+// humanised bot (a fixed delay with jitter, a CV between the seed's 0.05 and the humans'
+// lowest) reaches Monitor too, through the CV band (issue 14). Then the tireless aimbot
+// over a session of more than two hours.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>

@@ -3,7 +3,8 @@
 // the signal level. No trip-wire may fire for any of them; the StarCraft II players must
 // draw no signal at all; the osu! players (a rhythm game, metronomic by design) may draw
 // signals, which reach Monitor at most because kaladin's class alone never goes further
-// and none of them is a trip-wire. The limits are DETECTION.md's, not fitted to these 35.
+// and none of them is a trip-wire. The limits are kaladin's defaults (docs/detection.md,
+// "plugins/kaladin"), not fitted to these 35; the CV limit sits well under their lowest.
 #include <filesystem>
 #include <iostream>
 #include <map>

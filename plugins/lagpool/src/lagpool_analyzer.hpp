@@ -1,5 +1,5 @@
 // plugins/lagpool: time budgets after Minetest's (Luanti's) LagPool (model class:
-// validation). See DETECTION.md, "plugins/lagpool".
+// validation). See docs/detection.md, "plugins/lagpool".
 //
 // Each player has one budget per kind of action (budget.hpp). Position updates charge
 // the "movement" budget by distance over speed (cost.hpp), orders charge the budget of

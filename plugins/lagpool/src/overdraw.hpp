@@ -1,18 +1,17 @@
 // The failed grabs of one budget over a sliding window of relay time, and the score
 // they add up to.
 //
-// DETECTION.md: the score grows with how often and by how much a player overdraws, never
-// with one failed grab. How much: the costs of the failed grabs add up over the window,
-// which is the time the player's actions claimed beyond what the budget allowed (a
-// failed grab consumes nothing, so over a window that is what the player did minus what
-// the game allows). The deficit of each grab (cost - available) is evidence, not the
-// measure: it depends on where in the budget's cycle a grab fails, and a bot with a
+// docs/detection.md, "plugins/lagpool": the score grows with how often and by how much a
+// player overdraws, never with one failed grab. How much: the costs of the failed grabs add
+// up over the window, which is the time the player's actions claimed beyond what the budget
+// allowed (a failed grab consumes nothing, so over a window that is what the player did
+// minus what the game allows). The deficit of each grab (cost - available) is evidence, not
+// the measure: it depends on where in the budget's cycle a grab fails, and a bot with a
 // fixed rhythm fails each time with the budget just short of the cost, at a deficit of
-// microseconds. How often: failed grabs are counted in episodes, a failed grab no more
-// than burst_s after the first of an episode belonging to it, so that the burst of
-// catch-up packets after a lag spike (all within a few milliseconds) counts once, while
-// a cheat that keeps overdrawing counts again and again. Below min_episodes the score
-// is 0.
+// microseconds. How often: failed grabs are counted in episodes, a failed grab no more than
+// burst_s after the first of an episode belonging to it, so that the burst of catch-up
+// packets after a lag spike (all within a few milliseconds) counts once, while a cheat that
+// keeps overdrawing counts again and again. Below min_episodes the score is 0.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // plugins/reference, built as the `accounts` plugin: one account connected in two places
-// at once (DETECTION.md, row "sessions"), in two matches, on two relays, or twice in one
+// at once (docs/detection.md, "Sessions"), in two matches, on two relays, or twice in one
 // match.
 //
 // The check compares every match, so one instance must see them all: this plugin does not

@@ -1,5 +1,5 @@
 // When the relay heard from a player: the silences that lag leaves, so that checks of
-// rates and timing can allow for them (DETECTION.md: lag is not cheating).
+// rates and timing can allow for them (docs/detection.md, "Lag is not cheating").
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Relay clock checks as pure functions: orders stamped with a tick the relay has not
 // opened yet, a client clock running faster than the relay's, and a run's claimed length
-// against the relay's wall time (DETECTION.md, row "clock").
+// against the relay's wall time (docs/detection.md, "Clock").
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Hit and kill checks as pure functions of a claim, the weapon's limits and the relay's
 // measures: range, line of sight, timing, target state, fire rate and damage
-// (DETECTION.md, "plugins/reference", rows "hits").
+// (docs/detection.md, "Hits").
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Inventory checks as pure functions of one change, the item table and the relay's
 // measures: stack size, unknown item ids, a unique item held twice, and items acquired
-// faster than they respawn (DETECTION.md, "plugins/reference", row "items").
+// faster than they respawn (docs/detection.md, "Items").
 #pragma once
 
 #include <cstdint>

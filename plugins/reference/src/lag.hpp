@@ -1,5 +1,6 @@
 // The lag the relay saw of a player, as the hit and item checks allow for it: a late claim,
-// or a burst of them, within that much is lag, not cheating (DETECTION.md).
+// or a burst of them, within that much is lag, not cheating (docs/detection.md, "Lag is
+// not cheating").
 #pragma once
 
 #include <cstdint>

@@ -2,9 +2,9 @@
 // current stretch of movement) and the limits: no plugin state, no I/O, so each can be
 // tested at and around its limits.
 //
-// Lag is not cheating (DETECTION.md): speeds are measured over a window of relay time,
-// never from one update, and the window is widened by the lag the relay saw, so that a
-// late packet followed by a burst of catch-up packets averages out.
+// Lag is not cheating (docs/detection.md, "Lag is not cheating"): speeds are measured over
+// a window of relay time, never from one update, and the window is widened by the lag the
+// relay saw, so that a late packet followed by a burst of catch-up packets averages out.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // plugins/reference: validation checks (model class: validation). See
-// DETECTION.md, "plugins/reference": movement (speed over a window of relay time, its
+// docs/detection.md, "plugins/reference": movement (speed over a window of relay time, its
 // change, sustained speed, teleports, airborne too long, below the terrain), hits, items, stats,
 // sessions and the relay clock, with the lag tolerance the design asks for.
 //

@@ -1,6 +1,6 @@
 // Session checks as pure functions: reconnect spam, one account in two places at once,
-// and a client version or handshake the operator does not expect (DETECTION.md, row
-// "sessions").
+// and a client version or handshake the operator does not expect (docs/detection.md,
+// "Sessions").
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Progression checks as pure functions: experience per hour, no damage taken through long
-// combat, and resources that are spent but never go down (DETECTION.md, row "stats").
+// combat, and resources that are spent but never go down (docs/detection.md, "Stats").
 #pragma once
 
 #include <cstdint>

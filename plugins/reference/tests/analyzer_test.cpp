@@ -122,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& row) { return row.param.name; });
 
 // Two honest players that an earlier burst rule (a quarter of the median gap, with no
-// bound on how far the start moved) made look fast. DETECTION.md: "Lag is not cheating".
+// bound on how far the start moved) made look fast. docs/detection.md, "Lag is not cheating".
 
 TEST(HonestPlayers, RunnerThroughALagSpikeWhoseBurstDrainsOverMilliseconds) {
     // The held-back updates of a 3 or 4 s spike drain 1.5 ms apart (90 or 120 ms in all).

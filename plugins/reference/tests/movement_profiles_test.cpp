@@ -90,9 +90,9 @@ void PrintTo(const SpikeCase& c, std::ostream* os) {
 class HopperThroughALagSpike : public ::testing::TestWithParam<SpikeCase> {};
 
 TEST_P(HopperThroughALagSpike, RaisesNothing) {
-    // DETECTION.md: lag is not cheating. A silence in the middle of a jump, then the updates
-    // sent during it in one catch-up burst (the landing among them) or the first of them
-    // alone, its position old: no check may read the silence as flight or as speed.
+    // docs/detection.md, "Lag is not cheating". A silence in the middle of a jump, then the
+    // updates sent during it in one catch-up burst (the landing among them) or the first of
+    // them alone, its position old: no check may read the silence as flight or as speed.
     const SpikeCase& c = GetParam();
     const auto all = hopper(19.5, 20.0).updates();
     const auto updates = c.burst ? test::lag_spike(all, c.from_s, c.silence_s)
@@ -203,12 +203,12 @@ TEST(HonestMovers, RespawnBreaksASpeedRun) {
 
 // ---------------------------------------------------------------- silences of any length
 
-// DETECTION.md: lag spikes and packet loss never produce a signal. A silence of 1 to 10 s
-// (below, at and beyond max_lag_allowance_s, 2 s), after which the updates it held back
-// arrive in one burst, a third of them, or only the first (its position as old as the
-// silence is long, the next current one milliseconds behind it). Honest runners (a steady
-// 19.5 m/s, and 6 m/s speeding up to 19.5 during the silence) raise nothing; a speed hack
-// of 40 m/s over the same silences is still a speed, sustained.
+// docs/detection.md, "Lag is not cheating": lag spikes and packet loss never produce a
+// signal. A silence of 1 to 10 s (below, at and beyond max_lag_allowance_s, 2 s), after
+// which the updates it held back arrive in one burst, a third of them, or only the first
+// (its position as old as the silence is long, the next current one milliseconds behind
+// it). Honest runners (a steady 19.5 m/s, and 6 m/s speeding up to 19.5 during the silence)
+// raise nothing; a speed hack of 40 m/s over the same silences is still a speed, sustained.
 
 enum class Delivery { all, third, first };
 

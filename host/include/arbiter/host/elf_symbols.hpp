@@ -1,5 +1,5 @@
 // What a shared library exports, read from its ELF dynamic symbol table, for
-// `arbiter check-plugin` (ABI-RULES.md rule 14): a plugin exports its entry symbol and
+// `arbiter check-plugin` (docs/abi-rules.md, rule 14): a plugin exports its entry symbol and
 // nothing else, and has no GNU unique symbols, which would keep it loaded forever.
 #pragma once
 

@@ -114,7 +114,7 @@ class Host {
     // even when one fails; false when any did (each failure is logged). Idempotent.
     bool close();
 
-    // Hot reload (ABI-RULES.md rules 12 to 14), between two batches: the plugin's file is
+    // Hot reload (docs/abi-rules.md, rules 12 to 14), between two batches: the plugin's file is
     // copied and loaded afresh, negotiated and created; the old instance saves its state,
     // the new one restores it and takes over; then the old one is destroyed and its
     // library released. If anything fails, the old generation stays and the report says

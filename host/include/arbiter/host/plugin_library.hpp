@@ -1,5 +1,6 @@
-// Loading a plugin library: the private copy (ABI rule 12), Boost.DLL, negotiation and
-// every check of the plugin's answers. A refusal names the file and the reason.
+// Loading a plugin library: the private copy (docs/abi-rules.md, rule 12), Boost.DLL,
+// negotiation and every check of the plugin's answers. A refusal names the file and the
+// reason.
 #pragma once
 
 #include <cstdint>

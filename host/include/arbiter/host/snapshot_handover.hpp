@@ -1,4 +1,4 @@
-// A reload that holds the stream only for a fork (docs/performance.md, "Reload").
+// A reload that holds the stream only for a fork (docs/performance.md, "Hot reload under load").
 //
 // A whole reload (Host::swap_in) holds the stream while the old instance saves its state
 // and the new one restores it: over half a second at 100,000 players in one instance.
@@ -69,7 +69,8 @@ class SnapshotHandover final : public AnalyzerInstance {
     // How much of the batches the calling thread keeps for the new instance to catch up
     // on before a call waits for it: a bound on memory, as the dispatch has one.
     // At 100,000 players in one instance, saturated, the save and the restore take a
-    // second or two and the catch-up some seconds more (docs/performance.md, "Reload").
+    // second or two and the catch-up some seconds more (docs/performance.md, "Hot reload
+    // under load").
     static constexpr size_t kKeptBytes = size_t{512} << 20;
     // How long the forked copy may take to save before it is killed and the reload made
     // whole. A plugin that waits on a thread of its own in its save hangs in the copy

@@ -1,5 +1,5 @@
-// State helpers for hot reload (ABI rule 13): write a plugin's state into a sealed,
-// versioned blob, and read one back only after checking it.
+// State helpers for hot reload (docs/abi-rules.md, rule 13): write a plugin's state into
+// a sealed, versioned blob, and read one back only after checking it.
 //
 // Blob layout, little-endian:
 //   magic (4 bytes) | tag (4 bytes, the plugin's choice) | version u32 |

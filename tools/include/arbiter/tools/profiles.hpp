@@ -1,5 +1,5 @@
-// The player profiles the simulator can mix: the honest player and every cheat that
-// ../shared/design/DETECTION.md ("Cheating profiles every test suite must cover") lists.
+// The player profiles the simulator can mix: the honest player and every cheat the
+// bundled analyzers must catch (docs/recorded-matches.md, "The profiles", lists them).
 //
 // A profile is one small function that takes the honest player and turns one knob of a
 // Behaviour. Cheaters are people too: they lag, hold keys, walk about and pick things up
