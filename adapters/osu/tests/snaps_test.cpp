@@ -1,6 +1,8 @@
-// circleguard's snap rule: on paths built for it, then on corrected_replay1.osr, where it
-// must find the 15 snaps ../shared/data/osu/README.md lists (circleguard's test's 14 among
-// them) within circleguard's tolerance of 1e-5.
+// circleguard's snap rule: on paths built for it, then on the aim-corrected replay of
+// circleguard's test data (corrected_replay1.osr), where circlecore's own test
+// (tests/test_investigations.py, test_snaps) expects 14 snaps on hit objects; from the
+// replay alone the rule gives 15, the 14 among them, each within circleguard's tolerance
+// of 1e-5 (docs/games/osu.md lists them).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,19 +69,19 @@ TEST(Snaps, PlaceholdersAreNotCursors) {
     EXPECT_EQ(snaps[0].time_ms, 26);
 }
 
-TEST(Snaps, CorrectedReplay1GivesTheFifteenSnapsOfTheReadme) {
+TEST(Snaps, CorrectedReplay1GivesFifteenSnapsCircleguardsFourteenAmongThem) {
     const std::filesystem::path file =
         std::filesystem::path(OSU_DATA_DIR) / "aim_corrected" / "corrected_replay1.osr";
     if (!std::filesystem::exists(file))
         GTEST_SKIP() << file << " is absent: cannot check circleguard's snaps";
     const OsrReplay replay = read_osr_file(file);
     const auto snaps = find_snaps(replay.frames);
-    // ../shared/data/osu/README.md: time ms, angle deg, distance px (rounded to 1e-5).
+    // Time ms, angle deg, distance px, rounded to 1e-5 (docs/games/osu.md).
     struct Expected {
         int64_t time_ms;
         double angle_deg, distance_px;
         // Among the 14 of circleguard's own test (on hit objects): its first, ninth and
-        // last (14th) are the README's 5103, 71652 and 76502, so 79052 is the one more.
+        // last (14th) are 5103, 71652 and 76502, so 79052 is the one more.
         bool circleguard;
     };
     const Expected expected[] = {
@@ -96,8 +98,8 @@ TEST(Snaps, CorrectedReplay1GivesTheFifteenSnapsOfTheReadme) {
     int circleguard = 0;
     for (size_t i = 0; i < 15; ++i) {
         EXPECT_EQ(snaps[i].time_ms, expected[i].time_ms) << i;
-        // The README rounds to 5 decimals: within half a unit of the last, and so within
-        // circleguard's own tolerance of 1e-5.
+        // Rounded to 5 decimals: within half a unit of the last, and so within circleguard's
+        // own tolerance of 1e-5.
         EXPECT_NEAR(snaps[i].angle_deg, expected[i].angle_deg, 0.5e-5 + 1e-12) << i;
         EXPECT_NEAR(snaps[i].distance_px, expected[i].distance_px, 0.5e-5 + 1e-12) << i;
         circleguard += expected[i].circleguard;
