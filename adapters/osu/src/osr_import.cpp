@@ -289,12 +289,16 @@ OsrImportReport import_replays(const std::vector<OsrInput>& inputs,
             continue;
         }
         const Step& s = l.steps[n.step];
+        // The cursor: a point of the playfield (schema 1.2's aim, not relative).
+        const fb::AimPoint cursor(static_cast<float>(s.x), static_cast<float>(s.y), false);
         stream.add(t_us, tick, r.player,
                    build::Position{.position = fb::Vec3(0, 0, 0),
                                    .velocity = fb::Vec3(0, 0, 0),
                                    .on_ground = std::nullopt,
                                    .ground_height = std::nullopt,
-                                   .server_teleport = false});
+                                   .server_teleport = false,
+                                   .look = std::nullopt,
+                                   .aim = cursor});
         ++r.positions;
         for (int32_t key : {kLeftKeys, kRightKeys}) {
             if ((s.presses & key) == 0) continue;
@@ -306,7 +310,9 @@ OsrImportReport import_replays(const std::vector<OsrInput>& inputs,
                                     .repeat = false,
                                     .claimed_tick = std::nullopt,
                                     .client_time_us = std::nullopt,
-                                    .response_to = 0});
+                                    .response_to = 0,
+                                    .look = std::nullopt,
+                                    .aim = cursor});
             ++r.presses;
         }
         end_ms = std::max(end_ms, n.t);

@@ -9,10 +9,11 @@
 //   played at once would otherwise be one account in many places) and leaves after its
 //   last frame;
 // - each cursor frame is a PositionUpdate at its time (relay tick = milliseconds: 1000 Hz);
-//   the player stands still at (0, 0, 0), since osu! has no avatar, and the cursor goes
-//   with it as where the player aims;
+//   the player stands still at (0, 0, 0), since osu! has no avatar, and the cursor is its
+//   `aim` (event schema 1.2: a point of the playfield, in its pixels, not relative);
 // - each key newly pressed (left: M1/K1, right: M2/K2) is an Order "key_press" with the
-//   cursor as its target (playfield pixels as the unit: x, y on the ground plane, z 0);
+//   cursor as its `aim`, and as its target too (for plugins before schema 1.2: playfield
+//   pixels as the unit, x and y on the ground plane, z 0);
 // - time is the frames' own (the map's clock: 1.5 times the wall clock with DT/NC, 0.75
 //   with HT). osu! stable's two placeholder frames are left out, and so are frames of a
 //   negative delta (osu!'s own player skips them; the frames after one count from it), as

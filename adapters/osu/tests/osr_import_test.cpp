@@ -88,6 +88,7 @@ TEST(OsrImport, AReplayIsOneMatchOfOnePlayerInTheFramesOwnTime) {
 
     // The cursor frames' relay times (ms from the first), and the presses with them.
     std::vector<int64_t> position_ms;
+    std::vector<float> aim_x;
     std::vector<std::pair<int64_t, float>> press_ms_x;
     for (const Flat& e : events) {
         EXPECT_EQ(e.tick * 1000, static_cast<uint64_t>(e.t_us));
@@ -96,16 +97,26 @@ TEST(OsrImport, AReplayIsOneMatchOfOnePlayerInTheFramesOwnTime) {
             const auto* p = e.event->body_as_PositionUpdate();
             EXPECT_EQ(p->position()->x(), 0.0f);
             EXPECT_FALSE(p->server_teleport());
+            EXPECT_EQ(p->look(), nullptr);
+            ASSERT_NE(p->aim(), nullptr);  // the cursor, as schema 1.2's aim
+            EXPECT_EQ(p->aim()->y(), 100.0f);
+            EXPECT_FALSE(p->aim()->relative());
+            aim_x.push_back(p->aim()->x());
         }
         if (e.kind == fb::EventBody::Order) {
             const auto* o = e.event->body_as_Order();
             EXPECT_EQ(o->kind()->str(), "key_press");
             EXPECT_TRUE(o->has_target());
             EXPECT_EQ(o->target()->y(), 100.0f);
+            ASSERT_NE(o->aim(), nullptr);
+            EXPECT_EQ(o->aim()->x(), o->target()->x());
+            EXPECT_EQ(o->aim()->y(), 100.0f);
+            EXPECT_FALSE(o->aim()->relative());
             press_ms_x.push_back({e.t_us / 1000, o->target()->x()});
         }
     }
     EXPECT_EQ(position_ms, (std::vector<int64_t>{0, 17, 33, 50, 66, 66, 84}));
+    EXPECT_EQ(aim_x, (std::vector<float>{100, 110, 120, 130, 140, 160, 170}));
     const std::vector<std::pair<int64_t, float>> presses = {
         {0, 100.f}, {50, 130.f}, {66, 140.f}, {84, 170.f}};
     // 15 after 10 presses left only; a 0 after 15 releases both; 1 presses left.
