@@ -118,6 +118,16 @@ std::vector<OsrInput> list_replays(const std::vector<std::filesystem::path>& pat
             throw std::runtime_error(path.string() + " does not exist");
         }
     }
+    // A name is a player's account and its label's key: two replays of one name would be
+    // one account in two places (the same file named twice, or two folders alike).
+    std::map<std::string, const OsrInput*> named;
+    for (const OsrInput& input : out) {
+        auto [it, added] = named.emplace(input.name, &input);
+        if (!added)
+            throw std::runtime_error("two replays are named '" + input.name + "' (" +
+                                     it->second->path.string() + " and " + input.path.string() +
+                                     "): give each once, or import the folders apart");
+    }
     return out;
 }
 

@@ -75,7 +75,8 @@ struct OsrImportReport {
 };
 
 // The replays named: files as given, folders searched (recursively) for .osr files, in
-// name order. Throws std::runtime_error for a path that is neither.
+// name order. Throws std::runtime_error for a path that is neither, and for two replays of
+// one name (a name is an account).
 std::vector<OsrInput> list_replays(const std::vector<std::filesystem::path>& paths);
 
 // The labels file: file -> (label, cheater). Throws std::runtime_error naming the line.

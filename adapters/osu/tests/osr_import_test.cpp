@@ -188,6 +188,10 @@ TEST(OsrImport, ABadReplayStopsTheImportOrIsSkippedNamingItsOffset) {
     EXPECT_EQ(*other.replays[0].problem,
               "offset 0: a osu!mania replay: only osu! standard's cursor is an aim");
     EXPECT_THROW(list_replays({dir / "nothing-here"}), std::runtime_error);
+    EXPECT_THROW(list_replays({dir / "mania.osr", dir / "mania.osr"}), std::runtime_error);
+    std::filesystem::create_directories(dir / "other");
+    std::filesystem::copy_file(dir / "in" / "a.osr", dir / "other" / "a.osr");
+    EXPECT_THROW(list_replays({dir / "in", dir / "other"}), std::runtime_error);
 }
 
 TEST(OsrImport, LabelsBecomeATruthFile) {
