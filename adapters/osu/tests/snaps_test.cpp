@@ -5,7 +5,10 @@
 // of 1e-5 (docs/games/osu.md lists them).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iostream>
+#include <map>
 
 #include "osr_reader.hpp"
 #include "snaps.hpp"
@@ -112,6 +115,40 @@ TEST(Snaps, CorrectedReplay1GivesFifteenSnapsCircleguardsFourteenAmongThem) {
     EXPECT_NEAR(snaps[8].distance_px, 27.59918, 1e-5);
     EXPECT_NEAR(snaps[13].angle_deg, 3.04130, 1e-5);
     EXPECT_NEAR(snaps[13].distance_px, 21.76919, 1e-5);
+}
+
+// The rule on every replay of the data set, by label (the folder): a snap count alone does
+// not tell aim correction from people (docs/games/osu.md prints these counts).
+TEST(Snaps, CountsOnTheLabelledReplays) {
+    const std::filesystem::path dir = OSU_DATA_DIR;
+    if (!std::filesystem::exists(dir / "labels.csv"))
+        GTEST_SKIP() << OSU_DATA_DIR << " is absent: cannot count the snaps of the real replays";
+    std::map<std::string, std::vector<size_t>> counts;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+        if (looks_like_osr(entry.path()))
+            counts[entry.path().parent_path().filename().string()].push_back(
+                find_snaps(read_osr_file(entry.path()).frames).size());
+    for (auto& [label, n] : counts) {
+        std::sort(n.begin(), n.end());
+        std::string line;
+        for (size_t c : n)
+            line += " " + std::to_string(c);
+        std::cout << label << " (" << n.size() << "):" << line << "\n";
+    }
+    auto median = [](const std::vector<size_t>& n) { return n[n.size() / 2]; };
+    const auto& legit = counts["legit"];
+    ASSERT_EQ(legit.size(), 71u);
+    EXPECT_EQ(legit.front(), 0u);
+    EXPECT_EQ(legit.back(), 12u);
+    EXPECT_EQ(median(legit), 0u);
+    EXPECT_EQ(std::count(legit.begin(), legit.end(), 0u), 49);
+    EXPECT_EQ(counts["aim_corrected"], std::vector<size_t>{15});
+    EXPECT_EQ(counts["autoplay"], (std::vector<size_t>{1, 4, 12}));
+    EXPECT_EQ(counts["cursordance"], (std::vector<size_t>{0, 1, 3, 32}));
+    EXPECT_EQ(counts["pilot"], (std::vector<size_t>{9, 20}));
+    EXPECT_EQ(counts["relax"], (std::vector<size_t>{0, 0, 0}));
+    EXPECT_EQ(counts["timewarped"].back(), 1u);
+    EXPECT_EQ(std::count(counts["timewarped"].begin(), counts["timewarped"].end(), 0u), 19);
 }
 
 }  // namespace
