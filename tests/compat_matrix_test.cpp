@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <arbiter/sdk/events.hpp>
 #include <flatbuffers/flexbuffers.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -266,12 +267,13 @@ TEST(CompatMatrix, ASchemaOneOnePluginReadsSchemaOneTwoBatchesWithLookAndAimAsBe
         parse(host_table(dir / "work") + plugin_table("old", test_plugin("compat-schema-1-1")),
               dir.path()));
     ASSERT_TRUE(host.plugin_errors().empty()) << joined(host.plugin_errors());
-    auto sink = std::make_shared<RecordingSink>();
-    host.add_sink(sink);
     ASSERT_FALSE(host.push(schema_1_2_batch_with_aim(0.625f)));
-    ASSERT_EQ(sink->count("old", "compat.schema_1_1"), 1u);
-    EXPECT_DOUBLE_EQ(sink->signals.front().score, 0.625);
-    EXPECT_THAT(sink->signals.front().evidence_json, HasSubstr("\"batch_schema_minor\":2"));
+    const auto assessment = host.assessment({kTestRelay, kTestMatch, 1});
+    ASSERT_TRUE(assessment);
+    const auto signal = find_check(*assessment, "old", "compat.schema_1_1");
+    ASSERT_TRUE(signal) << "the 1.1 plugin read no position from the 1.2 batch";
+    EXPECT_DOUBLE_EQ(signal->score, 0.625);
+    EXPECT_THAT(signal->evidence_json, HasSubstr("\"batch_schema_minor\":2"));
     EXPECT_EQ(host.plugins().front().stats.errors, 0u);
 }
 
