@@ -396,6 +396,7 @@ int run_osr_import_command(const std::vector<std::string>& args) {
     std::vector<std::string> positional;
     bool quiet = false;
     std::optional<std::filesystem::path> replay_labels;
+    bool relay_given = false;
     auto usage = [](const std::string& what) {
         std::fprintf(stderr, "arbiter import: %s\n%s", what.c_str(), kUsage);
         return 1;
@@ -422,6 +423,7 @@ int run_osr_import_command(const std::vector<std::string>& args) {
             options.skip_bad_replays = value == "skip";
         } else if (arg == "--relay") {
             options.relay_id = value;
+            relay_given = true;
         } else if (arg == "--match") {
             auto n = tools::parse_u64(value);
             if (!n || *n == 0) return usage("--match '" + value + "' is not a positive integer");
@@ -453,7 +455,15 @@ int run_osr_import_command(const std::vector<std::string>& args) {
     options.progress = progress.get();
     OsrImportReport report;
     try {
-        report = import_replays(list_replays(paths), out, options);
+        const std::vector<OsrInput> inputs = list_replays(paths);
+        // Replays imported apart and replayed together stay apart, as demos do: one replay
+        // is a relay of its own, named after its file (at most 64 bytes, the serve
+        // protocol's bound), unless --relay says otherwise.
+        if (!relay_given && inputs.size() == 1) {
+            const std::string stem = host::to_valid_utf8(inputs[0].path.stem().string(), 64);
+            if (!stem.empty()) options.relay_id = stem;
+        }
+        report = import_replays(inputs, out, options);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "arbiter import: %s (nothing written)\n", error.what());
         return 2;

@@ -259,6 +259,9 @@ TEST(OsrImportCommand, ImportsAFolderWithItsLabelsAndSaysWhatItDid) {
     EXPECT_NE(result.err.find("imported replay of 'player' (osu! 20190906, mods NM"),
               std::string::npos)
         << result.err;
+    // One replay is a relay of its own, named after its file; several are relay "osu".
+    EXPECT_EQ(tools::test::read_match(dir / "one.arbev").roots.front()->relay_id()->str(), "a");
+    EXPECT_EQ(tools::test::read_match(dir / "m.arbev").roots.front()->relay_id()->str(), "osu");
 
     result = run_arbiter(
         {"import", (dir / "in" / "a.osr").string(), "x.arbev", "--tick-rate", "20"}, dir.path());
