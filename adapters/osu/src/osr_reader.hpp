@@ -90,7 +90,10 @@ struct OsrReplay {
 
 struct OsrLimits {
     uint64_t max_file_bytes = 256ull << 20;
-    uint64_t max_decompressed_bytes = 64ull << 20;  // ~2.5 million frames; a real 1 h map is ~5 MB
+    // About 3 million frames (22 bytes each): 50 minutes at 1,000 frames a second. The
+    // largest replay of circleguard's data, 4 minutes at an unlimited frame rate (210,758
+    // frames), decompresses to 4.6 MB.
+    uint64_t max_decompressed_bytes = 64ull << 20;
     uint64_t lzma_memory_bytes = 128ull << 20;      // the decoder's memory (the dictionary)
 };
 
