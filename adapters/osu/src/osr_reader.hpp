@@ -94,7 +94,7 @@ struct OsrLimits {
     // largest replay of circleguard's data, 4 minutes at an unlimited frame rate (210,758
     // frames), decompresses to 4.6 MB.
     uint64_t max_decompressed_bytes = 64ull << 20;
-    uint64_t lzma_memory_bytes = 128ull << 20;      // the decoder's memory (the dictionary)
+    uint64_t lzma_memory_bytes = 128ull << 20;  // the decoder's memory (the dictionary)
 };
 
 // Bad input: `offset` is in the file, or in the decompressed frames when `in_frames`.
