@@ -14,6 +14,7 @@
 #include "arbiter/tools/parse.hpp"
 #include "arbiter/tools/simulate.hpp"
 #include "arbiter/tools/truth.hpp"
+#include "snaps.hpp"
 
 namespace arbiter::osu {
 
@@ -221,6 +222,8 @@ OsrImportReport import_replays(const std::vector<OsrInput>& inputs,
             r.version = replay.header.version;
             r.mods = replay.header.mods;
             r.player_name = host::to_valid_utf8(replay.header.player_name.value_or(""));
+            for (const Snap& snap : find_snaps(replay.frames))
+                r.snap_times_ms.push_back(snap.time_ms);
             auto steps = steps_of(replay, r);
             if (steps.empty()) {
                 r.problem = "no cursor frame to import";
@@ -501,6 +504,17 @@ int run_osr_import_command(const std::vector<std::string>& args) {
                  static_cast<unsigned long long>(report.batches), out.c_str(),
                  options.labels_out.empty() ? "" : "; labels to ",
                  options.labels_out.string().c_str());
+    if (report.replays.size() == 1) {
+        // For the reviewer: circleguard's snaps, at the replay's own times (not relay time).
+        const OsrReplayReport& r = report.replays.front();
+        std::string times;
+        for (size_t i = 0; i < r.snap_times_ms.size() && i < 20; ++i)
+            times += (i ? ", " : "") + std::to_string(r.snap_times_ms[i]);
+        if (r.snap_times_ms.size() > 20) times += ", ...";
+        std::fprintf(stderr, "%s: %zu snap(s) by circleguard's rule, without the beatmap%s%s%s\n",
+                     r.name.c_str(), r.snap_times_ms.size(), times.empty() ? "" : " (at ",
+                     times.c_str(), times.empty() ? "" : " ms of the map)");
+    }
     return report.refused ? 3 : 0;
 }
 

@@ -65,6 +65,9 @@ struct OsrReplayReport {
     uint64_t held_back = 0;     // frames placed at the time of the one before (went back)
     int64_t first_time_ms = 0;  // the replay's time of relay time 0
     int64_t last_time_ms = 0;
+    // circleguard's snaps (snaps.hpp) in the replay's frames, for a reviewer: times in the
+    // replay's own clock, as circleguard gives them.
+    std::vector<int64_t> snap_times_ms;
 };
 
 struct OsrImportReport {

@@ -71,7 +71,8 @@ TEST(OsrImport, AReplayIsOneMatchOfOnePlayerInTheFramesOwnTime) {
     EXPECT_EQ(r.positions, 7u);
     EXPECT_EQ(r.held_back, 1u);
     EXPECT_EQ(r.first_time_ms, 31);
-    EXPECT_EQ(r.presses, 4u);  // left, right, left (15 after 10), left (1 after 0)
+    EXPECT_EQ(r.presses, 4u);              // left, right, left (15 after 10), left (1 after 0)
+    EXPECT_TRUE(r.snap_times_ms.empty());  // the cursor goes straight along y = 100
 
     const auto m = read_match(dir / "r.arbev");
     const auto events = flat(m);
@@ -288,6 +289,14 @@ TEST(OsrRealReplays, TheDataSetThroughTheOsuProfile) {
                     dir.path());
     ASSERT_EQ(result.exit_status, 0) << result.err;
     EXPECT_NE(result.err.find("imported 104 of 104 replays"), std::string::npos) << result.err;
+    result = run_arbiter({"import", (data / "aim_corrected" / "corrected_replay1.osr").string(),
+                          "c1.arbev", "--quiet"},
+                         dir.path());
+    ASSERT_EQ(result.exit_status, 0) << result.err;
+    EXPECT_NE(result.err.find("15 snap(s) by circleguard's rule, without the beatmap (at 5103, "
+                              "5117, 5653, 5654, 11928,"),
+              std::string::npos)
+        << result.err;
     result = run_arbiter({"evaluate", OSU_CONFIG, "osu.arbev", "--players", "--json", "--quiet"},
                          dir.path());
     ASSERT_EQ(result.exit_status, 0) << result.err;
