@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libboost-dev            # Boost.DLL (header-only)
   zlib1g-dev              # CRC-32 and crc32_combine (linear damage recovery)
+  liblzma-dev             # the LZMA stream of osu! replays' frames (adapters/osu)
   libsodium-dev           # SHA-256 and Ed25519 signatures of pinned plugin libraries
   minisign                # signs plugin libraries in the signature tests, as authors do
   libseccomp-dev          # the system-call filter of isolated plugins' runner

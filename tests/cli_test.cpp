@@ -194,7 +194,7 @@ TEST(Cli, PluginsListsEveryBundledPluginWithItsVersions) {
         EXPECT_EQ(fields["plugin"], name);
         EXPECT_EQ(fields["abi"], "1.1");
         EXPECT_EQ(fields["abi-min"], "1.0");  // rebuilt against 1.1, needing nothing of it
-        EXPECT_EQ(fields["schema"], "1.1");
+        EXPECT_EQ(fields["schema"], "1.2");
         EXPECT_EQ(fields["schema-min"], "1.0");
         EXPECT_EQ(fields["class"], name == "kaladin" ? "behavioural" : "validation");
         EXPECT_THAT(fields["library"], HasSubstr("arbiter-" + name + ".so"));
@@ -449,7 +449,7 @@ TEST(Cli, EveryCommandAnswersHelpWithItsUsage) {
     const auto version = run_command({kArbiter, "--version"}, dir.path());
     EXPECT_EQ(version.exit_status, 0);
     EXPECT_THAT(version.out, ::testing::StartsWith("arbiter 0."));
-    EXPECT_THAT(version.out, HasSubstr("(plugin ABI 1.1, event schema 1.1)"));
+    EXPECT_THAT(version.out, HasSubstr("(plugin ABI 1.1, event schema 1.2)"));
 }
 
 // A misspelt level used to turn logging off (spdlog reads it as "off"), hiding the very

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <arbiter/sdk/events.hpp>
 #include <flatbuffers/flexbuffers.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -207,6 +208,144 @@ TEST(CompatMatrix, InputLostReachesPluginsOfSchemaOneOneAndNotThoseBuiltForOneZe
         codes.push_back(signal.code);
     EXPECT_THAT(codes, ::testing::ElementsAre("compat.old", "test.echo", "test.input_lost",
                                               "compat.old", "test.echo"));
+}
+
+}  // namespace
+}  // namespace arbiter::test
+
+#include "compat/host_1_1.h"
+#include "events-1.1_generated.h"
+
+namespace arbiter::test {
+namespace {
+
+// Event schema 1.2 (look and aim) against what was built for schema 1.1: plugins and
+// relays built against the released events-1.1.fbs, and the host as it was when it sent
+// schema 1.1 (tests/compat/host_1_1.c).
+
+// A batch as a relay built against schema 1.1 writes it: flatc's 1.1 code, minor 1, and
+// no look or aim anywhere.
+std::vector<uint8_t> schema_1_1_batch(const std::string& relay, uint64_t match, float x) {
+    namespace old = arbiter::fb_1_1;
+    flatbuffers::FlatBufferBuilder builder;
+    std::vector<flatbuffers::Offset<old::Event>> events;
+    auto join = old::CreatePlayerJoin(builder, builder.CreateString("account-1"));
+    events.push_back(
+        old::CreateEvent(builder, 1'000'000, 0, 1, old::EventBody::PlayerJoin, join.Union()));
+    const old::Vec3 where(x, 0.0f, 0.0f);
+    old::PositionUpdateBuilder position(builder);
+    position.add_position(&where);
+    auto moved = position.Finish();
+    events.push_back(
+        old::CreateEvent(builder, 1'000'010, 20, 1, old::EventBody::PositionUpdate, moved.Union()));
+    auto batch = old::CreateEventBatch(builder, 1, 1, builder.CreateString(relay), match, 0,
+                                       builder.CreateVector(events));
+    builder.Finish(batch, ARB_SCHEMA_FILE_IDENTIFIER);
+    return {builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize()};
+}
+
+// A batch of this schema (1.2) with look and aim on every event that can carry them.
+std::vector<uint8_t> schema_1_2_batch_with_aim(float x) {
+    BatchBuilder builder(kTestRelay, kTestMatch);
+    build::PlayerJoin join;
+    join.account_id = "account-1";
+    builder.add(1'000'000, 0, 1, join);
+    builder.add(1'000'010, 20, 1,
+                build::Position{.position = {x, 0, 0},
+                                .look = fb::Look(2.5f, -0.3f),
+                                .aim = fb::AimPoint(96.0f, -40.0f, true)});
+    builder.add(1'000'020, 20, 1,
+                build::Order{.kind = "fire",
+                             .look = fb::Look(2.6f, -0.3f),
+                             .aim = fb::AimPoint(90.0f, -38.0f, true)});
+    return builder.finish();
+}
+
+TEST(CompatMatrix, ASchemaOneOnePluginReadsSchemaOneTwoBatchesWithLookAndAimAsBefore) {
+    TempDir dir;
+    host::Host host(
+        parse(host_table(dir / "work") + plugin_table("old", test_plugin("compat-schema-1-1")),
+              dir.path()));
+    ASSERT_TRUE(host.plugin_errors().empty()) << joined(host.plugin_errors());
+    ASSERT_FALSE(host.push(schema_1_2_batch_with_aim(0.625f)));
+    const auto assessment = host.assessment({kTestRelay, kTestMatch, 1});
+    ASSERT_TRUE(assessment);
+    const auto signal = find_check(*assessment, "old", "compat.schema_1_1");
+    ASSERT_TRUE(signal) << "the 1.1 plugin read no position from the 1.2 batch";
+    EXPECT_DOUBLE_EQ(signal->score, 0.625);
+    EXPECT_THAT(signal->evidence_json, HasSubstr("\"batch_schema_minor\":2"));
+    EXPECT_EQ(host.plugins().front().stats.errors, 0u);
+}
+
+TEST(CompatMatrix, ASchemaOneOneRelaysBatchesAreTakenAndCarryNoLookOrAim) {
+    const std::vector<uint8_t> bytes = schema_1_1_batch(kTestRelay, kTestMatch, 0.25f);
+    const auto batch = Batch::verified(bytes);
+    ASSERT_TRUE(batch);
+    for (const fb::Event* event : batch->events()) {
+        EXPECT_FALSE(look_of(*event));
+        EXPECT_FALSE(aim_of(*event));
+    }
+    TempDir dir;
+    host::Host host(parse(host_table(dir / "work") + plugin_table("echo", test_plugin("echo")) +
+                              plugin_table("reference", reference_plugin()),
+                          dir.path()));
+    ASSERT_TRUE(host.plugin_errors().empty()) << joined(host.plugin_errors());
+    ASSERT_FALSE(host.push(bytes));
+    const auto assessment = host.assessment({kTestRelay, kTestMatch, 1});
+    ASSERT_TRUE(assessment);
+    EXPECT_TRUE(find_check(*assessment, "echo", "test.echo"));
+    for (const auto& slot : host.plugins())
+        EXPECT_EQ(slot.stats.errors, 0u) << slot.settings.name;
+}
+
+TEST(CompatMatrix, TheSdkReadsLookAndAimWhereARelayOfSchemaOneTwoSendsThem) {
+    const std::vector<uint8_t> bytes = schema_1_2_batch_with_aim(0.5f);
+    const auto batch = Batch::verified(bytes);
+    ASSERT_TRUE(batch);
+    ASSERT_EQ(batch->events().size(), 3u);
+    EXPECT_FALSE(look_of(*batch->events()[0])) << "a PlayerJoin carries no look";
+    const auto look = look_of(*batch->events()[1]);
+    ASSERT_TRUE(look);
+    EXPECT_FLOAT_EQ(look->yaw(), 2.5f);
+    EXPECT_FLOAT_EQ(look->pitch(), -0.3f);
+    const auto aim = aim_of(*batch->events()[2]);
+    ASSERT_TRUE(aim);
+    EXPECT_FLOAT_EQ(aim->x(), 90.0f);
+    EXPECT_FLOAT_EQ(aim->y(), -38.0f);
+    EXPECT_TRUE(aim->relative());
+}
+
+host_1_0_result run_on_1_1_host(const std::filesystem::path& library) {
+    BatchBuilder builder(kTestRelay, kTestMatch);
+    const std::vector<uint8_t> batch = echo_batch(builder, 1'000'000);
+    const std::vector<uint8_t> config = empty_config();
+    host_1_0_result result{};
+    host_1_1_run(library.c_str(), config.data(), config.size(), batch.data(), batch.size(),
+                 &result);
+    return result;
+}
+
+TEST(CompatMatrix, APluginThatRequiresSchemaOneTwoIsRefusedByTheOneOneHostNamingBoth) {
+    const auto result = run_on_1_1_host(test_plugin("compat-sdk-requires-schema-1-2"));
+    EXPECT_FALSE(result.loaded);
+    EXPECT_THAT(result.message, HasSubstr("it needs event schema 1.2 (built against 1.2), newer "
+                                          "than the schema 1.1 this host sends"));
+}
+
+TEST(CompatMatrix, PluginsThatDoNotRequireSchemaOneTwoRunOnTheOneOneHost) {
+    for (const char* name : {"echo", "compat-schema-1-1", "compat-1-0"}) {
+        const auto result = run_on_1_1_host(test_plugin(name));
+        ASSERT_TRUE(result.loaded) << name << ": " << result.message;
+        EXPECT_EQ(result.signals, 1u) << name;
+        EXPECT_EQ(result.dropped, 0u) << name;
+    }
+}
+
+TEST(CompatMatrix, APluginThatRequiresSchemaOneTwoRunsOnTheCurrentHost) {
+    const auto run =
+        run_on_current_host(test_plugin("compat-sdk-requires-schema-1-2"), "test.echo");
+    ASSERT_TRUE(run.errors.empty()) << joined(run.errors);
+    EXPECT_TRUE(run.signal);
 }
 
 }  // namespace

@@ -17,14 +17,15 @@ namespace arbiter::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--json] [--quiet]\n"
-    "           [--log-level LEVEL]\n"
+    "usage: arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--players] [--json]\n"
+    "           [--quiet] [--log-level LEVEL]\n"
     "       (without --truth, each MATCH.arbev's truth is MATCH.truth.json beside it)\n";
 
 struct EvaluateCommand {
     std::string config;
     std::vector<std::filesystem::path> matches, truths;
     bool json = false;
+    bool players = false;  // a line per labelled player too
     bool quiet = false;
     std::optional<std::string> log_level;
 };
@@ -42,6 +43,8 @@ std::optional<EvaluateCommand> parse(const std::vector<std::string>& args) {
             command.json = true;
         } else if (arg == "--quiet") {
             command.quiet = true;
+        } else if (arg == "--players") {
+            command.players = true;
         } else if (arg == "--truth" || arg == "--log-level") {
             if (i + 1 >= args.size()) return fail(arg + " needs a value");
             if (arg == "--truth") {
@@ -89,8 +92,12 @@ int run_evaluate(const std::vector<std::string>& args) {
     for (const auto& problem : report.problems)
         std::fprintf(stderr, "%s\n", problem.c_str());
     if (command->json) {
-        std::cout << tools::report_json(report) << '\n';
+        std::cout << tools::report_json(report, command->players) << '\n';
     } else {
+        if (command->players) {
+            tools::print_players(std::cout, report);
+            std::cout << '\n';
+        }
         tools::print_report(std::cout, report);
     }
     std::cout.flush();

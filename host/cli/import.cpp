@@ -1,6 +1,7 @@
-// `arbiter import IN.csv|IN.jsonl|IN.demo|IN.teehistorian OUT.arbev`: operators' input
-// traces, a DDNet demo or a DDNet teehistorian, into an event file. docs/recorded-matches.md
-// lists the columns; docs/games/ddnet.md says what a demo and a teehistorian become.
+// `arbiter import IN.csv|IN.jsonl|IN.demo|IN.teehistorian|IN.osr... OUT.arbev`: operators'
+// input traces, a DDNet demo or teehistorian, or osu! replays, into an event file.
+// docs/recorded-matches.md lists the columns; docs/games/ddnet.md says what a demo and a
+// teehistorian become, docs/games/osu.md what replays become (adapters/osu/osr_import).
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "arbiter/tools/simulate.hpp"
 #include "commands.hpp"
 #include "demo_import.hpp"
+#include "osr_import.hpp"
 #include "teehistorian_import.hpp"
 
 namespace arbiter::cli {
@@ -29,7 +31,9 @@ constexpr const char* kUsage =
     "           (a DDNet/Teeworlds demo: by its .demo name or its TWDEMO marker)\n"
     "       arbiter import IN.teehistorian OUT.arbev [--relay ID (default: the file's name)]\n"
     "           [--quiet]\n"
-    "           (a DDNet server's teehistorian: by its name or its marker; a batch a tick)\n";
+    "           (a DDNet server's teehistorian: by its name or its marker; a batch a tick)\n"
+    "       arbiter import IN.osr|FOLDER... OUT.arbev [--labels OUT.truth.json] ...\n"
+    "           (osu! replays: one match, a player per replay: docs/games/osu.md)\n";
 
 struct ImportCommand {
     std::string in, out;
@@ -87,6 +91,8 @@ std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
             auto n = tools::parse_u64(value);
             if (!n) return fail("--batch-events '" + value + "' is not a non-negative integer");
             o.batch_events = static_cast<size_t>(*n);
+        } else if (arg == "--replay-labels" || arg == "--match") {
+            return fail(arg + " is for osu! replays (IN.osr or a folder of them)");
         } else {
             return fail("unknown option " + arg);
         }
@@ -213,6 +219,7 @@ int run_teehistorian_import(const ImportCommand& command, host::Progress* progre
 }
 
 int run_import(const std::vector<std::string>& args) {
+    if (osu::is_osr_import(args)) return osu::run_osr_import_command(args);
     auto command = parse(args);
     if (!command) return kExitUsage;
     auto progress = host::progress_on_stderr(command->quiet);

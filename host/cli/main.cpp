@@ -40,10 +40,13 @@ constexpr Usage kUsages[] = {
      "arbiter import IN.csv|IN.jsonl OUT.arbev [--format csv|jsonl] [--on-error stop|skip]\n"
      "        [--tick-rate HZ] [--labels OUT.truth.json] [--relay ID] [--batch-events N]\n"
      "        [--quiet]\n"
+     "       arbiter import IN.osr|FOLDER... OUT.arbev [--labels OUT.truth.json]\n"
+     "        [--replay-labels LABELS.csv] [--on-error stop|skip] [--relay ID] [--match ID]\n"
      "    Turns input traces (source, game, player, t_seconds, action_kind, ...) into an\n"
-     "    event file, one match per (source, game); a bad row is reported by its line.\n"},
+     "    event file, one match per (source, game); a bad row is reported by its line.\n"
+     "    osu! replays become one match of a player per replay (docs/games/osu.md).\n"},
     {"evaluate",
-     "arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--json] [--quiet]\n"
+     "arbiter evaluate CONFIG MATCH.arbev... [--truth FILE]... [--players] [--json] [--quiet]\n"
      "        [--log-level LEVEL]\n"
      "    Runs labelled matches through the configured plugins and prints, per profile,\n"
      "    the actions reached, the recall at FlagForReview and the false-positive rate.\n"},

@@ -173,6 +173,44 @@ TEST(Ingest, RefusesNumbersThatAreNotFinite) {
         << result.problem;
 }
 
+// Schema 1.2's look and aim are checked as positions are: absent is fine, a NaN or an
+// infinity is refused naming the event and the field, and finite ones pass.
+TEST(Ingest, LooksAndAimsMustBeFiniteWhereTheyArePresent) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    arbiter::BatchBuilder builder("relay", 1);
+    builder.add(10, 1, 1, arbiter::build::Position{.look = arbiter::fb::Look(1.5f, -0.25f)});
+    builder.add(
+        11, 1, 1,
+        arbiter::build::Order{.kind = "fire", .aim = arbiter::fb::AimPoint(120, -40, true)});
+    auto result = ingest_batch(builder.finish(), 1 << 20);
+    EXPECT_TRUE(result.ok) << result.problem;
+
+    builder.add(10, 1, 1, arbiter::build::Position{});
+    builder.add(11, 1, 1, arbiter::build::Position{.look = arbiter::fb::Look(nan, 0.0f)});
+    result = ingest_batch(builder.finish(), 1 << 20);
+    EXPECT_FALSE(result.ok);
+    EXPECT_NE(result.problem.find("event 1: PositionUpdate.look (yaw nan, pitch 0) is not finite"),
+              std::string::npos)
+        << result.problem;
+
+    builder.add(10, 1, 1, arbiter::build::Order{.aim = arbiter::fb::AimPoint(inf, 3, false)});
+    result = ingest_batch(builder.finish(), 1 << 20);
+    EXPECT_FALSE(result.ok);
+    EXPECT_NE(result.problem.find("event 0: Order.aim (inf, 3) is not finite"), std::string::npos)
+        << result.problem;
+
+    arbiter::build::Hit hit;
+    hit.target_player = 2;
+    hit.look = arbiter::fb::Look(0.0f, -inf);
+    builder.add(10, 1, 1, hit);
+    result = ingest_batch(builder.finish(), 1 << 20);
+    EXPECT_FALSE(result.ok);
+    EXPECT_NE(result.problem.find("HitClaim.look (yaw 0, pitch -inf) is not finite"),
+              std::string::npos)
+        << result.problem;
+}
+
 TEST(Ingest, BoundsRelayTimesSoThatNoDifferenceOverflows) {
     using arbiter::host::kMaxRelayTimeUs;
     for (const int64_t time : {INT64_MIN, INT64_MAX, kMaxRelayTimeUs + 1, -kMaxRelayTimeUs - 1}) {

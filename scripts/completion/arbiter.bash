@@ -24,10 +24,10 @@ _arbiter_options() {
                 "--match --accounts --human-traces --list-profiles --quiet --help"
             ;;
         import)
-            echo "--format --on-error --tick-rate --labels --relay --batch-events --quiet" \
-                "--help"
+            echo "--format --on-error --tick-rate --labels --replay-labels --relay --match" \
+                "--batch-events --quiet --help"
             ;;
-        evaluate) echo "--truth --json --quiet --log-level --help" ;;
+        evaluate) echo "--truth --players --json --quiet --log-level --help" ;;
         soak)
             echo "--players --match-players --durations-s --seed --mix --work-dir" \
                 "--human-traces --json --quiet --log-level --help"
@@ -244,8 +244,9 @@ _arbiter_candidates() {
         simulate) ((positional == 0)) && _arbiter_files "$cur" arbev ;;
         import)
             case $positional in
-                0) _arbiter_files "$cur" csv jsonl ndjson demo teehistorian ;;
-                1) _arbiter_files "$cur" arbev ;;
+                # Replays may be several, or a folder: each further one, then the output.
+                0) _arbiter_files "$cur" csv jsonl ndjson demo teehistorian osr ;;
+                *) _arbiter_files "$cur" osr arbev ;;
             esac
             ;;
         ctl)

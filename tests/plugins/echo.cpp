@@ -4,12 +4,16 @@
 // the host sends it (schema 1.1) as "test.input_lost" on player 1, with the range.
 #include <arbiter/sdk.hpp>
 
-// The compatibility tests build it a second time as a plugin that requires ABI 1.1.
+// The compatibility tests build it again as a plugin that requires ABI 1.1, and as one
+// that requires event schema 1.2.
 #ifndef ECHO_NAME
 #define ECHO_NAME "test-echo"
 #endif
 #ifndef ECHO_REQUIRES_ABI_MINOR
 #define ECHO_REQUIRES_ABI_MINOR 0
+#endif
+#ifndef ECHO_REQUIRES_SCHEMA_MINOR
+#define ECHO_REQUIRES_SCHEMA_MINOR 0
 #endif
 
 namespace {
@@ -21,7 +25,8 @@ class Echo final : public arbiter::Analyzer {
                                               .contact = "tests@arbiter.invalid",
                                               .description = "echoes player 1's position updates",
                                               .model_class = arbiter::ModelClass::validation,
-                                              .requires_abi_minor = ECHO_REQUIRES_ABI_MINOR};
+                                              .requires_abi_minor = ECHO_REQUIRES_ABI_MINOR,
+                                              .requires_schema_minor = ECHO_REQUIRES_SCHEMA_MINOR};
 
     explicit Echo(const arbiter::Context& context) : Analyzer(context) {}
 

@@ -168,6 +168,7 @@ EvaluationReport evaluate(host::Host& host, const std::vector<std::filesystem::p
             labels.emplace(host::PlayerKey{match.relay_id, match.match_id, player.player},
                            Label{&player});
 
+    std::map<host::PlayerKey, PlayerResult> players;
     std::map<std::string, ProfileResult> by_profile;
     auto count = [&](const TruthPlayer& player, host::Action action) {
         auto [it, added] =
@@ -183,6 +184,20 @@ EvaluationReport evaluate(host::Host& host, const std::vector<std::filesystem::p
         }
         it->second.seen = true;
         count(*it->second.player, assessment.action);
+        PlayerResult& result = players[assessment.player];
+        result = {assessment.player,
+                  it->second.player->account,
+                  it->second.player->profile,
+                  it->second.player->cheater,
+                  true,
+                  assessment.action,
+                  assessment.combined_score,
+                  {}};
+        for (size_t i = 0; i < assessment.checks.size() && i < 3; ++i) {
+            const host::SignalRecord& s = assessment.checks[i];
+            result.top_checks.push_back(format("%s:%s %.2f%s", s.plugin.c_str(), s.code.c_str(),
+                                               s.weighted(), s.tripwire ? " (trip-wire)" : ""));
+        }
         if (!it->second.player->cheater && assessment.action >= host::Action::monitor)
             for (const host::SignalRecord& check : assessment.checks) {
                 CheckCount& n = report.honest_by_check[check.plugin + " " + check.code];
@@ -194,7 +209,17 @@ EvaluationReport evaluate(host::Host& host, const std::vector<std::filesystem::p
         if (label.seen) continue;
         ++report.missing;
         count(*label.player, host::Action::clear);
+        players[key] = {key,
+                        label.player->account,
+                        label.player->profile,
+                        label.player->cheater,
+                        false,
+                        host::Action::clear,
+                        0.0,
+                        {}};
     }
+    for (auto& [key, result] : players)
+        report.players.push_back(std::move(result));
 
     report.profiles = in_profile_order(std::move(by_profile));
     return report;
@@ -225,6 +250,7 @@ void merge(EvaluationReport& into, const EvaluationReport& from) {
     into.unlabelled += from.unlabelled;
     into.missing += from.missing;
     into.problems.insert(into.problems.end(), from.problems.begin(), from.problems.end());
+    into.players.insert(into.players.end(), from.players.begin(), from.players.end());
 }
 
 void print_report(std::ostream& out, const EvaluationReport& report) {
@@ -276,7 +302,35 @@ void print_report(std::ostream& out, const EvaluationReport& report) {
                           .c_str());
 }
 
-std::string report_json(const EvaluationReport& report) {
+void print_players(std::ostream& out, const EvaluationReport& report) {
+    // Accounts and labels come from a truth file, checks from plugins: untrusted names.
+    auto shown = [](const std::string& name, size_t chars) {
+        return host::showable_name(name, chars);
+    };
+    size_t account_width = 7, profile_width = 5;
+    for (const PlayerResult& p : report.players) {
+        account_width = std::max(account_width, shown(p.account, 64).size());
+        profile_width = std::max(profile_width, shown(p.profile, 32).size());
+    }
+    const int aw = static_cast<int>(account_width), pw = static_cast<int>(profile_width);
+    out << format("%-12s %6s %6s  %-*s %-*s %-6s %-14s %5s  %s\n", "relay", "match", "player", aw,
+                  "account", pw, "label", "truth", "action", "score", "top signals");
+    for (const PlayerResult& p : report.players) {
+        std::string top;
+        for (const std::string& check : p.top_checks)
+            top += (top.empty() ? "" : ", ") + host::showable_name(check, 80);
+        if (!p.seen) top = "(never assessed)";
+        // The fixed columns fit format()'s buffer; the checks, of any length, follow.
+        out << format("%-12s %6llu %6u  %-*s %-*s %-6s %-14s %5.2f  ",
+                      shown(p.player.relay_id, 12).c_str(),
+                      static_cast<unsigned long long>(p.player.match_id), p.player.player, aw,
+                      shown(p.account, 64).c_str(), pw, shown(p.profile, 32).c_str(),
+                      p.cheater ? "cheat" : "honest", host::to_string(p.action), p.score)
+            << (top.empty() ? "-" : top) << '\n';
+    }
+}
+
+std::string report_json(const EvaluationReport& report, bool players) {
     nlohmann::ordered_json root;
     nlohmann::ordered_json profiles = nlohmann::ordered_json::array();
     for (const auto& r : report.profiles)
@@ -299,6 +353,21 @@ std::string report_json(const EvaluationReport& report) {
     input["refused"] = report.refused;
     input["unlabelled_players"] = report.unlabelled;
     input["missing_players"] = report.missing;
+    if (players) {
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (const PlayerResult& p : report.players)
+            list.push_back({{"relay_id", p.player.relay_id},
+                            {"match_id", p.player.match_id},
+                            {"player", p.player.player},
+                            {"account", p.account},
+                            {"profile", p.profile},
+                            {"cheater", p.cheater},
+                            {"assessed", p.seen},
+                            {"action", host::to_string(p.action)},
+                            {"combined_score", p.score},
+                            {"top_checks", p.top_checks}});
+        root["players"] = std::move(list);
+    }
     input["problems"] = report.problems;
     root["input"] = std::move(input);
     return root.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

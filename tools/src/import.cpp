@@ -17,6 +17,21 @@ namespace {
 
 constexpr const char* kHonest = "honest";
 
+// A row's look and aim (schema 1.2), for each event the row becomes. The yaw is taken
+// modulo 2 pi, in double, before it becomes a float: a large yaw keeps its precision.
+std::optional<fb::Look> row_look(const TraceRow& row) {
+    if (!row.yaw) return std::nullopt;
+    constexpr double kTwoPi = 6.283185307179586;
+    return fb::Look(static_cast<float>(std::remainder(*row.yaw, kTwoPi)),
+                    static_cast<float>(*row.pitch));
+}
+
+std::optional<fb::AimPoint> row_aim(const TraceRow& row) {
+    if (!row.aim_x) return std::nullopt;
+    return fb::AimPoint(static_cast<float>(*row.aim_x), static_cast<float>(*row.aim_y),
+                        row.aim_relative.value_or(false));
+}
+
 struct ImportedPlayer {
     std::string name;
     std::string profile;        // "" until a row gives one
@@ -153,9 +168,11 @@ ImportReport import_traces(const std::filesystem::path& in, const std::filesyste
             if (row->x) {
                 stream.add(
                     t_us, tick, player,
-                    build::Position{.position = fb::Vec3(
-                                        static_cast<float>(*row->x), static_cast<float>(*row->y),
-                                        static_cast<float>(row->z.value_or(0.0)))});
+                    build::Position{.position = fb::Vec3(static_cast<float>(*row->x),
+                                                         static_cast<float>(*row->y),
+                                                         static_cast<float>(row->z.value_or(0.0))),
+                                    .look = row_look(*row),
+                                    .aim = row_aim(*row)});
                 ++report.positions;
             }
             if (row->action_kind == "position") continue;
@@ -169,6 +186,8 @@ ImportReport import_traces(const std::filesystem::path& in, const std::filesyste
                              static_cast<float>(row->target_z.value_or(0.0)));
             order.repeat = row->repeat.value_or(row->action_kind == "command_repeat");
             order.claimed_tick = row->claimed_tick;
+            order.look = row_look(*row);
+            order.aim = row_aim(*row);
             stream.add(t_us, tick, player, order);
             ++report.orders;
         }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -61,6 +62,12 @@ std::string show(std::string_view text) {
     return "'" + host::escape_for_message(text, 40) + "'";
 }
 
+std::string number(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    return text;
+}
+
 // The checks every row passes whatever its format; returns the problem, or "".
 std::string check_row(const TraceRow& row) {
     for (auto [name, value] :
@@ -76,6 +83,21 @@ std::string check_row(const TraceRow& row) {
         return row.target_x ? "target_x without target_y" : "target_y without target_x";
     if (row.target_z && !row.target_x) return "target_z without target_x and target_y";
     if (row.action_kind == "position" && !row.x) return "a position row needs x and y";
+    if (row.yaw.has_value() != row.pitch.has_value())
+        return row.yaw ? "yaw without pitch" : "pitch without yaw";
+    if (row.yaw && std::fabs(*row.yaw) > kMaxYawRadians)
+        return "yaw " + number(*row.yaw) + " is beyond +-1e6 radians";
+    constexpr double kHalfPi = 1.5707963267948966;
+    if (row.pitch && std::fabs(*row.pitch) > kHalfPi + 1e-6)
+        return "pitch " + number(*row.pitch) +
+               " is outside [-pi/2, pi/2] radians (degrees are not radians)";
+    if (row.aim_x.has_value() != row.aim_y.has_value())
+        return row.aim_x ? "aim_x without aim_y" : "aim_y without aim_x";
+    for (auto [name, value] : {std::pair{"aim_x", &row.aim_x}, std::pair{"aim_y", &row.aim_y}})
+        if (*value && std::fabs(**value) > kMaxAimUnits)
+            return std::string(name) + " " + number(**value) +
+                   " is beyond +-1e7 (the game's units)";
+    if (row.aim_relative && !row.aim_x) return "aim_relative without aim_x and aim_y";
     return "";
 }
 
@@ -220,7 +242,9 @@ class CsvReader {
         for (auto [name, slot] :
              {std::pair{"x", &r.x}, std::pair{"y", &r.y}, std::pair{"z", &r.z},
               std::pair{"target_x", &r.target_x}, std::pair{"target_y", &r.target_y},
-              std::pair{"target_z", &r.target_z}}) {
+              std::pair{"target_z", &r.target_z}, std::pair{"yaw", &r.yaw},
+              std::pair{"pitch", &r.pitch}, std::pair{"aim_x", &r.aim_x},
+              std::pair{"aim_y", &r.aim_y}}) {
             std::string_view v = trim(cell(name));
             if (v.empty()) continue;
             auto value = parse_finite(v);
@@ -239,14 +263,18 @@ class CsvReader {
                            std::string(name) + " " + show(v) + " is not a non-negative integer");
             *slot = *value;
         }
-        if (std::string_view v = trim(cell("repeat")); !v.empty()) {
+        for (auto [name, slot] :
+             {std::pair{"repeat", &r.repeat}, std::pair{"aim_relative", &r.aim_relative}}) {
+            std::string_view v = trim(cell(name));
+            if (v.empty()) continue;
             std::string l = lower(v);
             if (l == "true" || l == "1" || l == "yes") {
-                r.repeat = true;
+                *slot = true;
             } else if (l == "false" || l == "0" || l == "no") {
-                r.repeat = false;
+                *slot = false;
             } else {
-                return bad(line_number, "repeat " + show(v) + " is not true or false");
+                return bad(line_number,
+                           std::string(name) + " " + show(v) + " is not true or false");
             }
         }
         if (std::string v = cell("target_player"); !v.empty()) r.target_player = v;
@@ -316,7 +344,9 @@ std::string json_row(const nlohmann::json& object, TraceRow& r) {
 
     for (auto [key, slot] : {std::pair{"x", &r.x}, std::pair{"y", &r.y}, std::pair{"z", &r.z},
                              std::pair{"target_x", &r.target_x}, std::pair{"target_y", &r.target_y},
-                             std::pair{"target_z", &r.target_z}}) {
+                             std::pair{"target_z", &r.target_z}, std::pair{"yaw", &r.yaw},
+                             std::pair{"pitch", &r.pitch}, std::pair{"aim_x", &r.aim_x},
+                             std::pair{"aim_y", &r.aim_y}}) {
         auto it = object.find(key);
         if (it == object.end() || it->is_null()) continue;
         if (!it->is_number()) return std::string(key) + " is " + json_type(*it) + ", not a number";
@@ -339,10 +369,13 @@ std::string json_row(const nlohmann::json& object, TraceRow& r) {
                                          ", not a non-negative integer";
         }
     }
-    if (auto it = object.find("repeat"); it != object.end() && !it->is_null()) {
+    for (auto [key, slot] :
+         {std::pair{"repeat", &r.repeat}, std::pair{"aim_relative", &r.aim_relative}}) {
+        auto it = object.find(key);
+        if (it == object.end() || it->is_null()) continue;
         if (!it->is_boolean())
-            return std::string("repeat is ") + json_type(*it) + ", not true or false";
-        r.repeat = it->get<bool>();
+            return std::string(key) + " is " + json_type(*it) + ", not true or false";
+        *slot = it->get<bool>();
     }
     if (auto it = object.find("target_player"); it != object.end() && !it->is_null()) {
         std::string value;

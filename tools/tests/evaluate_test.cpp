@@ -1,6 +1,7 @@
 // `evaluate`: a small simulated match through the bundled reference plugin. The speed
 // hack and teleport profiles reach FlagForReview, honest players stay Clear; the truth
 // files are checked; the JSON output says the same as the table.
+#include <algorithm>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -104,6 +105,53 @@ TEST(Evaluate, PlayersTheTruthDoesNotNameAndPlayersNeverSeenAreCounted) {
     EXPECT_EQ(report.unlabelled, 1u);
     EXPECT_EQ(report.missing, 1u);
     EXPECT_EQ(report.all_honest.players + report.all_cheaters.players, 10u);
+}
+
+TEST(Evaluate, EachLabelledPlayerIsListedWithItsActionAndChecks) {
+    TempDir dir;
+    auto match = simulated(dir, "m.arbev");
+    Truth truth = load_truths({match}, {});
+    truth.matches[0].players.push_back({999, "ghost", "honest", false, {}});  // never seen
+    auto host = reference_host(dir);
+    EvaluationReport report = evaluate(*host, {match}, truth);
+    ASSERT_EQ(report.players.size(), 11u);
+    size_t flagged_cheaters = 0;
+    for (size_t i = 0; i < report.players.size(); ++i) {
+        const PlayerResult& p = report.players[i];
+        if (i > 0) EXPECT_LT(report.players[i - 1].player, p.player);  // by player id
+        if (p.player.player == 999) {
+            EXPECT_FALSE(p.seen);
+            EXPECT_EQ(p.account, "ghost");
+            EXPECT_EQ(p.action, host::Action::clear);
+            continue;
+        }
+        EXPECT_TRUE(p.seen);
+        EXPECT_EQ(p.cheater, p.profile != "honest");
+        if (p.cheater && p.action >= host::Action::flag_for_review) {
+            ++flagged_cheaters;
+            ASSERT_FALSE(p.top_checks.empty());
+            EXPECT_EQ(p.top_checks[0].rfind("reference:movement.", 0), 0u) << p.top_checks[0];
+            EXPECT_GT(p.score, 0.5);
+        }
+        if (!p.cheater) EXPECT_EQ(p.action, host::Action::clear);
+    }
+    EXPECT_EQ(flagged_cheaters, 4u);
+
+    std::ostringstream table;
+    print_players(table, report);
+    const std::string text = table.str();
+    EXPECT_EQ(text.rfind("relay ", 0), 0u);
+    EXPECT_EQ(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')), 12u);
+    EXPECT_NE(text.find("ghost"), std::string::npos);
+    EXPECT_NE(text.find("(never assessed)"), std::string::npos);
+    EXPECT_NE(text.find("FlagForReview"), std::string::npos);
+
+    EXPECT_FALSE(nlohmann::json::parse(report_json(report)).contains("players"));
+    auto json = nlohmann::json::parse(report_json(report, true));
+    ASSERT_EQ(json["players"].size(), 11u);
+    EXPECT_EQ(json["players"][10]["account"], "ghost");
+    EXPECT_EQ(json["players"][10]["assessed"], false);
+    EXPECT_EQ(json["players"][0]["relay_id"], report.players[0].player.relay_id);
 }
 
 TEST(Evaluate, SeveralMatchesWithTheirOwnTruth) {

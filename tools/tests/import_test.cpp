@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <arbiter/sdk/events.hpp>
+
 #include "arbiter/host/event_file.hpp"
 #include "arbiter/host/ingest.hpp"
 #include "arbiter/tools/import.hpp"
@@ -404,6 +406,141 @@ TEST(Import, AMissingInputIsReportedAndNothingWritten) {
     EXPECT_EQ(report.problems[0].str("absent.csv"),
               "absent.csv: cannot read: No such file or directory");
     EXPECT_TRUE(dir.files().empty());
+}
+
+// Look and aim columns (schema 1.2): they go on every event the row becomes, the yaw taken
+// modulo 2 pi; a row without them has none.
+TEST(Import, LookAndAimColumnsGoOnTheRowsPositionAndOrder) {
+    constexpr const char* kCsv =
+        "source,game,player,t_seconds,action_kind,x,y,yaw,pitch,aim_x,aim_y,aim_relative\n"
+        "s,g,p,0.1,position,1,2,0.5,-0.25,,,\n"
+        "s,g,p,0.2,fire,3,4,7.0,0.1,120.5,-40,true\n"
+        "s,g,p,0.3,click,,,,,256,192,\n"
+        "s,g,p,0.4,command,,,,,,,\n";
+    constexpr const char* kJsonl =
+        R"({"source":"s","game":"g","player":"p","t_seconds":0.1,"action_kind":"position","x":1,"y":2,"yaw":0.5,"pitch":-0.25})"
+        "\n"
+        R"({"source":"s","game":"g","player":"p","t_seconds":0.2,"action_kind":"fire","x":3,"y":4,"yaw":7.0,"pitch":0.1,"aim_x":120.5,"aim_y":-40,"aim_relative":true})"
+        "\n"
+        R"({"source":"s","game":"g","player":"p","t_seconds":0.3,"action_kind":"click","aim_x":256,"aim_y":192,"yaw":null})"
+        "\n"
+        R"({"source":"s","game":"g","player":"p","t_seconds":0.4,"action_kind":"command"})"
+        "\n";
+    for (auto [format, name, text] : {std::tuple{TraceFormat::csv, "in.csv", kCsv},
+                                      std::tuple{TraceFormat::jsonl, "in.jsonl", kJsonl}}) {
+        SCOPED_TRACE(name);
+        TempDir dir;
+        write_text(dir / name, text);
+        const ImportReport report = import_traces(dir / name, dir / "out.arbev", options(format));
+        ASSERT_TRUE(report.written) << (report.problems.empty() ? "" : report.problems[0].what);
+        const MatchFile match = read_match(dir / "out.arbev");
+        // MatchStart, PlayerJoin, position, position + fire, click, command, MatchEnd.
+        ASSERT_EQ(match.events.size(), 8u);
+        const fb::Event& position = *match.events[2];
+        ASSERT_TRUE(look_of(position));
+        EXPECT_FLOAT_EQ(look_of(position)->yaw(), 0.5f);
+        EXPECT_FLOAT_EQ(look_of(position)->pitch(), -0.25f);
+        EXPECT_FALSE(aim_of(position));
+        for (const fb::Event* fired : {match.events[3], match.events[4]}) {
+            ASSERT_TRUE(look_of(*fired));
+            EXPECT_NEAR(look_of(*fired)->yaw(), 7.0 - 2 * 3.141592653589793, 1e-6);
+            ASSERT_TRUE(aim_of(*fired));
+            EXPECT_FLOAT_EQ(aim_of(*fired)->x(), 120.5f);
+            EXPECT_FLOAT_EQ(aim_of(*fired)->y(), -40.0f);
+            EXPECT_TRUE(aim_of(*fired)->relative());
+        }
+        EXPECT_NE(match.events[3]->body_as_PositionUpdate(), nullptr);
+        EXPECT_NE(match.events[4]->body_as_Order(), nullptr);
+        const fb::Event& click = *match.events[5];
+        EXPECT_FALSE(look_of(click));
+        ASSERT_TRUE(aim_of(click));
+        EXPECT_FALSE(aim_of(click)->relative()) << "a playfield point unless aim_relative";
+        EXPECT_FALSE(look_of(*match.events[6]));
+        EXPECT_FALSE(aim_of(*match.events[6]));
+    }
+}
+
+// Every bad look or aim value is its row's problem, named, in both formats; the good rows
+// around it are imported whole in skip mode, so nothing valid is lost.
+TEST(Import, BadLookAndAimValuesAreRefusedByName) {
+    constexpr const char* kAimHeader =
+        "source,game,player,t_seconds,action_kind,yaw,pitch,aim_x,aim_y,aim_relative\n";
+    constexpr const char* kAimGood = "s,g,p,1.0,fire,0.5,0.1,10,20,false\n";
+    const BadRow bad_rows[] = {
+        {"yaw text", TraceFormat::csv, "s,g,p,2.0,fire,left,0,,,\n",
+         "yaw 'left' is not a finite number"},
+        {"yaw nan", TraceFormat::csv, "s,g,p,2.0,fire,nan,0,,,\n",
+         "yaw 'nan' is not a finite number"},
+        {"yaw inf", TraceFormat::csv, "s,g,p,2.0,fire,-inf,0,,,\n",
+         "yaw '-inf' is not a finite number"},
+        {"yaw huge", TraceFormat::csv, "s,g,p,2.0,fire,1e300,0,,,\n",
+         "yaw 1e+300 is beyond +-1e6 radians"},
+        {"yaw alone", TraceFormat::csv, "s,g,p,2.0,fire,1,,,,\n", "yaw without pitch"},
+        {"pitch alone", TraceFormat::csv, "s,g,p,2.0,fire,,1,,,\n", "pitch without yaw"},
+        {"pitch in degrees", TraceFormat::csv, "s,g,p,2.0,fire,0,45,,,\n",
+         "pitch 45 is outside [-pi/2, pi/2] radians"},
+        {"aim huge", TraceFormat::csv, "s,g,p,2.0,fire,,,1e30,0,\n", "aim_x 1e+30 is beyond +-1e7"},
+        {"aim y nan", TraceFormat::csv, "s,g,p,2.0,fire,,,1,nan,\n",
+         "aim_y 'nan' is not a finite number"},
+        {"aim x alone", TraceFormat::csv, "s,g,p,2.0,fire,,,1,,\n", "aim_x without aim_y"},
+        {"relative alone", TraceFormat::csv, "s,g,p,2.0,fire,,,,,true\n",
+         "aim_relative without aim_x and aim_y"},
+        {"relative text", TraceFormat::csv, "s,g,p,2.0,fire,,,1,2,sometimes\n",
+         "aim_relative 'sometimes' is not true or false"},
+        {"yaw as text json", TraceFormat::jsonl,
+         R"({"source":"s","game":"g","player":"p","t_seconds":2,"action_kind":"c","yaw":"0.5","pitch":0})"
+         "\n",
+         "yaw is string, not a number"},
+        {"aim as array json", TraceFormat::jsonl,
+         R"({"source":"s","game":"g","player":"p","t_seconds":2,"action_kind":"c","aim_x":[1],"aim_y":2})"
+         "\n",
+         "aim_x is array, not a number"},
+        {"aim huge json", TraceFormat::jsonl,
+         R"({"source":"s","game":"g","player":"p","t_seconds":2,"action_kind":"c","aim_x":1,"aim_y":-3e9})"
+         "\n",
+         "aim_y -3e+09 is beyond +-1e7"},
+        {"pitch huge json", TraceFormat::jsonl,
+         R"({"source":"s","game":"g","player":"p","t_seconds":2,"action_kind":"c","yaw":0,"pitch":1e308})"
+         "\n",
+         "pitch 1e+308 is outside [-pi/2, pi/2]"},
+        {"relative as number json", TraceFormat::jsonl,
+         R"({"source":"s","game":"g","player":"p","t_seconds":2,"action_kind":"c","aim_x":1,"aim_y":2,"aim_relative":1})"
+         "\n",
+         "aim_relative is number, not true or false"},
+    };
+    for (const BadRow& bad : bad_rows) {
+        SCOPED_TRACE(bad.name);
+        for (OnBadRow mode : {OnBadRow::stop, OnBadRow::skip}) {
+            TempDir dir;
+            const bool csv = bad.format == TraceFormat::csv;
+            const char* name = csv ? "in.csv" : "in.jsonl";
+            write_text(dir / name, csv ? std::string(kAimHeader) + kAimGood + bad.row + kAimGood
+                                       : std::string(kGoodJson) + bad.row + kGoodJson);
+            const ImportReport report =
+                import_traces(dir / name, dir / "out.arbev", options(bad.format, mode));
+            ASSERT_EQ(report.problems.size(), 1u);
+            EXPECT_EQ(report.problems[0].line, bad_line(bad));
+            EXPECT_NE(report.problems[0].what.find(bad.expected), std::string::npos)
+                << report.problems[0].what;
+            if (mode == OnBadRow::stop) {
+                EXPECT_FALSE(report.written);
+                EXPECT_EQ(dir.files(), std::vector<std::string>{name});
+                continue;
+            }
+            ASSERT_TRUE(report.written);
+            EXPECT_EQ(report.rows_imported, 2u);
+            const MatchFile match = read_match(dir / "out.arbev");
+            ASSERT_EQ(match.events.size(), 2u + 3u);  // both good orders, whole
+            if (csv) {
+                for (const fb::Event* order : {match.events[2], match.events[3]}) {
+                    ASSERT_TRUE(look_of(*order));
+                    EXPECT_FLOAT_EQ(look_of(*order)->pitch(), 0.1f);
+                    ASSERT_TRUE(aim_of(*order));
+                    EXPECT_FLOAT_EQ(aim_of(*order)->y(), 20.0f);
+                }
+            }
+        }
+    }
 }
 
 TEST(Import, FormatsByNameAndExtension) {

@@ -73,9 +73,11 @@ extern "C" {
 #define ARB_ABI_VERSION_MINOR 1
 
 /* Event schema version of abi/schema/events.fbs, carried in every EventBatch.
- * Added in 1.0. Schema 1.1 (InputLost, written by the host) ships with ABI 1.1. */
+ * Added in 1.0. Schema 1.1 (InputLost, written by the host) ships with ABI 1.1. Schema
+ * 1.2 (where a player looks and aims: Look and AimPoint on PositionUpdate, Order and
+ * HitClaim, written by relays) needs no change of the ABI: it ships with ABI 1.1. */
 #define ARB_SCHEMA_VERSION_MAJOR 1
-#define ARB_SCHEMA_VERSION_MINOR 1
+#define ARB_SCHEMA_VERSION_MINOR 2
 
 /* FlatBuffers file identifier of an EventBatch. Added in 1.0. */
 #define ARB_SCHEMA_FILE_IDENTIFIER "ARB1"

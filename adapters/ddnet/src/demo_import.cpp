@@ -53,6 +53,21 @@ fb::Vec3 aim_target(const CharacterItem& c) {
     return to_metres(c.x + dx, c.y + dy);
 }
 
+// Where the character aims (schema 1.2), in the game's own frame (y down): DDNet's own
+// target, relative to the tee in game units, where the snapshot has it. A 0.6 character
+// has only its angle (1/256 radian): the aim point is then put kAngleAimUnits along it,
+// relative too. Its direction is the player's; its distance is not (docs/aim.md). Not a
+// look: a 2-D aim's angle swings as fast as the cursor passes the tee, which no view
+// does, so the checks of a view's turning would read the game, not the hand.
+constexpr double kAngleAimUnits = 256.0;  // 8 tiles
+fb::AimPoint aim_point(const CharacterItem& c) {
+    if (c.target_x && c.target_y && (*c.target_x != 0 || *c.target_y != 0))
+        return fb::AimPoint(static_cast<float>(*c.target_x), static_cast<float>(*c.target_y), true);
+    const double angle = c.angle / 256.0;
+    return fb::AimPoint(static_cast<float>(std::cos(angle) * kAngleAimUnits),
+                        static_cast<float>(std::sin(angle) * kAngleAimUnits), true);
+}
+
 bool aim_moved(const CharacterItem& a, const CharacterItem& b) {
     return a.angle != b.angle || a.target_x != b.target_x || a.target_y != b.target_y;
 }
@@ -210,6 +225,7 @@ void Importer::take_state(Seat& seat, const CharacterItem& c, int32_t snapshot_t
         teleport = moved > kMaxUnitsPerTick * ticks + kTeleportSlackUnits;
     }
     const double to_m_per_s = kTickRateHz / 256.0 / kUnitsPerMetre;
+    const fb::AimPoint aim = aim_point(c);
     out.push_back(
         {tick, seat.player,
          build::Position{.position = to_metres(c.x, c.y),
@@ -217,7 +233,8 @@ void Importer::take_state(Seat& seat, const CharacterItem& c, int32_t snapshot_t
                                               static_cast<float>(-c.vel_y * to_m_per_s)),
                          .on_ground = std::nullopt,
                          .ground_height = std::nullopt,
-                         .server_teleport = teleport}});
+                         .server_teleport = teleport,
+                         .aim = aim}});
     ++report_.positions;
     if (teleport) ++report_.server_teleports;
 
@@ -231,7 +248,8 @@ void Importer::take_state(Seat& seat, const CharacterItem& c, int32_t snapshot_t
                                         .repeat = repeat,
                                         .claimed_tick = std::nullopt,
                                         .client_time_us = std::nullopt,
-                                        .response_to = 0}});
+                                        .response_to = 0,
+                                        .aim = aim}});
             ++report_.orders;
         };
         if (c.direction != last.direction) order("direction", false);

@@ -250,12 +250,19 @@ void ThMatchBuilder::position(const ThRecord& r, std::vector<std::vector<uint8_t
                                 static_cast<float>(-dy * to_m_per_s));
         }
     }
+    // Where the tee aims (schema 1.2): its latest input's target, relative to the tee, in
+    // game units, once an input has been seen.
+    std::optional<fb::AimPoint> aim;
+    if (seat.has_input)
+        aim = fb::AimPoint(static_cast<float>(seat.input.target_x),
+                           static_cast<float>(seat.input.target_y), true);
     add(r.tick, player,
         build::Position{.position = to_metres(r.x, r.y),
                         .velocity = velocity,
                         .on_ground = std::nullopt,
                         .ground_height = std::nullopt,
-                        .server_teleport = teleport},
+                        .server_teleport = teleport,
+                        .aim = aim},
         batches);
     ++state_.counts.positions;
     if (teleport) ++state_.counts.server_teleports;
@@ -286,7 +293,9 @@ void ThMatchBuilder::input(const ThRecord& r, std::vector<std::vector<uint8_t>>&
                          .repeat = repeat,
                          .claimed_tick = std::nullopt,
                          .client_time_us = std::nullopt,
-                         .response_to = 0},
+                         .response_to = 0,
+                         .aim = fb::AimPoint(static_cast<float>(now.target_x),
+                                             static_cast<float>(now.target_y), true)},
             batches);
         ++state_.counts.orders;
     };

@@ -2,6 +2,7 @@
 // own moves, the orders of each input kind, leaves), what a damaged demo writes, and a
 // macro (a key pressed at a fixed period) reaching kaladin through the DDNet profile.
 #include <gtest/gtest.h>
+#include <arbiter/sdk/events.hpp>
 
 #include <cmath>
 #include <map>
@@ -117,6 +118,15 @@ TEST(DdnetDemoImport, PlayersPositionsAndInputs) {
     const fb::Vec3* target = orders[0]->body_as_Order()->target();
     ASSERT_NE(target, nullptr);
     EXPECT_NEAR(target->x(), (330 + 32 * std::cos(100 / 256.0)) / 32.0, 1e-4);
+    // Schema 1.2: a 0.6 character has only its angle: the aim point is 256 units along
+    // it, relative to the tee, on its positions and orders alike; no look.
+    ASSERT_TRUE(aim_of(*orders[0]));
+    EXPECT_NEAR(aim_of(*orders[0])->x(), 256 * std::cos(100 / 256.0), 1e-3);
+    EXPECT_NEAR(aim_of(*orders[0])->y(), 256 * std::sin(100 / 256.0), 1e-3);
+    EXPECT_TRUE(aim_of(*orders[0])->relative());
+    EXPECT_FALSE(look_of(*orders[0]));
+    ASSERT_TRUE(aim_of(*positions[2]));
+    EXPECT_NEAR(aim_of(*positions[2])->x(), 256 * std::cos(200 / 256.0), 1e-3);
     // Every event in relay-time order (the writer checks it too).
     for (size_t i = 1; i < m.events.size(); ++i)
         EXPECT_LE(m.events[i - 1]->relay_time_us(), m.events[i]->relay_time_us());

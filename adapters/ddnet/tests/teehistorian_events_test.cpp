@@ -5,6 +5,7 @@
 // kaladin through the DDNet profile while irregular input stays Clear; and what the
 // bridge command refuses.
 #include <gtest/gtest.h>
+#include <arbiter/sdk/events.hpp>
 
 #include <cmath>
 #include <map>
@@ -158,6 +159,11 @@ TEST(TeehistorianImport, AGameBecomesOneMatchOfItsPlayersInputsAndMoves) {
             // Aimed 64 units (2 tiles) above the tee at 352, 640: (11, 0, -18) m.
             EXPECT_FLOAT_EQ(e->body_as_Order()->target()->x(), 11.0f);
             EXPECT_FLOAT_EQ(e->body_as_Order()->target()->z(), -18.0f);
+            // Schema 1.2: the input's target as it is, relative to the tee, in units.
+            ASSERT_TRUE(aim_of(*e));
+            EXPECT_EQ(aim_of(*e)->x(), 0.0f);
+            EXPECT_EQ(aim_of(*e)->y(), -64.0f);
+            EXPECT_TRUE(aim_of(*e)->relative());
         }
     }
     EXPECT_EQ(kinds, (std::vector<std::string>{"3:direction", "3:jump", "3:hook", "3:fire",

@@ -175,6 +175,8 @@ void read_body(Line& line, const Fields& f) {
                              f.number_or("vz", 0, -kMaxCoordinate, kMaxCoordinate)};
             line.yaw = f.number_or("yaw", 0, -100, 100);
             line.pitch = f.number_or("pitch", 0, -100, 100);
+            line.has_look = f.find("yaw") && !f.find("yaw")->is_null() && f.find("pitch") &&
+                            !f.find("pitch")->is_null();
             line.controls = static_cast<uint32_t>(f.integer_or("ctl", 0, 0, 65535));
             if (const json* ground = f.find("ground"); ground && !ground->is_null()) {
                 if (!ground->is_boolean()) throw Refused("\"ground\" must be true, false or null");

@@ -66,7 +66,8 @@ struct Line {
     Allowance allowance;
     // pos
     NodeVec position, velocity;
-    double yaw = 0, pitch = 0;
+    double yaw = 0, pitch = 0;  // radians, as get_look_horizontal and get_look_vertical say
+    bool has_look = false;      // the line had both (every line of the mod does)
     uint32_t controls = 0;
     std::optional<bool> supported;  // null: unknown (the client has not taken up a server move)
     std::string inside;             // the solid node the body is in, if any

@@ -18,6 +18,13 @@ fb::Vec3 arbiter_axes(const NodeVec& v) {
     return fb::Vec3(static_cast<float>(v.x), static_cast<float>(v.z), static_cast<float>(v.y));
 }
 
+// Where the player looks (schema 1.2): Luanti's yaw as it is, and its pitch negated, since
+// get_look_vertical is positive looking down and the schema's pitch is up.
+std::optional<fb::Look> look_of_line(const Line& line) {
+    if (!line.has_look) return std::nullopt;
+    return fb::Look(static_cast<float>(line.yaw), static_cast<float>(-line.pitch));
+}
+
 std::vector<uint8_t> bytes_of(const std::string& text) {
     return {text.begin(), text.end()};
 }
@@ -168,7 +175,8 @@ void MatchBuilder::add_line_events(const Line& line, int64_t t_us, uint32_t play
                   build::Position{.position = at,
                                   .velocity = arbiter_axes(line.velocity),
                                   .on_ground = line.supported,
-                                  .server_teleport = line.server_move});
+                                  .server_teleport = line.server_move,
+                                  .look = look_of_line(line)});
             if (!line.inside.empty())
                 b.add(t_us, tick_, player, extension("luanti.inside", json{{"node", line.inside}}));
             return;

@@ -3,6 +3,7 @@
 // `arbiter serve`, a bridge stopped and started again that loses nothing and sends nothing
 // twice.
 #include <gtest/gtest.h>
+#include <arbiter/sdk/events.hpp>
 
 #include <fstream>
 #include <string>
@@ -78,9 +79,13 @@ TEST(LuantiLines, EveryKindTheModWritesIsRead) {
     EXPECT_FALSE(*pos.supported);
     EXPECT_EQ(pos.inside, "default:stone");
     EXPECT_TRUE(pos.server_move);
+    EXPECT_TRUE(pos.has_look);
+    EXPECT_DOUBLE_EQ(pos.yaw, 0.1);
+    EXPECT_DOUBLE_EQ(pos.pitch, -0.2);
     // null: the client has not taken up the server's move yet.
     EXPECT_FALSE(parsed(R"({"k":"pos","t":1,"p":"a","x":0,"y":0,"z":0,"ground":null})")
                      .supported.has_value());
+    EXPECT_FALSE(parsed(R"({"k":"pos","t":1,"p":"a","x":0,"y":0,"z":0,"yaw":1})").has_look);
 
     Line dig = parsed(R"({"k":"dig","node":"default:dirt_with_snow","p":"alice",)"
                       R"("t":12177381060.0,"time":0.69999998807907104,"tool":"default:dirt",)"
@@ -168,7 +173,7 @@ std::vector<std::string> a_short_run() {
         R"({"k":"pos","t":1000200,"p":"alice","x":1,"y":2,"z":3,"vx":4,"vy":5,"vz":6,"ground":true,"server":true})",
         R"({"k":"step","t":1000200,"n":1,"lag_us":0})",
         R"({"k":"dig","t":1090000,"p":"alice","node":"default:dirt","x":1,"y":1,"z":3,"time":0.75})",
-        R"({"k":"pos","t":1090100,"p":"alice","x":1.2,"y":2,"z":3,"ground":false,"inside":"default:stone"})",
+        R"({"k":"pos","t":1090100,"p":"alice","x":1.2,"y":2,"z":3,"yaw":4.5,"pitch":0.25,"ground":false,"inside":"default:stone"})",
         R"({"k":"step","t":1090100,"n":2,"lag_us":5000})",
     };
 }
@@ -216,6 +221,12 @@ TEST(LuantiMatch, AStepIsABatchInArbitersAxesWithTheServersClock) {
     EXPECT_EQ(second[1]->body_as_StatChange()->stat()->str(), "dig_time");
     EXPECT_DOUBLE_EQ(second[1]->body_as_StatChange()->delta(), 0.75);
     EXPECT_FALSE(second[2]->body_as_PositionUpdate()->server_teleport());
+    // The mod's yaw and pitch are the look (schema 1.2), the pitch turned up-positive; a
+    // line without them has none.
+    ASSERT_TRUE(look_of(*second[2]));
+    EXPECT_FLOAT_EQ(look_of(*second[2])->yaw(), 4.5f);
+    EXPECT_FLOAT_EQ(look_of(*second[2])->pitch(), -0.25f);
+    EXPECT_FALSE(look_of(*events[3]));
     EXPECT_EQ(second[3]->body_as_Extension()->type_name()->str(), "luanti.inside");
     EXPECT_EQ(second[4]->body_as_TickBoundary()->tick_lag_us(), 5000u);
     EXPECT_EQ(second[0]->tick(), 1u);

@@ -38,6 +38,21 @@ std::string vec_problem(const char* name, const fb::Vec3* v) {
     return "";
 }
 
+// Schema 1.2's look and aim: absent is fine, present must be finite.
+std::string look_problem(const char* name, const fb::Look* look) {
+    if (!look) return "";
+    if (!std::isfinite(look->yaw()) || !std::isfinite(look->pitch()))
+        return fmt::format("{} (yaw {}, pitch {}) is not finite", name, look->yaw(), look->pitch());
+    return "";
+}
+
+std::string aim_problem(const char* name, const fb::AimPoint* aim) {
+    if (!aim) return "";
+    if (!std::isfinite(aim->x()) || !std::isfinite(aim->y()))
+        return fmt::format("{} ({}, {}) is not finite", name, aim->x(), aim->y());
+    return "";
+}
+
 std::string time_problem(const char* name, int64_t value) {
     if (value < -kMaxRelayTimeUs || value > kMaxRelayTimeUs)
         return fmt::format("{} {} us is outside +-2^53 us", name, value);
@@ -80,7 +95,9 @@ std::string body_problem(const fb::Event& event) {
         case fb::EventBody::Order: {
             const auto* b = event.body_as_Order();
             return first({string_problem({{"Order.kind", b->kind()}}),
-                          vec_problem("Order.target", b->target())});
+                          vec_problem("Order.target", b->target()),
+                          look_problem("Order.look", b->look()),
+                          aim_problem("Order.aim", b->aim())});
         }
         case fb::EventBody::PositionUpdate: {
             const auto* b = event.body_as_PositionUpdate();
@@ -88,7 +105,9 @@ std::string body_problem(const fb::Event& event) {
                           vec_problem("PositionUpdate.velocity", b->velocity()),
                           b->ground_height() ? float_problem({{"PositionUpdate.ground_height",
                                                                *b->ground_height()}})
-                                             : std::string()});
+                                             : std::string(),
+                          look_problem("PositionUpdate.look", b->look()),
+                          aim_problem("PositionUpdate.aim", b->aim())});
         }
         case fb::EventBody::HitClaim: {
             const auto* b = event.body_as_HitClaim();
@@ -96,7 +115,9 @@ std::string body_problem(const fb::Event& event) {
                           vec_problem("HitClaim.attacker_position", b->attacker_position()),
                           vec_problem("HitClaim.target_position", b->target_position()),
                           float_problem({{"HitClaim.range_m", b->range_m()},
-                                         {"HitClaim.damage", b->damage()}})});
+                                         {"HitClaim.damage", b->damage()}}),
+                          look_problem("HitClaim.look", b->look()),
+                          aim_problem("HitClaim.aim", b->aim())});
         }
         case fb::EventBody::KillClaim: {
             const auto* b = event.body_as_KillClaim();

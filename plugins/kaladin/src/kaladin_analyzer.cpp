@@ -46,6 +46,8 @@ const char* check_code(Check check) {
             return "timing.reaction";
         case Check::precision:
             return "aim.precision";
+        case Check::quantum:
+            return "aim.quantised";
     }
     return "timing";
 }
@@ -90,6 +92,9 @@ Limit KaladinAnalyzer::limit(Check check, const std::string& tier, double tick_r
         case Check::precision:
             // No baseline metric yet (the baseline file holds none): the fixed default.
             out.value = settings_.precision_spread_limit_mrad;
+            return out;
+        case Check::quantum:
+            out.value = settings_.quantum_max_step_rad;
             return out;
     }
     if (!baseline_) return out;
@@ -183,8 +188,16 @@ void KaladinAnalyzer::on_event(MatchState& match, const fb::Event& event, Signal
         case fb::EventBody::PositionUpdate:
             if (id != 0) {
                 const fb::Vec3* at = event.body_as_PositionUpdate()->position();
-                if (at) player(match, id).positions.add(t_us, at->x(), at->y(), at->z());
+                PlayerState& p = player(match, id);
+                if (at) p.positions.add(t_us, at->x(), at->y(), at->z());
+                if (const auto* look = event.body_as_PositionUpdate()->look())
+                    on_look(id, p, *look, signals);
             }
+            break;
+        case fb::EventBody::HitClaim:
+            if (id != 0)
+                if (const auto* look = event.body_as_HitClaim()->look())
+                    on_look(id, player(match, id), *look, signals);
             break;
         case fb::EventBody::Stimulus:
             // A stimulus to one player; one to the whole match (player 0) carries no
@@ -196,6 +209,7 @@ void KaladinAnalyzer::on_event(MatchState& match, const fb::Event& event, Signal
             if (id == 0) break;
             const auto* order = event.body_as_Order();
             PlayerState& p = player(match, id);
+            if (order->look()) on_look(id, p, *order->look(), signals);
             if (order->response_to() != 0 &&
                 p.reactions.response(order->response_to(), t_us, settings_.reaction_keep_pairs))
                 check_reactions(id, p, signals);
@@ -227,6 +241,7 @@ void KaladinAnalyzer::on_input_lost(MatchState& match) {
         p.first_input_us.reset();
         p.since_window = 0;
         p.positions.clear();
+        p.quantum.last_yaw.reset();  // no change spans the gap; those seen stay
     }
     host().count("input_lost");
 }
@@ -409,6 +424,28 @@ void KaladinAnalyzer::check_precision(uint32_t id, PlayerState& p, Signals& sign
              "error of that estimate widens it")
         .add("view_delay_ms", settings_.precision_view_delay_ms);
     report(id, p, Check::precision, precision_score(m.widest_mrad, l.value), false, l, std::move(e),
+           signals);
+}
+
+void KaladinAnalyzer::on_look(uint32_t id, PlayerState& p, const fb::Look& look, Signals& signals) {
+    if (!p.quantum.add(look.yaw(), settings_.quantum_window_changes)) return;
+    if (p.quantum.changes.size() < settings_.quantum_window_changes) return;
+    const auto fit =
+        fit_quantum(p.quantum.changes, settings_.quantum_tolerance, min_step_for(look.yaw()));
+    if (!fit || !(fit->step_rad < settings_.quantum_max_step_rad)) return;
+    const Limit l = limit(Check::quantum, p.tier, settings_.tick_rate_hz);
+    report(id, p, Check::quantum, settings_.quantum_score, false, l,
+           Evidence()
+               .add("step_rad", fit->step_rad)
+               .add("step_deg", fit->step_rad * 180.0 / 3.141592653589793)
+               .add("max_step_rad", settings_.quantum_max_step_rad)
+               .add("changes", fit->changes)
+               .add("worst_residual_steps", fit->worst_residual)
+               .add("tolerance_steps", settings_.quantum_tolerance)
+               .add("largest_multiple", fit->largest_multiple)
+               .add("measure",
+                    "every one of the player's latest yaw changes is a whole multiple of one "
+                    "step finer than any mouse count turns the view"),
            signals);
 }
 

@@ -4,7 +4,8 @@
 // Per player and match: distinct inputs (inputs.hpp), their sustained rate (rate.hpp),
 // the trimmed CV (cv.hpp) and entropy (entropy.hpp) of their intervals over long windows,
 // relay-timed reactions (reaction.hpp), and the spread of aimed orders over a long
-// session (precision.hpp). Limits are the fixed defaults of settings.hpp, or,
+// session (precision.hpp), and view changes quantised to a step finer than any mouse's
+// (quantum.hpp). Limits are the fixed defaults of settings.hpp, or,
 // with a baseline file (baseline.hpp), the far tail of the player's rating tier; the
 // trip-wires are fixed either way, set far past anything a human was measured to do. The
 // precision check has no baseline metric yet: its limit is always the fixed default.
@@ -24,14 +25,22 @@
 #include "baseline.hpp"
 #include "inputs.hpp"
 #include "precision.hpp"
+#include "quantum.hpp"
 #include "reaction.hpp"
 #include "settings.hpp"
 
 namespace arbiter::kaladin {
 
 // The checks, each with its own signal code.
-enum class Check : uint8_t { rate = 0, cv = 1, entropy = 2, reaction = 3, precision = 4 };
-inline constexpr size_t kCheckCount = 5;
+enum class Check : uint8_t {
+    rate = 0,
+    cv = 1,
+    entropy = 2,
+    reaction = 3,
+    precision = 4,
+    quantum = 5,  // view changes quantised to one tiny step (schema 1.2's look)
+};
+inline constexpr size_t kCheckCount = 6;
 const char* check_code(Check check);
 
 // The limit a check compares against, and where it came from, for the evidence.
@@ -85,12 +94,14 @@ class KaladinAnalyzer final : public Analyzer {
         std::optional<int64_t> first_input_us;
         uint32_t since_window = 0;  // distinct inputs since the last CV window
         ReactionTracker reactions;
+        // The view's yaw changes (schema 1.2), for the quantised-step check.
+        QuantumTracker quantum;
         // The player's extremes, for a baseline.
         double peak_rate = -1;  // over full windows only
         double min_cv = -1, min_entropy = -1;
         // The strongest score reported per check; a check reports again only when its
         // score rises, so a steady bot does not flood the host. Trip-wires fire once.
-        std::array<double, kCheckCount> reported{-1, -1, -1, -1, -1};
+        std::array<double, kCheckCount> reported{-1, -1, -1, -1, -1, -1};
         std::array<bool, kCheckCount> tripped{};
     };
     struct MatchState {
@@ -111,10 +122,13 @@ class KaladinAnalyzer final : public Analyzer {
     void on_aim(MatchState& match, uint32_t id, PlayerState& p, const fb::Order& order,
                 int64_t t_us, Signals& signals);
     void check_precision(uint32_t id, PlayerState& p, Signals& signals);
+    // A look (schema 1.2) of a position, order or hit claim: the quantised-step check.
+    void on_look(uint32_t id, PlayerState& p, const fb::Look& look, Signals& signals);
     void report(uint32_t id, PlayerState& p, Check check, double score, bool tripwire,
                 const Limit& limit, Evidence evidence, Signals& signals);
     void fold_into_baseline(const MatchState& match);
     static void restore_precision(StateReader& in, PlayerState& p);  // kaladin_state.cpp
+    void restore_quantum(StateReader& in, PlayerState& p) const;     // kaladin_state.cpp
     Evidence limit_evidence(const Limit& limit) const;
 
     Settings settings_;

@@ -4,7 +4,9 @@
 // session) changes nothing.
 //
 // Version 2 added the precision check (its positions, round trip, blocks and report);
-// a version 1 blob still restores, its players starting their precision afresh.
+// a version 1 blob still restores, its players starting their precision afresh. Version 3
+// added the quantised-view check (the last yaw, the yaw changes kept, its report); older
+// blobs restore with none seen.
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -16,9 +18,11 @@ namespace arbiter::kaladin {
 
 namespace {
 constexpr const char* kStateTag = "KLD1";
-constexpr uint32_t kStateVersion = 2;
-// The checks a version 1 blob reports on (precision came with version 2).
+constexpr uint32_t kStateVersion = 3;
+// The checks a version 1 blob reports on (precision came with version 2), and those of a
+// version 2 blob (the quantised view came with version 3).
 constexpr size_t kVersion1Checks = 4;
+constexpr size_t kVersion2Checks = 5;
 
 // A position is saved as a double, but every one kept arrived as a float (the schema's
 // Vec3): a value no float holds was not written by kaladin. (The range is checked first:
@@ -85,7 +89,20 @@ void KaladinAnalyzer::restore_precision(StateReader& in, PlayerState& p) {
         throw StateError("state blob has precision blocks without a first aim");
     p.precision.restore(has_first ? std::optional<int64_t>(first) : std::nullopt, last, open_index,
                         std::move(open), std::move(blocks), thin, aims);
-    for (size_t c = kVersion1Checks; c < kCheckCount; ++c) {
+    for (size_t c = kVersion1Checks; c < kVersion2Checks; ++c) {
+        p.reported[c] = in.get_finite("reported score");
+        p.tripped[c] = in.get<uint8_t>() != 0;
+    }
+}
+
+void KaladinAnalyzer::restore_quantum(StateReader& in, PlayerState& p) const {
+    if (in.get<uint8_t>() != 0) p.quantum.last_yaw = in.get_finite("yaw");
+    const uint64_t count = in.get_count(8);
+    if (count > settings_.quantum_window_changes + uint64_t{100000})
+        throw StateError("state blob keeps too many yaw changes");
+    for (uint64_t k = 0; k < count; ++k)
+        p.quantum.changes.push_back(in.get_finite("yaw change"));
+    for (size_t c = kVersion2Checks; c < kCheckCount; ++c) {
         p.reported[c] = in.get_finite("reported score");
         p.tripped[c] = in.get<uint8_t>() != 0;
     }
@@ -163,7 +180,17 @@ std::vector<uint8_t> KaladinAnalyzer::save_state() {
             }
             out.put<uint64_t>(precision.thin_blocks());
             out.put<uint64_t>(precision.aims());
-            for (size_t c = kVersion1Checks; c < kCheckCount; ++c) {
+            for (size_t c = kVersion1Checks; c < kVersion2Checks; ++c) {
+                out.put<double>(p.reported[c]);
+                out.put<uint8_t>(p.tripped[c] ? 1 : 0);
+            }
+            // ---- version 3 ----
+            out.put<uint8_t>(p.quantum.last_yaw ? 1 : 0);
+            if (p.quantum.last_yaw) out.put<double>(*p.quantum.last_yaw);
+            out.put<uint64_t>(p.quantum.changes.size());
+            for (double change : p.quantum.changes)
+                out.put<double>(change);
+            for (size_t c = kVersion2Checks; c < kCheckCount; ++c) {
                 out.put<double>(p.reported[c]);
                 out.put<uint8_t>(p.tripped[c] ? 1 : 0);
             }
@@ -233,6 +260,7 @@ void KaladinAnalyzer::restore_state(std::span<const uint8_t> blob) {
                 p.tripped[c] = in.get<uint8_t>() != 0;
             }
             if (in.version() >= 2) restore_precision(in, p);
+            if (in.version() >= 3) restore_quantum(in, p);
             if (p.inputs.recent().empty() && p.first_input_us)
                 throw StateError("state blob has a player with a first input but none kept");
             match.players.emplace(id, std::move(p));

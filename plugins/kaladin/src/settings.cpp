@@ -60,6 +60,13 @@ Settings Settings::parse(const ConfigTable& t) {
         t.number("precision_min_range_m", s.precision_min_range_m, Range::between(0.01, 10000.0));
     s.baseline_min_samples = static_cast<uint32_t>(
         t.integer("baseline_min_samples", s.baseline_min_samples, Range::between(1, 100000000)));
+    s.quantum_window_changes = static_cast<uint32_t>(
+        t.integer("quantum_window_changes", s.quantum_window_changes, Range::between(10, 100000)));
+    s.quantum_max_step_rad =
+        t.number("quantum_max_step_rad", s.quantum_max_step_rad, Range::between(0.0, 0.1));
+    s.quantum_tolerance =
+        t.number("quantum_tolerance", s.quantum_tolerance, Range::between(0.0, 0.25));
+    s.quantum_score = t.number("quantum_score", s.quantum_score, Range::between(0.0, 1.0));
     t.reject_unknown_keys();
     return s;
 }

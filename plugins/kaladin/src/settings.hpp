@@ -57,6 +57,13 @@ struct Settings {
     // A baseline tier (or the pooled tier) is used only with at least this many
     // samples of a metric; a percentile of fewer players is not a far tail.
     uint32_t baseline_min_samples = 100;
+    // View changes quantised to one step (quantum.hpp): over the latest this-many non-zero
+    // yaw changes, all within quantum_tolerance (of a step) of multiples of one step
+    // finer than quantum_max_step_rad.
+    uint32_t quantum_window_changes = 100;
+    double quantum_max_step_rad = 2e-5;
+    double quantum_tolerance = 0.05;
+    double quantum_score = 0.5;
 
     // Throws ConfigError naming the key.
     static Settings parse(const ConfigTable& table);

@@ -20,7 +20,10 @@ constexpr const char* kStateTag = "REF1";
 // Since the accounts plugin took one account in two places, the live sessions section (the
 // last, from version 3 on) is written empty and read only to be dropped, under the same
 // version: a build from before the split and this one restore each other's blobs.
-constexpr uint32_t kStateVersion = 5;
+//
+// Version 6 adds each player's aim tracks (AimArea::save_player) after the movement runs;
+// version 5 and older blobs are still read (those players start with no aim samples).
+constexpr uint32_t kStateVersion = 6;
 }  // namespace
 
 Areas::Areas(const ConfigTable& config)
@@ -29,7 +32,8 @@ Areas::Areas(const ConfigTable& config)
       items(config),
       stats(config),
       sessions(config),
-      clock(config) {
+      clock(config),
+      aim(config) {
     config.reject_unknown_keys();
 }
 
@@ -76,6 +80,8 @@ void ReferenceAnalyzer::on_event(Match& match, const fb::Event& event, Signals& 
     if (heard_from_client(event)) player.arrivals.heard(t_us);
     forget_old(player, t_us);
     Reporter out(host(), signals, player.reports);
+    // Where the player looks or aims (schema 1.2), on positions, orders and hit claims.
+    if (look_of(event) || aim_of(event)) areas_.aim.on_event(event, player.aim.get(), out);
     switch (event.body_type()) {
         case fb::EventBody::PositionUpdate:
             areas_.movement.on_position(event, player.arrivals, player.movement, out);
@@ -145,6 +151,7 @@ void ReferenceAnalyzer::on_input_lost(Match& match) {
         if (auto* items = player.items.find()) areas_.items.on_input_lost(*items);
         if (auto* stats = player.stats.find()) areas_.stats.on_input_lost(*stats);
         areas_.clock.on_input_lost(player.clock);
+        if (auto* aim = player.aim.find()) areas_.aim.on_input_lost(*aim);
     }
     host().count("input_lost");
 }
@@ -244,6 +251,8 @@ std::vector<uint8_t> ReferenceAnalyzer::save_state() {
             areas_.clock.save_player(out, player.clock);
             // Version 4: the movement runs and stretches.
             areas_.movement.save_runs(out, player.movement);
+            // Version 6: the aim tracks.
+            areas_.aim.save_player(out, player.aim.view());
         }
         areas_.clock.save_match(out, match.clock);
         areas_.stats.save_match(out, match.stats);
@@ -284,6 +293,8 @@ void ReferenceAnalyzer::restore_state(std::span<const uint8_t> blob) {
             areas_.clock.restore_player(in, player.clock);
             if (in.version() < 4) continue;
             areas_.movement.restore_runs(in, player.movement);
+            if (in.version() < 6) continue;
+            restore_lazy(player.aim, [&](AimArea::Player& a) { areas_.aim.restore_player(in, a); });
         }
         if (in.version() < 3) continue;
         areas_.clock.restore_match(in, match.clock);

@@ -1,7 +1,7 @@
 // plugins/reference: validation checks (model class: validation). See
 // docs/detection.md, "plugins/reference": movement (speed over a window of relay time, its
 // change, sustained speed, teleports, airborne too long, below the terrain), hits, items, stats,
-// sessions and the relay clock, with the lag tolerance the design asks for.
+// sessions, the relay clock and aim (docs/aim.md), with the lag tolerance the design asks for.
 //
 // Each area has two files of its own: its checks as pure functions (movement.hpp, hits.hpp,
 // ...) and the area itself (movement_area.hpp, hits_area.hpp, ...): its settings, its state
@@ -23,6 +23,7 @@
 
 #include <arbiter/sdk.hpp>
 
+#include "aim_area.hpp"
 #include "arrivals.hpp"
 #include "clock_area.hpp"
 #include "hits_area.hpp"
@@ -36,7 +37,7 @@
 
 namespace arbiter::reference {
 
-// The six areas, as the config sets them up. Read all at once, so that a bad config changes
+// The seven areas, as the config sets them up. Read all at once, so that a bad config changes
 // nothing.
 struct Areas {
     MovementArea movement;
@@ -45,6 +46,7 @@ struct Areas {
     StatsArea stats;
     SessionsArea sessions;
     ClockArea clock;
+    AimArea aim;
 
     explicit Areas(const ConfigTable& config);
 };
@@ -81,6 +83,7 @@ class ReferenceAnalyzer final : public Analyzer {
         Lazy<ItemsArea::Player> items;
         Lazy<StatsArea::Player> stats;
         ClockArea::Player clock;
+        Lazy<AimArea::Player> aim;  // at the player's first look or aim (schema 1.2)
     };
     using Players = std::unordered_map<uint32_t, Player>;
     struct Match {

@@ -124,7 +124,7 @@ TEST(Reload, HeldSignalsSurviveIt) {
     // match right after restoring reports it as the uninterrupted instance would.
     const Batches all = reload_match().batches();
     const auto blob = saved_after_first_half(all);
-    EXPECT_EQ(version_of(blob), 5u);
+    EXPECT_EQ(version_of(blob), 6u);
 
     Harness uninterrupted;
     test::feed_all(uninterrupted, first_half(all));
@@ -259,7 +259,7 @@ TEST(Version1Blob, IsRead) {
     EXPECT_TRUE(test::only(during, 1, "movement.speed").empty());
     const auto blob = harness.save_state();
     ASSERT_TRUE(blob.has_value()) << harness.error();
-    EXPECT_EQ(version_of(*blob), 5u);  // written back as version 5, with the held signal
+    EXPECT_EQ(version_of(*blob), 6u);  // written back as version 6, with the held signal
     const Signals at_end = test::only(harness.end_match("relay", 9), 1, "movement.speed");
     ASSERT_EQ(at_end.size(), 1u);
     EXPECT_NEAR(at_end.front().score, excess_score(32.0, 22.0), 1e-3);
@@ -363,13 +363,13 @@ std::vector<uint8_t> v3_blob(const std::vector<V1Player>& players, uint32_t vers
 
 TEST(Version3Blob, ReadsLikeTheSameVersion2Blob) {
     // Version 3 added state the version 2 blob cannot have: with all of it empty, both lead
-    // to the same state (written back as version 5) and the same signals.
+    // to the same state (written back as version 6) and the same signals.
     Harness v2, v3;
     ASSERT_EQ(v2.restore_state(blob_of(2, walkers(0.85), true)), ARB_OK) << v2.error();
     ASSERT_EQ(v3.restore_state(v3_blob(walkers(0.85))), ARB_OK) << v3.error();
     const auto saved = v3.save_state();
     ASSERT_TRUE(saved.has_value()) << v3.error();
-    EXPECT_EQ(version_of(*saved), 5u);
+    EXPECT_EQ(version_of(*saved), 6u);
     EXPECT_EQ(v2.save_state(), saved);
     const Signals during = test::feed_all(v3, after_the_walk().batches());
     EXPECT_FALSE(test::only(during, 2, "movement.teleport").empty());  // the track was read
@@ -385,7 +385,7 @@ TEST(Version4Blob, ReadsLikeTheSameVersion3Blob) {
     ASSERT_EQ(v4.restore_state(v3_blob(walkers(0.85), 4)), ARB_OK) << v4.error();
     const auto saved = v4.save_state();
     ASSERT_TRUE(saved.has_value()) << v4.error();
-    EXPECT_EQ(version_of(*saved), 5u);
+    EXPECT_EQ(version_of(*saved), 6u);
     EXPECT_EQ(v3.save_state(), saved);
     const Signals during = test::feed_all(v4, after_the_walk().batches());
     EXPECT_FALSE(test::only(during, 2, "movement.teleport").empty());  // the track was read
@@ -500,7 +500,7 @@ TEST(Reload, MovementRunsAndStretchesSurviveIt) {
 
     Harness restored;
     ASSERT_EQ(restored.restore_state(ground_blob()), ARB_OK) << restored.error();
-    EXPECT_EQ(version_of(*restored.save_state()), 5u);
+    EXPECT_EQ(version_of(*restored.save_state()), 6u);
     Signals actual = test::feed_all(restored, second_half(all));
     const Signals at_end = restored.end_match("test-relay", 1);
     actual.insert(actual.end(), at_end.begin(), at_end.end());
@@ -548,7 +548,7 @@ TEST(LiveSessions, StayInTheBlobAsAnEmptySection) {
     harness.feed(BatchBuilder("relay", 9).add(1'000'000, 20, 1, join).finish());
     const auto blob = harness.save_state();
     ASSERT_TRUE(blob.has_value()) << harness.error();
-    EXPECT_EQ(version_of(*blob), 5u);
+    EXPECT_EQ(version_of(*blob), 6u);
     ASSERT_GE(blob->size(), 8u);
     EXPECT_EQ(std::vector<uint8_t>(blob->end() - 8, blob->end()), std::vector<uint8_t>(8, 0));
     Harness again;
@@ -557,7 +557,7 @@ TEST(LiveSessions, StayInTheBlobAsAnEmptySection) {
     // It is read, not skipped: the same blob without it is refused.
     const std::vector<uint8_t> payload(
         blob->begin() + static_cast<std::ptrdiff_t>(detail::kStateHeaderSize), blob->end() - 8);
-    StateWriter shorter("REF1", 5);
+    StateWriter shorter("REF1", 6);
     for (uint8_t byte : payload)
         shorter.put<uint8_t>(byte);
     Harness cut;
@@ -636,13 +636,13 @@ INSTANTIATE_TEST_SUITE_P(
                              }},
                       Damage{"NewerVersion",
                              [](std::vector<uint8_t>) {
-                                 return sealed("REF1", 6,
+                                 return sealed("REF1", 7,
                                                [](StateWriter& w) { w.put<uint64_t>(0); });
                              }},
-                      Damage{"OurBlobMarkedVersion6",
+                      Damage{"OurBlobMarkedVersion7",
                              [](std::vector<uint8_t> b) {
-                                 const uint32_t six = 6;
-                                 std::memcpy(b.data() + 8, &six, sizeof six);
+                                 const uint32_t seven = 7;
+                                 std::memcpy(b.data() + 8, &seven, sizeof seven);
                                  return b;
                              }},
                       // Version 5 writes samples as one array, version 4 one by one.

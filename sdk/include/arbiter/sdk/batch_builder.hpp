@@ -52,6 +52,8 @@ struct Order {
     std::optional<uint64_t> claimed_tick = std::nullopt;
     std::optional<int64_t> client_time_us = std::nullopt;
     uint64_t response_to = 0;
+    std::optional<fb::Look> look = std::nullopt;     // schema 1.2; absent when unknown
+    std::optional<fb::AimPoint> aim = std::nullopt;  // schema 1.2; absent when unknown
 };
 struct Position {
     fb::Vec3 position{0, 0, 0};
@@ -59,6 +61,8 @@ struct Position {
     std::optional<bool> on_ground = std::nullopt;
     std::optional<float> ground_height = std::nullopt;
     bool server_teleport = false;
+    std::optional<fb::Look> look = std::nullopt;     // schema 1.2; absent when unknown
+    std::optional<fb::AimPoint> aim = std::nullopt;  // schema 1.2; absent when unknown
 };
 struct Hit {
     uint32_t target_player = 0;
@@ -68,6 +72,8 @@ struct Hit {
     float damage = 0.0f;
     bool line_of_sight = true, target_alive = true, target_damageable = true;
     std::optional<uint64_t> claimed_tick = std::nullopt;
+    std::optional<fb::Look> look = std::nullopt;     // schema 1.2; absent when unknown
+    std::optional<fb::AimPoint> aim = std::nullopt;  // schema 1.2; absent when unknown
 };
 struct Kill {
     uint32_t target_player = 0;
@@ -154,6 +160,8 @@ class BatchBuilder {
         if (e.claimed_tick) b.add_claimed_tick(*e.claimed_tick);
         if (e.client_time_us) b.add_client_time_us(*e.client_time_us);
         b.add_response_to(e.response_to);
+        if (e.look) b.add_look(&*e.look);
+        if (e.aim) b.add_aim(&*e.aim);
         return push(t_us, tick, player, fb::EventBody::Order, b.Finish().Union());
     }
     BatchBuilder& add(int64_t t_us, uint64_t tick, uint32_t player, const build::Position& e) {
@@ -163,6 +171,8 @@ class BatchBuilder {
         if (e.on_ground) b.add_on_ground(*e.on_ground);
         if (e.ground_height) b.add_ground_height(*e.ground_height);
         b.add_server_teleport(e.server_teleport);
+        if (e.look) b.add_look(&*e.look);
+        if (e.aim) b.add_aim(&*e.aim);
         return push(t_us, tick, player, fb::EventBody::PositionUpdate, b.Finish().Union());
     }
     BatchBuilder& add(int64_t t_us, uint64_t tick, uint32_t player, const build::Hit& e) {
@@ -178,6 +188,8 @@ class BatchBuilder {
         b.add_target_alive(e.target_alive);
         b.add_target_damageable(e.target_damageable);
         if (e.claimed_tick) b.add_claimed_tick(*e.claimed_tick);
+        if (e.look) b.add_look(&*e.look);
+        if (e.aim) b.add_aim(&*e.aim);
         return push(t_us, tick, player, fb::EventBody::HitClaim, b.Finish().Union());
     }
     BatchBuilder& add(int64_t t_us, uint64_t tick, uint32_t player, const build::Kill& e) {

@@ -128,6 +128,34 @@ class Batch {
     std::span<const uint8_t> bytes_;
 };
 
+// Where the player of an event looks (3-D) or aims (2-D), schema 1.2: from a
+// PositionUpdate, an Order or a HitClaim that carries it; nullopt for any other event and
+// when the relay did not say (its game gives none, or it predates schema 1.2). A Look is
+// yaw and pitch in radians; an AimPoint is a point in the game's units, relative() when
+// measured from the player's own position (docs/aim.md).
+inline std::optional<fb::Look> look_of(const fb::Event& event) {
+    const fb::Look* look = nullptr;
+    if (const auto* p = event.body_as_PositionUpdate())
+        look = p->look();
+    else if (const auto* o = event.body_as_Order())
+        look = o->look();
+    else if (const auto* h = event.body_as_HitClaim())
+        look = h->look();
+    if (look) return *look;
+    return std::nullopt;
+}
+inline std::optional<fb::AimPoint> aim_of(const fb::Event& event) {
+    const fb::AimPoint* aim = nullptr;
+    if (const auto* p = event.body_as_PositionUpdate())
+        aim = p->aim();
+    else if (const auto* o = event.body_as_Order())
+        aim = o->aim();
+    else if (const auto* h = event.body_as_HitClaim())
+        aim = h->aim();
+    if (aim) return *aim;
+    return std::nullopt;
+}
+
 // Optional scalars of the schema (e.g. claimed_tick) as std::optional.
 template <class T>
 std::optional<T> opt(flatbuffers::Optional<T> value) {

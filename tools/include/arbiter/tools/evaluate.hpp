@@ -37,6 +37,19 @@ struct CheckCount {
     uint64_t flag_or_above = 0;
 };
 
+// One labelled player: its label and the highest action the host gave it.
+struct PlayerResult {
+    host::PlayerKey player;
+    std::string account;  // as the truth file names it
+    std::string profile;
+    bool cheater = false;
+    bool seen = true;  // false: the host never assessed it (counted as Clear)
+    host::Action action = host::Action::clear;
+    double score = 0.0;  // the assessment's combined score
+    // The strongest checks of its assessment, strongest first: "plugin:code 0.90".
+    std::vector<std::string> top_checks;
+};
+
 struct EvaluationReport {
     std::vector<ProfileResult> profiles;  // honest first, then in the simulator's order
     ProfileResult all_cheaters{"all cheaters", true};
@@ -44,6 +57,8 @@ struct EvaluationReport {
     // The honest players at Monitor or above, by the checks in their assessments ("plugin
     // code"; a player counts once under each): where the false positives come from.
     std::map<std::string, CheckCount> honest_by_check;
+    // Every labelled player, by relay, match and player id (`arbiter evaluate --players`).
+    std::vector<PlayerResult> players;
     // The input as read.
     uint64_t files = 0, unreadable_files = 0, batches = 0, events = 0, damaged = 0, refused = 0;
     uint64_t unlabelled = 0;            // assessed players that no truth file names
@@ -66,8 +81,11 @@ EvaluationReport evaluate(host::Host& host, const std::vector<std::filesystem::p
 void merge(EvaluationReport& into, const EvaluationReport& from);
 
 void print_report(std::ostream& out, const EvaluationReport& report);
+// A line per labelled player: relay, match, player, account, label, truth, action, score
+// and its strongest checks (for a data set of one player per recording: a line per file).
+void print_players(std::ostream& out, const EvaluationReport& report);
 // One JSON object: {"profiles": [...], "all_cheaters": {...}, "all_honest": {...},
-// "honest_by_check": [...], "input": {...}}.
-std::string report_json(const EvaluationReport& report);
+// "honest_by_check": [...], "input": {...}}, and with `players` "players": [...] too.
+std::string report_json(const EvaluationReport& report, bool players = false);
 
 }  // namespace arbiter::tools

@@ -4,7 +4,7 @@
 //
 // Required: source, game, player, t_seconds, action_kind.
 // Optional: x, y, z, target_x, target_y, target_z, target_player, tick, claimed_tick,
-//           repeat, profile.
+//           repeat, profile, yaw, pitch, aim_x, aim_y, aim_relative.
 //
 // Every bad row is reported as "FILE:LINE: what was wrong"; the reader stops at the first
 // one or goes on and collects them all, as the caller asks.
@@ -41,7 +41,18 @@ inline constexpr const char* kOptionalColumns[] = {"x",
                                                    "tick",
                                                    "claimed_tick",
                                                    "repeat",
-                                                   "profile"};
+                                                   "profile",
+                                                   "yaw",
+                                                   "pitch",
+                                                   "aim_x",
+                                                   "aim_y",
+                                                   "aim_relative"};
+
+// Bounds of the look and aim columns (docs/recorded-matches.md): a yaw beyond a million
+// radians has lost its precision, a pitch is within [-pi/2, pi/2], and an aim point beyond
+// ten million of the game's units is not one a float keeps to the unit.
+inline constexpr double kMaxYawRadians = 1e6;
+inline constexpr double kMaxAimUnits = 1e7;
 
 struct TraceRow {
     uint64_t line = 0;  // in the input file, from 1
@@ -53,6 +64,9 @@ struct TraceRow {
     std::optional<uint64_t> tick, claimed_tick;
     std::optional<bool> repeat;
     std::optional<std::string> profile;
+    std::optional<double> yaw, pitch;    // radians; together (schema 1.2's Look)
+    std::optional<double> aim_x, aim_y;  // the game's units; together (AimPoint)
+    std::optional<bool> aim_relative;    // only with aim_x and aim_y
 };
 
 struct RowProblem {
