@@ -1516,11 +1516,11 @@ TEST_F(Serve, AScrapeOfManySeriesDoesNotHoldUpTheRelays) {
     const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
     ASSERT_EQ(::send(scraper, request.data(), request.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(request.size()));
+    // The relay's next batch is taken and answered while the scrape is out, its client
+    // not yet reading. (Whether the render is still going by then is a race between two
+    // speeds, which a test does not judge; what the page says below is the order.)
     relay.send_batch(batch(2000));
     EXPECT_EQ(json::parse(relay.sync(2)).value("batches", 0), 2);
-    pollfd answered{scraper, POLLIN, 0};
-    EXPECT_EQ(::poll(&answered, 1, 0), 0)
-        << "the scrape was answered before the batch sent after it was processed";
 
     // The scrape is answered in full all the same, with every series.
     timeval timeout{.tv_sec = 60, .tv_usec = 0};
