@@ -16,7 +16,8 @@ namespace arbiter::host {
 namespace {
 
 ServerConfig config_with(const std::string& extra, const test::TempDir& dir) {
-    return parse_config("[host]\nserver_id = \"t\"\n" + extra, "server_config.toml", dir.path(), {});
+    return parse_config("[host]\nserver_id = \"t\"\n" + extra, "server_config.toml", dir.path(),
+                        {});
 }
 
 std::string refusal(ServerConfig config) {
@@ -37,11 +38,12 @@ TEST(HostAttachments, AStoreWithoutItsSinkIsRefusedNotIgnored) {
 
 TEST(HostAttachments, CorrelationWithoutItsSourceIsRefusedNotIgnored) {
     test::TempDir dir;
-    const std::string refused = refusal(config_with(
-        "[store]\npath = \"store.db\"\n[correlation]\nenabled = true\n", dir));
+    const std::string refused =
+        refusal(config_with("[store]\npath = \"store.db\"\n[correlation]\nenabled = true\n", dir));
     // The store is the first thing missing; given it, the correlation is.
     EXPECT_NE(refused.find("[store] is set"), std::string::npos) << refused;
-    ServerConfig config = config_with("[store]\npath = \"store.db\"\n[correlation]\nenabled = true\n", dir);
+    ServerConfig config =
+        config_with("[store]\npath = \"store.db\"\n[correlation]\nenabled = true\n", dir);
     HostAttachments store_only;
     store_only.ledger_sink = attach_store(config).ledger_sink;
     try {

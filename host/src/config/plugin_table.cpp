@@ -44,9 +44,9 @@ void read_signers(TableReader& reader, const toml::table& table, PluginSettings&
                 names.emplace_back(*item.value<std::string>(), &item);
             }
         } else {
-            reader.problem(*node, "signed_by",
-                           std::string("expected a key's name or an array of them, got ") +
-                               type_name(*node));
+            reader.problem(
+                *node, "signed_by",
+                std::string("expected a key's name or an array of them, got ") + type_name(*node));
             return;
         }
     }
@@ -57,7 +57,8 @@ void read_signers(TableReader& reader, const toml::table& table, PluginSettings&
                                 [&](const SigningKey& k) { return k.name == name; });
         if (key == signing.keys.end()) {
             std::string known;
-            for (const SigningKey& k : signing.keys) known += (known.empty() ? "" : ", ") + k.name;
+            for (const SigningKey& k : signing.keys)
+                known += (known.empty() ? "" : ", ") + k.name;
             reader.problem(*node, "signed_by",
                            "no key '" + name + "' in [signing] keys" +
                                (known.empty() ? std::string(" (it lists none)")
@@ -89,7 +90,8 @@ void read_isolation(TableReader& reader, const toml::table& table,
         else if (mode != "none")
             reader.problem(*table.get("isolation"), "isolation",
                            "expected \"none\" (in the host's process) or \"process\" (in a "
-                           "confined child process), got \"" + mode + "\"");
+                           "confined child process), got \"" +
+                               mode + "\"");
     }
     const char* const keys[] = {"memory_mb",          "cpu_seconds",      "checkpoint_batches",
                                 "checkpoint_seconds", "max_restarts",     "restart_window_s",

@@ -28,7 +28,8 @@ Admission admit_batch(std::span<const uint8_t> bytes, uint64_t max_batch_bytes,
         return admission;
     }
     // Plugins that can be told (schema 1.1) reset what would measure across the gap.
-    if (admission.verdict.gap) admission.lost = input_lost_batch(ingested.batch, *admission.verdict.gap);
+    if (admission.verdict.gap)
+        admission.lost = input_lost_batch(ingested.batch, *admission.verdict.gap);
     if (ingested.batch.ends_match)
         ledger.match_ended(ingested.batch.relay_id, ingested.batch.match_id, true);
     admission.batch = std::move(ingested.batch);

@@ -88,7 +88,8 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
                 return slot;
             }
         }
-        return load_plugin_slot(settings, plugin_copies_, metrics_, config_.host.plugin_runner, shards_);
+        return load_plugin_slot(settings, plugin_copies_, metrics_, config_.host.plugin_runner,
+                                shards_);
     };
     auto running = [&](const std::string& name) -> PluginSlot* { return dispatcher_.find(name); };
 
@@ -114,12 +115,12 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
     for (const PluginSettings& settings : next.plugins) {
         if (!settings.enabled) continue;
         const PluginSlot* old = running(settings.name);
-        Change change{&settings,
-                      old ? step_for(&old->settings, old->active(),
-                                     old->active() && old->library->has(ARB_CAP_RECONFIGURE),
-                                     settings)
-                          : ConfigStep::load,
-                      {}};
+        Change change{
+            &settings,
+            old ? step_for(&old->settings, old->active(),
+                           old->active() && old->library->has(ARB_CAP_RECONFIGURE), settings)
+                : ConfigStep::load,
+            {}};
         if (change.step == ConfigStep::load) {
             change.fresh = fresh_slot(settings);
             // A plugin refused before and refused again under the same table is not part
@@ -165,7 +166,8 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
             release_retired(std::move(slot));
     };
     auto refuse_whole = [&](std::vector<ReloadReport> reports) {
-        for (Change& change : changes) release(std::move(change.fresh));
+        for (Change& change : changes)
+            release(std::move(change.fresh));
         for (ReloadReport& report : reports) {
             report.ok = false;
             report.error += kConfigNotAppliedNote;
@@ -210,9 +212,10 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
                     undone.error = error.what();
                 }
                 if (!undone.ok())
-                    spdlog::error("plugin '{}': could not take its old table back ({}: {}); it "
-                                  "runs with the new one",
-                                  old_settings.name, status_name(undone.status), undone.error);
+                    spdlog::error(
+                        "plugin '{}': could not take its old table back ({}: {}); it "
+                        "runs with the new one",
+                        old_settings.name, status_name(undone.status), undone.error);
                 else
                     taken->settings = std::move(old_settings);
             }
@@ -282,7 +285,8 @@ std::vector<ReloadReport> Host::apply_config(ServerConfig next, std::vector<Plug
     }
     // The removed plugins' instances are destroyed and their libraries released: off the
     // event path when the caller asked, else now.
-    for (PluginSlot& gone : old_slots) release(std::move(gone));
+    for (PluginSlot& gone : old_slots)
+        release(std::move(gone));
     old_slots.clear();
     dispatcher_.set_slots(std::move(slots));
 

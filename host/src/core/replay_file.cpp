@@ -16,7 +16,8 @@ FileTally replay_file(const std::filesystem::path& path, Host& host,
     };
     std::unique_ptr<EventFileReader> reader;
     try {
-        const uint64_t cap = std::min<uint64_t>(host.config().host.max_batch_bytes, kMaxRecordPayload);
+        const uint64_t cap =
+            std::min<uint64_t>(host.config().host.max_batch_bytes, kMaxRecordPayload);
         reader = std::make_unique<EventFileReader>(path, static_cast<uint32_t>(cap));
     } catch (const std::exception& error) {
         tally.unreadable = true;

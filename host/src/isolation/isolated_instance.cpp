@@ -4,8 +4,8 @@
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,10 +29,10 @@
 #include "arbiter/host/plugin_instance.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "isolation/channel.hpp"
+#include "isolation/child.hpp"
 #include "isolation/messages.hpp"
 #include "isolation/reply_intake.hpp"
 #include "isolation/syscall_names.hpp"
-#include "isolation/child.hpp"
 
 namespace arbiter::host {
 
@@ -45,7 +45,9 @@ namespace {
 // a checkpoint is taken at once.
 constexpr uint64_t kMaxJournalBytes = 256ull << 20;
 
-bool worth_logging(uint64_t n) { return n <= 5 || (n & (n - 1)) == 0; }
+bool worth_logging(uint64_t n) {
+    return n <= 5 || (n & (n - 1)) == 0;
+}
 
 }  // namespace
 
@@ -217,27 +219,30 @@ void IsolatedInstance::recover(std::string fault) {
         while (!recent_faults_.empty() && now - recent_faults_.front() > window)
             recent_faults_.pop_front();
         if (recent_faults_.size() > settings_.isolation.max_restarts) {
-            quarantined_ = fmt::format(
-                "{} fault(s) within {} s (max_restarts = {}), the last: {}", recent_faults_.size(),
-                settings_.isolation.restart_window_s, settings_.isolation.max_restarts, fault);
-            spdlog::error("plugin '{}': quarantined after {}; it gets no more batches until it "
-                          "is reloaded (`arbiter ctl reload {}`, or a change of its file or table)",
-                          label_, quarantined_, label_);
+            quarantined_ = fmt::format("{} fault(s) within {} s (max_restarts = {}), the last: {}",
+                                       recent_faults_.size(), settings_.isolation.restart_window_s,
+                                       settings_.isolation.max_restarts, fault);
+            spdlog::error(
+                "plugin '{}': quarantined after {}; it gets no more batches until it "
+                "is reloaded (`arbiter ctl reload {}`, or a change of its file or table)",
+                label_, quarantined_, label_);
             if (metrics_) metrics_->set("host.plugin_quarantined." + label_, 1);
             journal_.clear();
             journal_bytes_ = 0;
             return;
         }
-        spdlog::error("plugin '{}': isolated: {}; starting a new process ({} of {} restarts "
-                      "within {} s)",
-                      label_, fault, recent_faults_.size(), settings_.isolation.max_restarts,
-                      settings_.isolation.restart_window_s);
+        spdlog::error(
+            "plugin '{}': isolated: {}; starting a new process ({} of {} restarts "
+            "within {} s)",
+            label_, fault, recent_faults_.size(), settings_.isolation.max_restarts,
+            settings_.isolation.restart_window_s);
         if (metrics_) metrics_->add("host.plugin_restarts." + label_, 1);
         try {
             start_child();
             ++restarts_;
-            std::string state = "started empty (the plugin cannot save state: no ARB_CAP_STATE; "
-                                "its history of the matches in play is lost)";
+            std::string state =
+                "started empty (the plugin cannot save state: no ARB_CAP_STATE; "
+                "its history of the matches in play is lost)";
             if (checkpoint_) {
                 iso::MessageWriter request;
                 request.bytes(*checkpoint_);
@@ -250,7 +255,8 @@ void IsolatedInstance::recover(std::string fault) {
                     journal_.clear();
                     journal_bytes_ = 0;
                 } else {
-                    state = fmt::format("restored from its checkpoint ({} bytes)", checkpoint_->size());
+                    state =
+                        fmt::format("restored from its checkpoint ({} bytes)", checkpoint_->size());
                 }
             } else if (library_->has(ARB_CAP_STATE)) {
                 state = "started empty, as it was created";
@@ -260,9 +266,10 @@ void IsolatedInstance::recover(std::string fault) {
                 exchange(entry.op, entry.payload, milliseconds(settings_.deadline_ms));
                 ++replayed_;
             }
-            spdlog::warn("plugin '{}': running again in process {}: {}, then fed again the {} "
-                         "call(s) since",
-                         label_, child_->pid, state, journal_.size());
+            spdlog::warn(
+                "plugin '{}': running again in process {}: {}, then fed again the {} "
+                "call(s) since",
+                label_, child_->pid, state, journal_.size());
             return;
         } catch (const Fault& again) {
             fault = again.what;
@@ -279,10 +286,11 @@ void IsolatedInstance::recover(std::string fault) {
 
 void IsolatedInstance::checkpoint_if_due() {
     if (!library_->has(ARB_CAP_STATE) || !child_) return;
-    const bool due = journal_.size() >= settings_.isolation.checkpoint_batches + checkpoint_backoff_ ||
-                     Clock::now() - last_checkpoint_ >=
-                         std::chrono::seconds(settings_.isolation.checkpoint_seconds) ||
-                     journal_bytes_ >= kMaxJournalBytes;
+    const bool due =
+        journal_.size() >= settings_.isolation.checkpoint_batches + checkpoint_backoff_ ||
+        Clock::now() - last_checkpoint_ >=
+            std::chrono::seconds(settings_.isolation.checkpoint_seconds) ||
+        journal_bytes_ >= kMaxJournalBytes;
     if (due) take_checkpoint();
 }
 
@@ -300,9 +308,10 @@ bool IsolatedInstance::take_checkpoint() {
                 spdlog::warn("plugin '{}': no checkpoint ({}); a restart goes back to the last one",
                              label_, escape_for_message(error, 400));
             if (journal_bytes_ >= kMaxJournalBytes) {
-                spdlog::warn("plugin '{}': {} MiB of calls since its last checkpoint: no longer "
-                             "kept; a restart would start it empty",
-                             label_, journal_bytes_ >> 20);
+                spdlog::warn(
+                    "plugin '{}': {} MiB of calls since its last checkpoint: no longer "
+                    "kept; a restart would start it empty",
+                    label_, journal_bytes_ >> 20);
                 checkpoint_.reset();
                 journal_.clear();
                 journal_bytes_ = 0;
@@ -345,8 +354,8 @@ CallResult IsolatedInstance::restore_state(std::span<const uint8_t> blob) {
     iso::MessageWriter request;
     request.bytes(blob);
     try {
-        CallResult result = accept(exchange(iso::Op::restore_state, request.data(),
-                                            slow_deadline(settings_)));
+        CallResult result =
+            accept(exchange(iso::Op::restore_state, request.data(), slow_deadline(settings_)));
         if (result.ok()) {
             checkpoint_.emplace(blob.begin(), blob.end());
             journal_.clear();
@@ -374,8 +383,8 @@ CallResult IsolatedInstance::configure(const PluginSettings& settings,
     iso::MessageWriter request;
     request.bytes(settings.config).bytes(baseline);
     try {
-        CallResult result = accept(exchange(iso::Op::configure, request.data(),
-                                            slow_deadline(settings_)));
+        CallResult result =
+            accept(exchange(iso::Op::configure, request.data(), slow_deadline(settings_)));
         if (result.ok()) {
             // A restart creates the child with the new table, from a state saved under it.
             settings_.config = settings.config;

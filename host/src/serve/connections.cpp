@@ -33,8 +33,8 @@ void Server::Impl::accept_all(const Listener& listener) {
                              std::strerror(errno));
             return;
         }
-        const bool control = listener.role == Listener::Role::control ||
-                             listener.role == Listener::Role::metrics;
+        const bool control =
+            listener.role == Listener::Role::control || listener.role == Listener::Role::metrics;
         const bool token_required =
             listener.role == Listener::Role::tcp_relays || settings.unix_requires_token;
         // Before its hello a connection counts against the small pending cap, not the
@@ -132,8 +132,7 @@ void Server::Impl::close_silent_connections() {
             }
             continue;
         }
-        if (connection.greeted || connection.control || connection.turned_away ||
-            connection.dead)
+        if (connection.greeted || connection.control || connection.turned_away || connection.dead)
             continue;
         if (waited < deadline) continue;
         if (!connection.stop_reading) {
@@ -348,16 +347,14 @@ void Server::Impl::take_relay_bytes(Connection& connection, std::span<const uint
                     accept_hello(connection,
                                  frame);  // optional on a Unix socket: names the relay
                 } else {
-                    send_error(connection, "a second hello; it was ignored", frame.offset,
-                               false);
+                    send_error(connection, "a second hello; it was ignored", frame.offset, false);
                 }
                 break;
             default:
                 send_error(
                     connection,
-                    fmt::format(
-                        "a {} frame is the host's to send, not the relay's; it was ignored",
-                        wire::magic_of(frame.kind)),
+                    fmt::format("a {} frame is the host's to send, not the relay's; it was ignored",
+                                wire::magic_of(frame.kind)),
                     frame.offset, false);
         }
     }
@@ -397,8 +394,8 @@ bool Server::Impl::accept_hello(Connection& connection, const wire::Frame& frame
             "the host serves at most {} relay connections at once (serve.max_connections); "
             "try again later",
             settings.max_connections);
-        spdlog::warn("serve: connection {} from {} turned away after its hello: {}",
-                     connection.id, connection.peer, problem);
+        spdlog::warn("serve: connection {} from {} turned away after its hello: {}", connection.id,
+                     connection.peer, problem);
         send_error(connection, problem, frame.offset, true);
         return false;
     }
@@ -413,12 +410,13 @@ bool Server::Impl::accept_hello(Connection& connection, const wire::Frame& frame
     return true;
 }
 
-void Server::Impl::send_error(Connection& connection, const std::string& problem, uint64_t offset, bool closing, bool log) {
+void Server::Impl::send_error(Connection& connection, const std::string& problem, uint64_t offset,
+                              bool closing, bool log) {
     ++connection.problems;
     if (log && worth_logging(connection.problems))
         spdlog::warn("serve: connection {} ({}): at byte {}: {}{}", connection.id,
-                     connection.relay.empty() ? connection.peer : connection.relay, offset,
-                     problem, closing ? "; closing it" : "");
+                     connection.relay.empty() ? connection.peer : connection.relay, offset, problem,
+                     closing ? "; closing it" : "");
     wire::append_frame(connection.out, wire::FrameKind::error,
                        serve_protocol::error_json(problem, offset, closing));
     if (closing) {
@@ -486,8 +484,7 @@ void Server::Impl::sweep() {
                     connection.id, who, connection.decoder.pending_bytes(), connection.frames);
             else
                 spdlog::info("serve: connection {} ({}) closed{}{}", connection.id, who,
-                             connection.close_error.empty() ? "" : ": ",
-                             connection.close_error);
+                             connection.close_error.empty() ? "" : ": ", connection.close_error);
         }
         if (connection.fed_the_queue) {
             // The event thread keeps its counts per connection until it hears this.

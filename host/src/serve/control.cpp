@@ -108,18 +108,17 @@ std::string Server::Impl::connections_json() const {
     json list = json::array();
     for (const auto& [id, connection] : connections) {
         if (connection.control || connection.turned_away) continue;
-        list.push_back(
-            {{"id", id},
-             {"transport", connection.transport},
-             {"peer", connection.peer},
-             {"relay", connection.relay},
-             {"bytes_in", connection.bytes_in},
-             {"frames", connection.frames},
-             {"problems", connection.problems},
-             {"held_back", connection.held_back},
-             {"reply_bytes_unsent", connection.unsent()},
-             {"connected_s",
-              std::chrono::duration<double>(Clock::now() - connection.since).count()}});
+        list.push_back({{"id", id},
+                        {"transport", connection.transport},
+                        {"peer", connection.peer},
+                        {"relay", connection.relay},
+                        {"bytes_in", connection.bytes_in},
+                        {"frames", connection.frames},
+                        {"problems", connection.problems},
+                        {"held_back", connection.held_back},
+                        {"reply_bytes_unsent", connection.unsent()},
+                        {"connected_s",
+                         std::chrono::duration<double>(Clock::now() - connection.since).count()}});
     }
     return dump_json(list);
 }

@@ -9,8 +9,8 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
-#include "serve/serve_protocol.hpp"
 #include "arbiter/host/untrusted_text.hpp"
+#include "serve/serve_protocol.hpp"
 
 namespace arbiter::host::serve {
 

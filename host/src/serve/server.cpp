@@ -35,8 +35,7 @@ std::string Server::Impl::read_token_file(const std::string& path, const std::st
     token = token.substr(0, token.find('\n'));
     while (!token.empty() && (token.back() == '\r' || token.back() == ' '))
         token.pop_back();
-    if (token.empty())
-        throw std::runtime_error(setting + ": " + path + " holds an empty token");
+    if (token.empty()) throw std::runtime_error(setting + ": " + path + " holds an empty token");
     return token;
 }
 
@@ -46,8 +45,7 @@ Server::Impl::Impl(ServerConfig config, ServeOptions opts)
       queue(config.serve.max_queued_bytes),
       outbox(wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     if (wake_fd < 0)
-        throw std::runtime_error(std::string("cannot create an eventfd: ") +
-                                 std::strerror(errno));
+        throw std::runtime_error(std::string("cannot create an eventfd: ") + std::strerror(errno));
     stop_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     credentials.shared =
         !settings.token_file.empty() ? read_token_file(settings.token_file) : settings.token;
@@ -75,17 +73,16 @@ Server::Impl::Impl(ServerConfig config, ServeOptions opts)
     try {
         open_listeners();
         if (listeners.empty())
-            throw std::runtime_error(
-                config.file.string() +
-                ": [serve] names no socket: set unix_socket or tcp_listen");
+            throw std::runtime_error(config.file.string() +
+                                     ": [serve] names no socket: set unix_socket or tcp_listen");
         if (!settings.review_listen.empty()) open_review_page(config.store);
         auto attachments = attach_store(config);
         host = std::make_unique<Host>(std::move(config), std::move(attachments));
         // As a changed config with such a plugin is refused (apply_config), so is one at
         // start: the operator finds out now, not when a check's cheaters go unflagged.
         if (const auto refused = host->refused_at_start()) throw std::runtime_error(*refused);
-        processor = std::make_unique<serve::EventProcessor>(*host, options.config_options,
-                                                            queue, outbox);
+        processor =
+            std::make_unique<serve::EventProcessor>(*host, options.config_options, queue, outbox);
         if (settings.watch) {
             watcher = std::make_unique<serve::FileWatcher>(
                 std::chrono::milliseconds(settings.watch_settle_ms));
@@ -242,8 +239,7 @@ void Server::Impl::poll_once() {
         const bool may_read =
             !connection.stop_reading && !draining &&
             (connection.control || connection.turned_away || !connection.greeted ||
-             (room && !connection.backlogged &&
-              connection.unsent() < settings.max_reply_bytes));
+             (room && !connection.backlogged && connection.unsent() < settings.max_reply_bytes));
         if (may_read) {
             events |= POLLIN;
         } else if (!connection.stop_reading && !draining && !connection.control) {
@@ -300,12 +296,11 @@ void Server::Impl::poll_once() {
         for (const auto& file : watcher->settled()) {
             Work work;
             if (file.plugin.empty()) {
-                spdlog::info("serve: {} changed on disk; reloading the config",
-                             file.path.string());
+                spdlog::info("serve: {} changed on disk; reloading the config", file.path.string());
                 work.kind = Work::Kind::config_changed;
             } else {
-                spdlog::info("serve: plugin '{}': {} changed on disk; reloading it",
-                             file.plugin, file.path.string());
+                spdlog::info("serve: plugin '{}': {} changed on disk; reloading it", file.plugin,
+                             file.path.string());
                 work.kind = Work::Kind::reload;
                 work.text = file.plugin;
             }

@@ -29,16 +29,16 @@
 
 #include "arbiter/host/file_trust.hpp"
 #include "arbiter/host/host.hpp"
-#include "store/store.hpp"
-#include "serve/serve_protocol.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "arbiter/host/wire.hpp"
 #include "review_page/http_server.hpp"
 #include "serve/event_processor.hpp"
 #include "serve/file_watcher.hpp"
 #include "serve/outbox.hpp"
+#include "serve/serve_protocol.hpp"
 #include "serve/token_throttle.hpp"
 #include "serve/work_queue.hpp"
+#include "store/store.hpp"
 #include "wire/sockets.hpp"
 
 namespace arbiter::host {
@@ -222,7 +222,8 @@ struct Server::Impl {
 
     bool accept_hello(Connection& connection, const wire::Frame& frame);
 
-    void send_error(Connection& connection, const std::string& problem, uint64_t offset, bool closing, bool log = true);
+    void send_error(Connection& connection, const std::string& problem, uint64_t offset,
+                    bool closing, bool log = true);
 
     void take_control_bytes(Connection& connection, std::span<const uint8_t> bytes);
 
