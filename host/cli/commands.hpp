@@ -39,6 +39,11 @@ int run_review(const std::vector<std::string>& args);
 int run_luanti_bridge(const std::vector<std::string>& args);
 // A DDNet server's teehistorian followed live into a running server (adapters/ddnet/).
 int run_ddnet_bridge(const std::vector<std::string>& args);
+// `arbiter import` for osu! replays: the arguments after "import". Returns the exit status
+// (0 done, 1 usage, 2 nothing written, 3 written with replays refused).
+int run_osr_import(const std::vector<std::string>& args);
+// True when `arbiter import` is given replays: an input ending in .osr or a folder.
+bool is_osr_import(const std::vector<std::string>& args);
 
 // Sets up logging to stderr at a level ("info", "warn", ...). An unknown level is a usage
 // error, said on stderr (false): spdlog would read it as "off" and hide every error.

@@ -219,7 +219,7 @@ int run_teehistorian_import(const ImportCommand& command, host::Progress* progre
 }
 
 int run_import(const std::vector<std::string>& args) {
-    if (osu::is_osr_import(args)) return osu::run_osr_import_command(args);
+    if (is_osr_import(args)) return run_osr_import(args);
     auto command = parse(args);
     if (!command) return kExitUsage;
     auto progress = host::progress_on_stderr(command->quiet);

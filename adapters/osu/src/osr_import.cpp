@@ -18,11 +18,6 @@
 
 namespace arbiter::osu {
 
-namespace {
-
-constexpr double kTickRateHz = 1000.0;  // osu! frame times are whole milliseconds
-constexpr int32_t kLeftKeys = kKeyM1, kRightKeys = kKeyM2;  // K1 sets M1, K2 sets M2
-
 // osu!'s mod acronyms, in its own order.
 std::string mods_text(uint32_t mods) {
     static const std::pair<uint32_t, const char*> names[] = {
@@ -35,6 +30,12 @@ std::string mods_text(uint32_t mods) {
         if (mods & bit) out += name;
     return out.empty() ? "NM" : out;
 }
+
+namespace {
+
+constexpr double kTickRateHz = 1000.0;  // osu! frame times are whole milliseconds
+constexpr int32_t kLeftKeys = kKeyM1, kRightKeys = kKeyM2;  // K1 sets M1, K2 sets M2
+
 
 // One cursor frame to import, at its replay time.
 struct Step {
@@ -361,161 +362,6 @@ OsrImportReport import_replays(const std::vector<OsrInput>& inputs,
     file.commit();
     report.written = true;
     return report;
-}
-
-bool is_osr_import(const std::vector<std::string>& args) {
-    // The inputs are the positionals but the last; an option's value is not one.
-    std::vector<std::string> positional;
-    for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--quiet") continue;
-        if (args[i].starts_with("--")) {
-            ++i;
-            continue;
-        }
-        positional.push_back(args[i]);
-    }
-    if (positional.size() < 2) return false;
-    positional.pop_back();
-    for (const auto& p : positional) {
-        std::error_code error;
-        if (looks_like_osr(p) || std::filesystem::is_directory(p, error)) return true;
-    }
-    return false;
-}
-
-namespace {
-
-constexpr const char* kUsage =
-    "usage: arbiter import IN.osr|FOLDER... OUT.arbev [--labels OUT.truth.json]\n"
-    "           [--replay-labels LABELS.csv] [--on-error stop|skip] [--relay ID] [--match ID]\n"
-    "           [--batch-events N] [--quiet]\n"
-    "           (osu! replays: one match, a player per replay; a folder is searched for .osr\n"
-    "           files, and its labels.csv (file,label,kind) labels them for --labels)\n";
-
-}  // namespace
-
-int run_osr_import_command(const std::vector<std::string>& args) {
-    OsrImportOptions options;
-    std::vector<std::string> positional;
-    bool quiet = false;
-    std::optional<std::filesystem::path> replay_labels;
-    bool relay_given = false;
-    auto usage = [](const std::string& what) {
-        std::fprintf(stderr, "arbiter import: %s\n%s", what.c_str(), kUsage);
-        return 1;
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (!arg.starts_with("--")) {
-            positional.push_back(arg);
-            continue;
-        }
-        if (arg == "--quiet") {
-            quiet = true;
-            continue;
-        }
-        if (i + 1 >= args.size()) return usage(arg + " needs a value");
-        const std::string& value = args[++i];
-        if (arg == "--labels") {
-            options.labels_out = value;
-        } else if (arg == "--replay-labels") {
-            replay_labels = value;
-        } else if (arg == "--on-error") {
-            if (value != "stop" && value != "skip")
-                return usage("--on-error '" + value + "' is neither stop nor skip");
-            options.skip_bad_replays = value == "skip";
-        } else if (arg == "--relay") {
-            options.relay_id = value;
-            relay_given = true;
-        } else if (arg == "--match") {
-            auto n = tools::parse_u64(value);
-            if (!n || *n == 0) return usage("--match '" + value + "' is not a positive integer");
-            options.match_id = *n;
-        } else if (arg == "--batch-events") {
-            auto n = tools::parse_u64(value);
-            if (!n || *n == 0 || *n > tools::kMaxBatchEvents)
-                return usage("--batch-events must be from 1 to " +
-                             std::to_string(tools::kMaxBatchEvents));
-            options.batch_events = static_cast<size_t>(*n);
-        } else {
-            return usage("unknown option " + arg + " (for replays)");
-        }
-    }
-    if (positional.size() < 2) return usage("replays or folders, then an output file, please");
-    if (options.relay_id.empty()) return usage("--relay must not be empty");
-    const std::filesystem::path out = positional.back();
-    positional.pop_back();
-    std::vector<std::filesystem::path> paths(positional.begin(), positional.end());
-    if (replay_labels) {
-        options.labels_csv = *replay_labels;
-    } else if (!options.labels_out.empty() && paths.size() == 1) {
-        std::error_code error;
-        if (std::filesystem::is_directory(paths[0], error) &&
-            std::filesystem::exists(paths[0] / "labels.csv", error))
-            options.labels_csv = paths[0] / "labels.csv";
-    }
-    auto progress = host::progress_on_stderr(quiet);
-    options.progress = progress.get();
-    OsrImportReport report;
-    try {
-        const std::vector<OsrInput> inputs = list_replays(paths);
-        // Replays imported apart and replayed together stay apart, as demos do: one replay
-        // is a relay of its own, named after its file (at most 64 bytes, the serve
-        // protocol's bound), unless --relay says otherwise.
-        if (!relay_given && inputs.size() == 1) {
-            const std::string stem = host::to_valid_utf8(inputs[0].path.stem().string(), 64);
-            if (!stem.empty()) options.relay_id = stem;
-        }
-        report = import_replays(inputs, out, options);
-    } catch (const std::exception& error) {
-        std::fprintf(stderr, "arbiter import: %s (nothing written)\n", error.what());
-        return 2;
-    }
-    for (const auto& r : report.replays)
-        if (r.problem) std::fprintf(stderr, "%s: %s\n", r.name.c_str(), r.problem->c_str());
-    if (!report.written) {
-        std::fprintf(stderr, "arbiter import: nothing written%s\n",
-                     report.refused && !options.skip_bad_replays
-                         ? " (--on-error skip imports the good replays and reports the bad)"
-                         : "");
-        return 2;
-    }
-    if (report.replays.size() == 1) {
-        const OsrReplayReport& r = report.replays.front();
-        std::fprintf(
-            stderr,
-            "imported replay of '%s' (osu! %d, mods %s: %llu frames, %llu left out, "
-            "from %lld ms to %lld ms of the map)",
-            host::showable_name(r.player_name, 64).c_str(), r.version, mods_text(r.mods).c_str(),
-            static_cast<unsigned long long>(r.frames), static_cast<unsigned long long>(r.left_out),
-            static_cast<long long>(r.first_time_ms), static_cast<long long>(r.last_time_ms));
-    } else {
-        std::fprintf(stderr, "imported %llu of %llu replays",
-                     static_cast<unsigned long long>(report.players),
-                     static_cast<unsigned long long>(report.replays.size()));
-    }
-    std::fprintf(stderr,
-                 " into 1 match, %llu player(s): %llu events (%llu key presses, %llu cursor "
-                 "positions) in %llu batches to %s%s%s\n",
-                 static_cast<unsigned long long>(report.players),
-                 static_cast<unsigned long long>(report.events),
-                 static_cast<unsigned long long>(report.orders),
-                 static_cast<unsigned long long>(report.positions),
-                 static_cast<unsigned long long>(report.batches), out.c_str(),
-                 options.labels_out.empty() ? "" : "; labels to ",
-                 options.labels_out.string().c_str());
-    if (report.replays.size() == 1) {
-        // For the reviewer: circleguard's snaps, at the replay's own times (not relay time).
-        const OsrReplayReport& r = report.replays.front();
-        std::string times;
-        for (size_t i = 0; i < r.snap_times_ms.size() && i < 20; ++i)
-            times += (i ? ", " : "") + std::to_string(r.snap_times_ms[i]);
-        if (r.snap_times_ms.size() > 20) times += ", ...";
-        std::fprintf(stderr, "%s: %zu snap(s) by circleguard's rule, without the beatmap%s%s%s\n",
-                     r.name.c_str(), r.snap_times_ms.size(), times.empty() ? "" : " (at ",
-                     times.c_str(), times.empty() ? "" : " ms of the map)");
-    }
-    return report.refused ? 3 : 0;
 }
 
 }  // namespace arbiter::osu

@@ -92,10 +92,7 @@ std::map<std::string, std::pair<std::string, bool>> read_labels_csv(
 OsrImportReport import_replays(const std::vector<OsrInput>& inputs,
                                const std::filesystem::path& out, const OsrImportOptions& options);
 
-// `arbiter import` for replays: the arguments after "import". Returns the exit status
-// (0 done, 1 usage, 2 nothing written, 3 written with replays refused).
-int run_osr_import_command(const std::vector<std::string>& args);
-// True when `arbiter import` is given replays: an input ending in .osr or a folder.
-bool is_osr_import(const std::vector<std::string>& args);
+// osu!'s mod acronyms for a replay's mod bits ("HD,DT"), for reports.
+std::string mods_text(uint32_t mods);
 
 }  // namespace arbiter::osu
