@@ -12,6 +12,7 @@
 #include <arbiter/sdk/batch_builder.hpp>
 
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/reload_coordinator.hpp"
 #include "arbiter/host/sha256.hpp"
 
 namespace {
@@ -415,6 +416,64 @@ TEST_F(Reload, TheSwapKeepsTheSettingsOfTheMomentAndRefusesAStaleVersion) {
     EXPECT_NE(refused.error.find("loaded again with the config as it is now"), std::string::npos);
     // The running instance is the one with the new table (report_at = 5).
     EXPECT_EQ(host.plugins().at(0).settings.config, config(5, 0.5).plugins.at(0).config);
+}
+
+// The asynchronous cycle serve and the C API share: the loads it starts are handed back
+// by the test, as a loader thread would.
+TEST_F(Reload, TheCoordinatorLoadsAStaleVersionAgainAndEndsWithOneReport) {
+    Host host(config(2));
+    std::vector<arbiter::host::PluginSettings> loads;
+    arbiter::host::ReloadCoordinator coordinator(
+        host, [&](const arbiter::host::PluginSettings& settings) { loads.push_back(settings); });
+
+    ASSERT_FALSE(coordinator.begin("counter"));
+    ASSERT_EQ(loads.size(), 1u);
+    EXPECT_TRUE(coordinator.under_way("counter"));
+    arbiter::host::PluginSlot first = host.prepare_plugin(loads[0]);
+    // The plugin's own table changes while it loads: the slot is stale, and loads again.
+    ASSERT_TRUE(host.apply_config(config(5)).at(0).ok);
+    EXPECT_TRUE(coordinator.loaded(std::move(first)).empty());
+    ASSERT_EQ(loads.size(), 2u);
+    EXPECT_EQ(loads[1].config, config(5).plugins.at(0).config);
+    EXPECT_TRUE(coordinator.under_way("counter"));
+
+    deploy(COUNTER_V2);
+    std::vector<ReloadReport> ended = coordinator.loaded(host.prepare_plugin(loads[1]));
+    ASSERT_EQ(ended.size(), 1u);
+    EXPECT_TRUE(ended[0].ok) << ended[0].describe();
+    EXPECT_EQ(ended[0].to_version, "2.0.0");
+    EXPECT_FALSE(coordinator.under_way("counter"));
+    EXPECT_TRUE(coordinator.collect().empty());
+}
+
+TEST_F(Reload, TheCoordinatorRefusesAnUnknownPluginAtOnceAndOneRemovedMidLoad) {
+    Host host(config(2));
+    int loads_started = 0;
+    std::vector<arbiter::host::PluginSlot> retired;
+    arbiter::host::ReloadCoordinator coordinator(
+        host, [&](const arbiter::host::PluginSettings&) { ++loads_started; },
+        [&](arbiter::host::PluginSlot slot) { retired.push_back(std::move(slot)); });
+
+    auto refused = coordinator.begin("nosuch");
+    ASSERT_TRUE(refused);
+    EXPECT_FALSE(refused->ok);
+    EXPECT_NE(refused->error.find("no plugin 'nosuch' is configured"), std::string::npos);
+    EXPECT_EQ(loads_started, 0);
+    EXPECT_FALSE(coordinator.under_way("nosuch"));
+
+    ASSERT_FALSE(coordinator.begin("counter"));
+    arbiter::host::PluginSlot prepared = host.prepare_plugin(host.plugins().at(0).settings);
+    // Removed from the config while it loaded: the reload ends refused, and the slot made
+    // for it goes to be destroyed off the event path.
+    auto without = arbiter::host::parse_config("", "server_config.toml", dir_);
+    host.apply_config(std::move(without));
+    std::vector<ReloadReport> ended = coordinator.loaded(std::move(prepared));
+    ASSERT_EQ(ended.size(), 1u);
+    EXPECT_FALSE(ended[0].ok);
+    EXPECT_NE(ended[0].error.find("is configured any more"), std::string::npos) << ended[0].error;
+    EXPECT_EQ(loads_started, 1);
+    EXPECT_EQ(retired.size(), 1u);
+    EXPECT_FALSE(coordinator.under_way("counter"));
 }
 
 }  // namespace

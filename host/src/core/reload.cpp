@@ -477,9 +477,19 @@ PluginSlot Host::prepare_plugin(const PluginSettings& settings) {
     // carried shard is not: a trimmed heap is memory its save and restore fault back in
     // (about 400 faults, 0.5 ms, for a shard of 500 players), so a host whose shards
     // would all be carried keeps its heap.
-    if (!parallel_ || a_shard_would_fork_.load(std::memory_order_relaxed))
-        SnapshotHandover::make_the_next_fork_cheaper();
-    return load_plugin_slot(settings, plugin_copies_, metrics_, config_.host.plugin_runner, shards_);
+    try {
+        if (!parallel_ || a_shard_would_fork_.load(std::memory_order_relaxed))
+            SnapshotHandover::make_the_next_fork_cheaper();
+        return load_plugin_slot(settings, plugin_copies_, metrics_, config_.host.plugin_runner,
+                                shards_);
+    } catch (const std::exception& error) {
+        // A plugin's refusal is already a refused slot; this is the rest (out of memory, a
+        // file system error), which must not end the loader thread that called it.
+        PluginSlot refused;
+        refused.settings = settings;
+        refused.error = fmt::format("plugin '{}': {}", settings.name, error.what());
+        return refused;
+    }
 }
 
 ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
@@ -520,8 +530,7 @@ ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
 
 ReloadReport Host::reload_plugin(const std::string& name) {
     refuse_inside_take_in("reload a plugin");
-    settle_install();
-    PluginSlot* slot = dispatcher_.find(name);
+    const PluginSlot* slot = dispatcher_.find(name);
     if (!slot) {
         ReloadReport report;
         report.plugin = name;
@@ -529,15 +538,7 @@ ReloadReport Host::reload_plugin(const std::string& name) {
         report.error = "no plugin '" + name + "' is configured";
         return report;
     }
-    PluginSlot fresh =
-        load_plugin_slot(slot->settings, plugin_copies_, metrics_, config_.host.plugin_runner, shards_);
-    const double waited_us = catch_up_timed();
-    ReloadReport report = swap_in(*slot, std::move(fresh));
-    report.pause_us += waited_us;
-    report.waited_us = waited_us;
-    if (report.ok) metrics_.set("host.reload_pause_us." + report.plugin, report.pause_us);
-    report.ok ? spdlog::info("{}", report.describe()) : spdlog::error("{}", report.describe());
-    return report;
+    return install_plugin(prepare_plugin(slot->settings));
 }
 
 }  // namespace arbiter::host

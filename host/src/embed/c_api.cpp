@@ -9,10 +9,13 @@
 #include <future>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/reload_coordinator.hpp"
 #include "arbiter/host/sinks.hpp"
 #include "embed/embed_log.hpp"
 
@@ -31,15 +34,15 @@ struct arbiter_host {
     // allows from there are taken; the rest fail with a reason instead of re-entering it.
     bool in_callback = false;
     // The reload begun last by arbiter_host_begin_reload: loading (on a thread of its own,
-    // as serve's loader), then going over (Host::begin_install), then ended.
+    // as serve's loader), then going over, then ended; `reloading` runs its steps.
     struct Reload {
         std::string plugin;
         std::future<arbiter::host::PluginSlot> loading;  // valid while the load runs
-        bool going_over = false;
         arbiter_status outcome = ARBITER_PENDING;
         std::string error;  // why it was refused
     };
     std::unique_ptr<Reload> reload;
+    std::unique_ptr<arbiter::host::ReloadCoordinator> reloading;
 };
 
 namespace {
@@ -142,43 +145,9 @@ arbiter_status check_plugins_loaded(arbiter_host* host) {
     return ARBITER_OK;
 }
 
-// Loads the plugin's new version off the caller's thread, from its settings as they are
-// now; a load that throws comes back as a refused slot, as serve's loader makes it.
-std::future<arbiter::host::PluginSlot> load_in_background(
-    arbiter::host::Host& host, const arbiter::host::PluginSettings& settings) {
-    return std::async(std::launch::async, [&host, settings] {
-        try {
-            return host.prepare_plugin(settings);
-        } catch (const std::exception& error) {
-            arbiter::host::PluginSlot refused;
-            refused.settings = settings;
-            refused.error = "plugin '" + settings.name + "': " + error.what();
-            return refused;
-        }
-    });
-}
-
-const arbiter::host::PluginSettings* settings_of(const arbiter::host::Host& host,
-                                                 const std::string& name) {
-    for (const auto& slot : host.plugins())
-        if (slot.settings.name == name) return &slot.settings;
-    return nullptr;
-}
-
-// Ends the reload with its report, or loads again when the config changed the plugin
-// while it loaded (the report is then stale), as serve does.
+// Ends the reload with its report.
 void end_reload(arbiter_host* host, const arbiter::host::ReloadReport& report) {
     auto& reload = *host->reload;
-    reload.going_over = false;
-    if (report.stale) {
-        if (const auto* settings = settings_of(*host->host, reload.plugin)) {
-            reload.loading = load_in_background(*host->host, *settings);
-            return;
-        }
-        reload.outcome = ARBITER_ERR_REFUSED;
-        reload.error = "no plugin '" + reload.plugin + "' is configured any more";
-        return;
-    }
     if (!report.ok) reload.error = report.describe();
     reload.outcome = report.ok ? ARBITER_OK : ARBITER_ERR_REFUSED;
     try {
@@ -199,15 +168,13 @@ void end_reload(arbiter_host* host, const arbiter::host::ReloadReport& report) {
 void advance_reload(arbiter_host* host, bool wait = false) noexcept {
     auto* reload = host->reload.get();
     if (!reload || reload->outcome != ARBITER_PENDING) return;
+    std::vector<arbiter::host::ReloadReport> ended;
     try {
         if (reload->loading.valid()) {
             if (!wait &&
                 reload->loading.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
                 return;
-            arbiter::host::PluginSlot prepared = reload->loading.get();
-            if (auto report = host->host->begin_install(std::move(prepared)))
-                return end_reload(host, *report);
-            reload->going_over = true;
+            ended = host->reloading->loaded(reload->loading.get());
         }
     } catch (const std::exception& error) {
         reload->outcome = ARBITER_ERR_REFUSED;
@@ -228,14 +195,22 @@ void advance_reload(arbiter_host* host, bool wait = false) noexcept {
         return;
     }
     try {
-        if (reload->going_over)
-            if (auto report = host->host->finished_install()) end_reload(host, *report);
+        // (A stale slot is loading again: nothing to collect until it is back.)
+        if (ended.empty() && !reload->loading.valid()) ended = host->reloading->collect();
     } catch (...) {
         // Left under way: the next call ends it again; unless nothing is left to end it
         // (a stale report whose load again could not start).
-        if (!reload->going_over && !reload->loading.valid() && reload->outcome == ARBITER_PENDING)
+        if (!reload->loading.valid() && !host->host->installing())
             reload->outcome = ARBITER_ERR_REFUSED;
+        return;
     }
+    for (const auto& report : ended) end_reload(host, report);
+}
+
+// Loads the plugin's new version off the caller's thread, as serve's loader does.
+void load_in_background(arbiter_host* host, const arbiter::host::PluginSettings& settings) {
+    host->reload->loading =
+        std::async(std::launch::async, [&core = *host->host, settings] { return core.prepare_plugin(settings); });
 }
 
 arbiter_status create(arbiter_host** out_host, const std::function<arbiter::host::ServerConfig()>& load) {
@@ -252,6 +227,8 @@ arbiter_status create(arbiter_host** out_host, const std::function<arbiter::host
         // thread, inside the call) holds for plugins' log lines only then.
         if (!config.host.threads) config.host.threads = 1;
         host->host = std::make_unique<arbiter::host::Host>(std::move(config));
+        host->reloading = std::make_unique<arbiter::host::ReloadCoordinator>(
+            *host->host, [host](const arbiter::host::PluginSettings& settings) { load_in_background(host, settings); });
         refresh_plugin_errors(host);
         return check_plugins_loaded(host);
     });
@@ -302,6 +279,7 @@ void arbiter_host_destroy(arbiter_host* host) {
         // The load uses the host: it ends first, and what it made is dropped.
         if (host->reload && host->reload->loading.valid()) host->reload->loading.wait();
         host->reload.reset();
+        host->reloading.reset();
         host->host.reset();  // closes: ends open matches, flushes the sinks
     } catch (...) {
         // Nothing may unwind into the caller; the host's own destructor already logs.
@@ -393,15 +371,21 @@ arbiter_status arbiter_host_begin_reload(arbiter_host* host, const char* plugin_
             return invalid(host, ("the reload of '" + host->reload->plugin +
                                   "' begun before is still under way (arbiter_host_reload_outcome)")
                                      .c_str());
-        const auto* settings = settings_of(*host->host, plugin_name);
-        if (!settings) {
-            host->last_error = std::string("no plugin '") + plugin_name + "' is configured";
+        // The reload before stays the one reload_outcome tells of, unless this one begins.
+        auto before = std::exchange(host->reload, std::make_unique<arbiter_host::Reload>());
+        host->reload->plugin = plugin_name;
+        std::optional<arbiter::host::ReloadReport> refused;
+        try {
+            refused = host->reloading->begin(plugin_name);
+        } catch (...) {
+            host->reload = std::move(before);  // no load started
+            throw;
+        }
+        if (refused) {
+            host->reload = std::move(before);
+            host->last_error = refused->error;
             return ARBITER_ERR_REFUSED;
         }
-        auto reload = std::make_unique<arbiter_host::Reload>();
-        reload->plugin = plugin_name;
-        reload->loading = load_in_background(*host->host, *settings);
-        host->reload = std::move(reload);
         return ARBITER_OK;
     });
 }

@@ -36,7 +36,17 @@ std::string error_json(const std::string& problem, uint64_t offset) {
 
 EventProcessor::EventProcessor(Host& host, ConfigLoadOptions options, WorkQueue& queue,
                                Outbox& outbox)
-    : host_(host), options_(std::move(options)), queue_(queue), outbox_(outbox) {
+    : host_(host),
+      options_(std::move(options)),
+      queue_(queue),
+      outbox_(outbox),
+      reloading_(
+          host_, [this](const PluginSettings& settings) { load_off_the_event_path(settings); },
+          [this](PluginSlot retired) {
+              std::vector<PluginSlot> old;
+              old.push_back(std::move(retired));
+              release_off_the_event_path(std::move(old));
+          }) {
     router_ =
         std::make_shared<RoutingSink>([this](const Assessment& assessment) { route(assessment); });
     host_.add_sink(router_);

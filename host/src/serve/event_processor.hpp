@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/reload_coordinator.hpp"
 #include "arbiter/host/wire.hpp"
 #include "serve/background_worker.hpp"
 #include "serve/outbox.hpp"
@@ -71,6 +72,7 @@ class EventProcessor {
     void note_reload(const ReloadReport& report);
     void request_reload(const std::string& plugin, uint64_t connection);
     void start_reload(const std::string& plugin);
+    void load_off_the_event_path(const PluginSettings& settings);
     void on_installed(Work& work);
     // A reload's install is over (at once, or its last shard across): tell who asked.
     void finish_reload(const ReloadReport& report);
@@ -108,6 +110,7 @@ class EventProcessor {
     std::vector<ReloadReport> recent_reloads_;
     uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
     std::map<std::string, LoadInFlight> reloads_;  // by plugin
+    ReloadCoordinator reloading_;
     LoadInFlight config_load_;
     bool drained_ = false;
     bool drain_clean_ = true;

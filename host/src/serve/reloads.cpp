@@ -202,67 +202,43 @@ void EventProcessor::request_reload(const std::string& plugin, uint64_t connecti
 }
 
 void EventProcessor::start_reload(const std::string& plugin) {
-    const PluginSlot* slot = nullptr;
-    for (const auto& candidate : host_.plugins())
-        if (candidate.settings.name == plugin) slot = &candidate;
-    if (!slot) {
+    if (reloading_.begin(plugin)) {
         // Removed by a config change while a reload of it waited.
         bool again = false;
         const auto waiting = reloads_[plugin].finish(again);
         reloads_.erase(plugin);
         answer_all(waiting,
                    {{"ok", false}, {"error", "no plugin '" + plugin + "' is configured any more"}});
-        return;
     }
-    spdlog::info("plugin '{}': loading {} for a reload, off the event path", plugin,
-                 slot->settings.library.string());
-    // The slow half on the loader thread; the swap comes back here as `installed`.
-    loader_.post([this, settings = slot->settings] {
+}
+
+// The slow half on the loader thread; the slot comes back here as `installed`.
+void EventProcessor::load_off_the_event_path(const PluginSettings& settings) {
+    spdlog::info("plugin '{}': loading {} for a reload, off the event path", settings.name,
+                 settings.library.string());
+    loader_.post([this, settings] {
         Work done;
         done.kind = Work::Kind::installed;
         done.text = settings.name;
-        try {
-            done.prepared = std::make_shared<PluginSlot>(host_.prepare_plugin(settings));
-        } catch (const std::exception& error) {
-            done.prepared = std::make_shared<PluginSlot>();
-            done.prepared->settings = settings;
-            done.prepared->error = fmt::format("plugin '{}': {}", settings.name, error.what());
-        }
+        done.prepared = std::make_shared<PluginSlot>(host_.prepare_plugin(settings));
         queue_.push_urgent(std::move(done));
     });
 }
 
 void EventProcessor::on_installed(Work& work) {
-    PluginSlot retired;
     // A sharded plugin goes over shard by shard while batches keep coming; its report
     // comes through collect_installs.
-    std::optional<ReloadReport> report = host_.begin_install(std::move(*work.prepared), &retired);
-    // The old generation (or a new one not installed) is destroyed and its library
-    // released off the event path.
-    std::vector<PluginSlot> old;
-    old.push_back(std::move(retired));
-    release_off_the_event_path(std::move(old));
-    if (report) finish_reload(*report);
+    for (const ReloadReport& report : reloading_.loaded(std::move(*work.prepared)))
+        finish_reload(report);
 }
 
 void EventProcessor::collect_installs() {
-    if (!host_.installing()) return;
-    PluginSlot retired;
-    while (auto report = host_.finished_install(&retired)) {
-        std::vector<PluginSlot> old;
-        old.push_back(std::move(retired));
-        release_off_the_event_path(std::move(old));
-        finish_reload(*report);
-    }
+    for (const ReloadReport& report : reloading_.collect())
+        finish_reload(report);
 }
 
 void EventProcessor::finish_reload(const ReloadReport& report) {
     const std::string plugin = report.plugin;
-    if (report.stale) {
-        // Made from settings the config has since changed: load it again as they are now.
-        // (Each retry is a config change that landed mid-load; edits are not endless.)
-        return start_reload(plugin);
-    }
     note_reload(report);
     bool again = false;
     answer_all(reloads_[plugin].finish(again),
@@ -292,16 +268,8 @@ void EventProcessor::start_config_load() {
         auto load = std::make_shared<ConfigLoad>();
         try {
             load->next = load_config(file, options_);
-            for (const PluginSettings& settings : Host::plugins_to_load(running, *load->next)) {
-                try {
-                    load->prepared.push_back(host_.prepare_plugin(settings));
-                } catch (const std::exception& error) {
-                    PluginSlot refused;
-                    refused.settings = settings;
-                    refused.error = fmt::format("plugin '{}': {}", settings.name, error.what());
-                    load->prepared.push_back(std::move(refused));
-                }
-            }
+            for (const PluginSettings& settings : Host::plugins_to_load(running, *load->next))
+                load->prepared.push_back(host_.prepare_plugin(settings));
         } catch (const ConfigError& error) {
             load->next.reset();
             load->problems = error.problems();
