@@ -118,7 +118,9 @@ TEST(Evaluate, EachLabelledPlayerIsListedWithItsActionAndChecks) {
     size_t flagged_cheaters = 0;
     for (size_t i = 0; i < report.players.size(); ++i) {
         const PlayerResult& p = report.players[i];
-        if (i > 0) EXPECT_LT(report.players[i - 1].player, p.player);  // by player id
+        if (i > 0) {
+            EXPECT_LT(report.players[i - 1].player, p.player);  // by player id
+        }
         if (p.player.player == 999) {
             EXPECT_FALSE(p.seen);
             EXPECT_EQ(p.account, "ghost");
@@ -133,7 +135,9 @@ TEST(Evaluate, EachLabelledPlayerIsListedWithItsActionAndChecks) {
             EXPECT_EQ(p.top_checks[0].rfind("reference:movement.", 0), 0u) << p.top_checks[0];
             EXPECT_GT(p.score, 0.5);
         }
-        if (!p.cheater) EXPECT_EQ(p.action, host::Action::clear);
+        if (!p.cheater) {
+            EXPECT_EQ(p.action, host::Action::clear);
+        }
     }
     EXPECT_EQ(flagged_cheaters, 4u);
 

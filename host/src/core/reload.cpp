@@ -81,6 +81,14 @@ std::string ReloadReport::describe() const {
                        plugin);
 }
 
+ReloadReport refused_reload(const std::string& plugin, std::string error) {
+    ReloadReport report;
+    report.plugin = plugin;
+    report.change = "reload";
+    report.error = std::move(error);
+    return report;
+}
+
 double Host::catch_up_timed() {
     // The batches pushed before the swap reach the old generation. The pushing thread
     // waits for them, so the wait is part of the pause the stream sees.
@@ -531,13 +539,7 @@ ReloadReport Host::install_plugin(PluginSlot fresh, PluginSlot* retired) {
 ReloadReport Host::reload_plugin(const std::string& name) {
     refuse_inside_take_in("reload a plugin");
     const PluginSlot* slot = dispatcher_.find(name);
-    if (!slot) {
-        ReloadReport report;
-        report.plugin = name;
-        report.change = "reload";
-        report.error = "no plugin '" + name + "' is configured";
-        return report;
-    }
+    if (!slot) return refused_reload(name, "no plugin '" + name + "' is configured");
     return install_plugin(prepare_plugin(slot->settings));
 }
 

@@ -19,13 +19,7 @@ ReloadCoordinator::ReloadCoordinator(Host& host, StartLoad start_load, Retire re
 
 std::optional<ReloadReport> ReloadCoordinator::begin(const std::string& plugin) {
     const PluginSettings* settings = settings_of(host_, plugin);
-    if (!settings) {
-        ReloadReport report;
-        report.plugin = plugin;
-        report.change = "reload";
-        report.error = "no plugin '" + plugin + "' is configured";
-        return report;
-    }
+    if (!settings) return refused_reload(plugin, "no plugin '" + plugin + "' is configured");
     start_load_(*settings);
     under_way_.insert(plugin);
     return std::nullopt;

@@ -190,10 +190,8 @@ void EventProcessor::request_reload(const std::string& plugin, uint64_t connecti
                     [&](const PluginSlot& slot) { return slot.settings.name == plugin; });
     const auto in_flight = reloads_.find(plugin);
     if (!configured && (in_flight == reloads_.end() || !in_flight->second.busy)) {
-        ReloadReport report;
-        report.plugin = plugin;
-        report.change = "reload";
-        report.error = "no plugin '" + plugin + "' is configured";
+        const ReloadReport report =
+            refused_reload(plugin, "no plugin '" + plugin + "' is configured");
         spdlog::error("{}", report.describe());
         answer_control(connection, {{"ok", false}, {"reports", {report_json(report)}}});
         return;

@@ -72,4 +72,7 @@ struct ReloadReport {
     std::string describe() const;
 };
 
+// A reload of `plugin` refused before anything was loaded (no such plugin is configured).
+ReloadReport refused_reload(const std::string& plugin, std::string error);
+
 }  // namespace arbiter::host
