@@ -37,7 +37,7 @@ class Scripted final : public arbiter::Analyzer {
             if (event->player() == 0) continue;
             double score = behaviour_ == "nan" ? std::nan("") : threshold_;
             signals.emit({.player = event->player(),
-                          .code = "test.seen",
+                          .code = behaviour_ == "bad_code" ? "Test.Seen" : "test.seen",
                           .score = score,
                           .confidence = 1.0,
                           .evidence = arbiter::Evidence().add("t_us", event->relay_time_us()),
@@ -182,6 +182,13 @@ TEST(Glue, NanScoresAreRefusedBySinkNotPassedOn) {
     EXPECT_TRUE(signals.empty());
     EXPECT_EQ(harness.dropped(), 1u);
     EXPECT_EQ(harness.last_status(), ARB_OK);
+}
+
+TEST(Glue, TheHarnessRefusesWhatTheHostRefusesAndSaysWhy) {
+    arbiter::testing::Harness<Scripted> harness(behaviour("bad_code"));
+    EXPECT_TRUE(harness.feed(one_position(1, 10)).empty());
+    EXPECT_EQ(harness.dropped(), 1u);
+    EXPECT_EQ(harness.last_dropped_reason(), "code has a character outside [a-z0-9_.-]");
 }
 
 TEST(Glue, TripwireFlagCrosses) {

@@ -1,5 +1,7 @@
 #include "arbiter/host/plugin_instance.hpp"
 
+#include <arbiter/arbiter_signal_rules.hpp>
+
 #include <cmath>
 #include <cstring>
 
@@ -11,41 +13,6 @@
 #include "arbiter/host/untrusted_text.hpp"
 
 namespace arbiter::host {
-
-std::string signal_problem(const arb_signal* signal) {
-    if (!signal) return "the signal is NULL";
-    // A newer plugin's larger signal is fine: only the fields of 1.0 are read. (Before
-    // 1.1 this compared with sizeof(arb_signal), which would have refused every 1.0
-    // plugin's signals the day the struct grew.)
-    if (signal->struct_size < ARB_SIGNAL_SIZE_1_0)
-        return fmt::format("struct_size {} is smaller than ABI 1.0's {}", signal->struct_size,
-                           ARB_SIGNAL_SIZE_1_0);
-    if (signal->player == 0) return "player is 0";
-    if (!std::isfinite(signal->score)) return fmt::format("score is {}", signal->score);
-    if (signal->score < 0.0 || signal->score > 1.0)
-        return fmt::format("score {} is outside [0, 1]", signal->score);
-    if (!std::isfinite(signal->confidence))
-        return fmt::format("confidence is {}", signal->confidence);
-    if (signal->confidence < 0.0 || signal->confidence > 1.0)
-        return fmt::format("confidence {} is outside [0, 1]", signal->confidence);
-    if (!signal->code.data || signal->code.size == 0) return "code is empty";
-    if (signal->code.size > 128) return "code is longer than 128 bytes";
-    for (uint64_t i = 0; i < signal->code.size; ++i) {
-        char c = signal->code.data[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-'))
-            return "code has a character outside [a-z0-9_.-]";
-    }
-    if (signal->evidence_json.size > 64 * 1024) return "evidence is larger than 64 KiB";
-    if (signal->evidence_json.size && !signal->evidence_json.data)
-        return "evidence pointer is NULL";
-    if (signal->evidence_json.size) {
-        std::string_view text(signal->evidence_json.data, signal->evidence_json.size);
-        const UntrustedJson parsed = parse_untrusted_json(text, 64 * 1024);
-        if (!parsed.ok()) return "evidence is not a JSON object: " + parsed.problem;
-        if (!parsed.value.is_object()) return "evidence is not a JSON object";
-    }
-    return "";
-}
 
 // The C sink handed to the plugin; forwards to the instance's checks.
 struct SinkAdapter {
@@ -65,7 +32,7 @@ struct SinkAdapter {
 };
 
 bool PluginInstance::check_signal_and_keep(const arb_signal* signal, CallResult& result) {
-    std::string problem = signal_problem(signal);
+    std::string problem = signal_rules::signal_problem(signal);
     if (!problem.empty()) {
         ++result.dropped;
         if (context_->quiet.load(std::memory_order_relaxed)) return false;

@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <arbiter/arbiter_signal_rules.hpp>
+
 #include "arbiter/host/plugin_instance.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 
@@ -54,7 +56,7 @@ CallResult take_in_reply(RunnerReply&& reply, const std::string& label, PluginBo
                               signal.confidence,
                               {signal.code.data(), signal.code.size()},
                               {signal.evidence_json.data(), signal.evidence_json.size()}};
-        if (const std::string problem = signal_problem(&view); !problem.empty()) {
+        if (const std::string problem = signal_rules::signal_problem(&view); !problem.empty()) {
             ++result.dropped;
             if (metrics) metrics->add("host.signals_dropped." + label, 1);
             if (bounds.admit_log_line(problem.size() + 128))

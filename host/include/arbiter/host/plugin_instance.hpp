@@ -98,7 +98,7 @@ std::string describe_create_failure(const PluginSettings& settings, arb_status s
 // describe_config), placed like a refusal; "" when it matches or there is no schema.
 std::string check_config_schema(const PluginLibrary& library, const PluginSettings& settings);
 
-// Checks a signal against the contract of arb_signal; returns the problem, or "".
-std::string signal_problem(const arb_signal* signal);
+// Whether a signal keeps the contract of arb_signal is arbiter_signal_rules.hpp's
+// signal_rules::signal_problem, shared with the SDK's test harness.
 
 }  // namespace arbiter::host

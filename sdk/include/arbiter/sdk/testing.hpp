@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <arbiter/arbiter_plugin.h>
+#include <arbiter/arbiter_signal_rules.hpp>
 #include <arbiter/sdk/config_builder.hpp>
 #include <arbiter/sdk/events.hpp>
 #include <arbiter/sdk/plugin.hpp>
@@ -202,21 +203,22 @@ class Harness {
         arb_signal_sink sink{
             sizeof(arb_signal_sink), &state, [](void* context, const arb_signal* s) -> arb_status {
                 auto* sink_state = static_cast<Sink*>(context);
+                // Refused by the host's own rules, before anything of it is read.
+                if (std::string why = signal_rules::signal_problem(s); !why.empty()) {
+                    sink_state->self->dropped_++;
+                    sink_state->self->last_dropped_reason_ = std::move(why);
+                    return ARB_ERR_INVALID_ARGUMENT;
+                }
                 RecordedSignal r;
                 r.player = s->player;
                 r.code.assign(s->code.data, s->code.size);
                 r.score = s->score;
                 r.confidence = s->confidence;
                 r.tripwire = (s->flags & ARB_SIGNAL_TRIPWIRE) != 0;
-                r.evidence.assign(s->evidence_json.data, s->evidence_json.size);
+                r.evidence = s->evidence_json.size
+                                 ? std::string(s->evidence_json.data, s->evidence_json.size)
+                                 : std::string("{}");  // as the host keeps it
                 r.relay_time_us = sink_state->self->host_.relay_time_us;
-                bool valid = std::isfinite(s->score) && std::isfinite(s->confidence) &&
-                             s->score >= 0 && s->score <= 1 && s->confidence >= 0 &&
-                             s->confidence <= 1 && s->player != 0 && !r.code.empty();
-                if (!valid) {
-                    sink_state->self->dropped_++;
-                    return ARB_ERR_INVALID_ARGUMENT;
-                }
                 sink_state->signals.push_back(r);
                 return ARB_OK;
             }};
@@ -226,9 +228,12 @@ class Harness {
     }
 
   public:
-    // Signals the harness refused as the host would (non-finite or out-of-range
-    // numbers, player 0, empty code).
+    // Signals the harness refused by the host's rules (arbiter_signal_rules.hpp): a
+    // number not finite or outside [0, 1], player 0, a code empty, too long or with a
+    // character outside [a-z0-9_.-], evidence over 64 KiB or not one JSON object.
+    // The reason of the last one refused is last_dropped_reason().
     size_t dropped() const { return dropped_; }
+    const std::string& last_dropped_reason() const { return last_dropped_reason_; }
 
   private:
     TestHost host_;
@@ -243,6 +248,7 @@ class Harness {
     std::string error_;
     std::vector<RecordedSignal> all_;
     size_t dropped_ = 0;
+    std::string last_dropped_reason_;
 };
 
 }  // namespace arbiter::testing
