@@ -13,6 +13,7 @@
 #include "commands.hpp"
 
 namespace arbiter::cli {
+#include "options.hpp"
 
 namespace {
 
@@ -32,33 +33,15 @@ struct EvaluateCommand {
 
 std::optional<EvaluateCommand> parse(const std::vector<std::string>& args) {
     EvaluateCommand command;
-    std::vector<std::string> positional;
-    auto fail = [](const std::string& what) {
-        std::fprintf(stderr, "arbiter evaluate: %s\n%s", what.c_str(), kUsage);
-        return std::nullopt;
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (arg == "--json") {
-            command.json = true;
-        } else if (arg == "--quiet") {
-            command.quiet = true;
-        } else if (arg == "--players") {
-            command.players = true;
-        } else if (arg == "--truth" || arg == "--log-level") {
-            if (i + 1 >= args.size()) return fail(arg + " needs a value");
-            if (arg == "--truth") {
-                command.truths.emplace_back(args[++i]);
-            } else {
-                command.log_level = args[++i];
-            }
-        } else if (arg.starts_with("--")) {
-            return fail("unknown option " + arg);
-        } else {
-            positional.push_back(arg);
-        }
-    }
-    if (positional.size() < 2) return fail("a config and at least one match file, please");
+    OptionReader options("evaluate", kUsage);
+    options.flag("--json", command.json);
+    options.flag("--quiet", command.quiet);
+    options.flag("--players", command.players);
+    options.texts("--truth", command.truths);
+    options.text("--log-level", command.log_level, host::kLogLevelsText);
+    if (!options.read(args)) return std::nullopt;
+    const auto& positional = options.positional();
+    if (positional.size() < 2) return options.fail("a config and at least one match file, please");
     command.config = positional.front();
     command.matches.assign(positional.begin() + 1, positional.end());
     return command;

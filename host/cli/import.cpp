@@ -11,12 +11,12 @@
 #include "arbiter/host/progress.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "arbiter/tools/import.hpp"
-#include "arbiter/tools/parse.hpp"
 #include "arbiter/tools/simulate.hpp"
 #include "commands.hpp"
 #include "demo_import.hpp"
 #include "osr_import.hpp"
 #include "teehistorian_import.hpp"
+#include "options.hpp"
 
 namespace arbiter::cli {
 
@@ -47,86 +47,68 @@ struct ImportCommand {
 std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
     ImportCommand command;
     tools::ImportOptions& o = command.options;
-    std::vector<std::string> positional;
     std::optional<tools::TraceFormat> format;
-    std::vector<std::string> trace_only;  // options a demo has no use for
-    auto fail = [](const std::string& what) {
-        std::fprintf(stderr, "arbiter import: %s\n%s", what.c_str(), kUsage);
-        return std::nullopt;
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (!arg.starts_with("--")) {
-            positional.push_back(arg);
-            continue;
-        }
-        if (arg == "--quiet") {
-            command.quiet = true;
-            continue;
-        }
-        if (i + 1 >= args.size()) return fail(arg + " needs a value");
-        const std::string& value = args[++i];
-        if (arg != "--relay" && arg != "--batch-events") trace_only.push_back(arg);
-        if (arg == "--format") {
+    OptionReader options("import", kUsage);
+    options.flag("--quiet", command.quiet);
+    options.value(
+        "--format",
+        [&format](const std::string& value) {
             format = tools::trace_format_from_name(value);
-            if (!format) return fail("unknown format '" + value + "' (csv or jsonl)");
-        } else if (arg == "--on-error") {
-            if (value == "stop") {
-                o.on_bad_row = tools::OnBadRow::stop;
-            } else if (value == "skip") {
-                o.on_bad_row = tools::OnBadRow::skip;
-            } else {
-                return fail("--on-error '" + value + "' is neither stop nor skip");
-            }
-        } else if (arg == "--tick-rate") {
-            auto rate = tools::parse_finite(value);
-            if (!rate) return fail("--tick-rate '" + value + "' is not a number");
-            o.tick_rate_hz = *rate;
-        } else if (arg == "--labels") {
-            o.labels = value;
-        } else if (arg == "--relay") {
-            o.relay_id = value;
-            command.relay_given = true;
-        } else if (arg == "--batch-events") {
-            auto n = tools::parse_u64(value);
-            if (!n) return fail("--batch-events '" + value + "' is not a non-negative integer");
-            o.batch_events = static_cast<size_t>(*n);
-        } else if (arg == "--replay-labels" || arg == "--match") {
-            return fail(arg + " is for osu! replays (IN.osr or a folder of them)");
-        } else {
-            return fail("unknown option " + arg);
-        }
-    }
-    if (positional.size() != 2) return fail("an input file and an output file, please");
+            return format ? std::string()
+                          : OptionReader::not_one_of("--format", value, {"csv", "jsonl"});
+        },
+        "csv or jsonl");
+    options.choice("--on-error", o.on_bad_row,
+                   std::vector<std::pair<std::string, tools::OnBadRow>>{
+                       {"stop", tools::OnBadRow::stop}, {"skip", tools::OnBadRow::skip}});
+    options.number("--tick-rate", o.tick_rate_hz);
+    options.text("--labels", o.labels);
+    options.text("--relay", o.relay_id);
+    options.whole("--batch-events", o.batch_events);
+    for (const char* osu_only : {"--replay-labels", "--match"})
+        options.value(osu_only, [osu_only](const std::string&) {
+            return std::string(osu_only) + " is for osu! replays (IN.osr or a folder of them)";
+        });
+    if (!options.read(args)) return std::nullopt;
+    command.relay_given = options.given("--relay");
+    // The options a demo or a teehistorian has no use for.
+    std::vector<std::string> trace_only;
+    for (const auto& given : options.given_options())
+        if (given != "--quiet" && given != "--relay" && given != "--batch-events")
+            trace_only.push_back(given);
+    const auto& positional = options.positional();
+    if (positional.size() != 2) return options.fail("an input file and an output file, please");
     command.in = positional[0];
     command.out = positional[1];
     if (!format && ddnet::looks_like_teehistorian(command.in)) {
         command.teehistorian = true;
         if (!trace_only.empty())
-            return fail(trace_only.front() + " is for traces, not for a teehistorian");
+            return options.fail(trace_only.front() + " is for traces, not for a teehistorian");
         if (o.batch_events != tools::ImportOptions{}.batch_events)
-            return fail("--batch-events is for traces and demos: a teehistorian is a batch a tick");
-        if (o.relay_id.empty()) return fail("--relay must not be empty");
+            return options.fail(
+                "--batch-events is for traces and demos: a teehistorian is a batch a tick");
+        if (o.relay_id.empty()) return options.fail("--relay must not be empty");
         return command;
     }
     if (!format && ddnet::looks_like_demo(command.in)) {
         command.demo = true;
-        if (!trace_only.empty()) return fail(trace_only.front() + " is for traces, not for a demo");
+        if (!trace_only.empty())
+            return options.fail(trace_only.front() + " is for traces, not for a demo");
         if (o.batch_events == 0 || o.batch_events > tools::kMaxBatchEvents)
-            return fail("--batch-events must be from 1 to " +
-                        std::to_string(tools::kMaxBatchEvents));
-        if (o.relay_id.empty()) return fail("--relay must not be empty");
+            return options.fail("--batch-events must be from 1 to " +
+                                std::to_string(tools::kMaxBatchEvents));
+        if (o.relay_id.empty()) return options.fail("--relay must not be empty");
         return command;
     }
     if (!format) format = tools::trace_format_from_path(command.in);
     if (!format)
-        return fail("cannot tell the format of " + command.in +
-                    " from its name: --format csv|jsonl");
+        return options.fail("cannot tell the format of " + command.in +
+                            " from its name: --format csv|jsonl");
     o.format = *format;
     try {
         tools::check_options(o);
     } catch (const std::invalid_argument& error) {
-        return fail(error.what());
+        return options.fail(error.what());
     }
     return command;
 }

@@ -8,11 +8,11 @@
 
 #include "arbiter/host/progress.hpp"
 #include "arbiter/host/untrusted_text.hpp"
-#include "arbiter/tools/parse.hpp"
 #include "arbiter/tools/simulate.hpp"
 #include "commands.hpp"
 #include "osr_import.hpp"
 #include "osr_reader.hpp"
+#include "options.hpp"
 
 namespace arbiter::cli {
 
@@ -51,51 +51,25 @@ constexpr const char* kUsage =
 
 int run_osr_import(const std::vector<std::string>& args) {
     OsrImportOptions options;
-    std::vector<std::string> positional;
     bool quiet = false;
     std::optional<std::filesystem::path> replay_labels;
-    bool relay_given = false;
-    auto usage = [](const std::string& what) {
-        std::fprintf(stderr, "arbiter import: %s\n%s", what.c_str(), kUsage);
-        return 1;
+    OptionReader reader("import", kUsage);
+    reader.set_unknown_note(" (for replays)");
+    reader.flag("--quiet", quiet);
+    reader.text("--labels", options.labels_out);
+    reader.text("--replay-labels", replay_labels);
+    reader.choice("--on-error", options.skip_bad_replays,
+                  std::vector<std::pair<std::string, bool>>{{"stop", false}, {"skip", true}});
+    reader.text("--relay", options.relay_id);
+    reader.whole("--match", options.match_id, 1);
+    reader.whole("--batch-events", options.batch_events, 1, tools::kMaxBatchEvents);
+    if (!reader.read(args)) return kExitUsage;
+    auto usage = [&reader](const std::string& what) {
+        reader.complain(what);
+        return kExitUsage;
     };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (!arg.starts_with("--")) {
-            positional.push_back(arg);
-            continue;
-        }
-        if (arg == "--quiet") {
-            quiet = true;
-            continue;
-        }
-        if (i + 1 >= args.size()) return usage(arg + " needs a value");
-        const std::string& value = args[++i];
-        if (arg == "--labels") {
-            options.labels_out = value;
-        } else if (arg == "--replay-labels") {
-            replay_labels = value;
-        } else if (arg == "--on-error") {
-            if (value != "stop" && value != "skip")
-                return usage("--on-error '" + value + "' is neither stop nor skip");
-            options.skip_bad_replays = value == "skip";
-        } else if (arg == "--relay") {
-            options.relay_id = value;
-            relay_given = true;
-        } else if (arg == "--match") {
-            auto n = tools::parse_u64(value);
-            if (!n || *n == 0) return usage("--match '" + value + "' is not a positive integer");
-            options.match_id = *n;
-        } else if (arg == "--batch-events") {
-            auto n = tools::parse_u64(value);
-            if (!n || *n == 0 || *n > tools::kMaxBatchEvents)
-                return usage("--batch-events must be from 1 to " +
-                             std::to_string(tools::kMaxBatchEvents));
-            options.batch_events = static_cast<size_t>(*n);
-        } else {
-            return usage("unknown option " + arg + " (for replays)");
-        }
-    }
+    const bool relay_given = reader.given("--relay");
+    std::vector<std::string> positional = reader.positional();
     if (positional.size() < 2) return usage("replays or folders, then an output file, please");
     if (options.relay_id.empty()) return usage("--relay must not be empty");
     const std::filesystem::path out = positional.back();
