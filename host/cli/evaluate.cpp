@@ -7,13 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "arbiter/host/progress.hpp"
+#include <fmt/format.h>
+
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/progress.hpp"
 #include "arbiter/tools/evaluate.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace arbiter::cli {
-#include "options.hpp"
 
 namespace {
 
@@ -84,17 +86,11 @@ int run_evaluate(const std::vector<std::string>& args) {
         tools::print_report(std::cout, report);
     }
     std::cout.flush();
-    std::fprintf(stderr,
-                 "evaluated %llu batches (%llu events) from %llu file(s): %llu damaged "
-                 "stretch(es), %llu refused "
-                 "batch(es); %llu unlabelled player(s), %llu labelled player(s) never seen\n",
-                 static_cast<unsigned long long>(report.batches),
-                 static_cast<unsigned long long>(report.events),
-                 static_cast<unsigned long long>(report.files),
-                 static_cast<unsigned long long>(report.damaged),
-                 static_cast<unsigned long long>(report.refused),
-                 static_cast<unsigned long long>(report.unlabelled),
-                 static_cast<unsigned long long>(report.missing));
+    fmt::print(stderr,
+               "evaluated {} batches ({} events) from {} file(s): {} damaged stretch(es), {} "
+               "refused batch(es); {} unlabelled player(s), {} labelled player(s) never seen\n",
+               report.batches, report.events, report.files, report.damaged, report.refused,
+               report.unlabelled, report.missing);
     warn_refused_plugins(*host, "evaluate");
     if (report.unreadable_files == report.files) return kExitInput;
     if (report.unreadable_files || report.damaged || report.refused || report.unlabelled ||

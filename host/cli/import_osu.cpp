@@ -6,13 +6,15 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "arbiter/host/progress.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "arbiter/tools/simulate.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "osr_import.hpp"
 #include "osr_reader.hpp"
-#include "options.hpp"
 
 namespace arbiter::cli {
 
@@ -111,28 +113,20 @@ int run_osr_import(const std::vector<std::string>& args) {
     }
     if (report.replays.size() == 1) {
         const OsrReplayReport& r = report.replays.front();
-        std::fprintf(
-            stderr,
-            "imported replay of '%s' (osu! %d, mods %s: %llu frames, %llu left out, "
-            "from %lld ms to %lld ms of the map)",
-            host::showable_name(r.player_name, 64).c_str(), r.version, mods_text(r.mods).c_str(),
-            static_cast<unsigned long long>(r.frames), static_cast<unsigned long long>(r.left_out),
-            static_cast<long long>(r.first_time_ms), static_cast<long long>(r.last_time_ms));
+        fmt::print(stderr,
+                   "imported replay of '{}' (osu! {}, mods {}: {} frames, {} left out, from {} ms "
+                   "to {} ms of the map)",
+                   host::showable_name(r.player_name, 64), r.version, mods_text(r.mods), r.frames,
+                   r.left_out, r.first_time_ms, r.last_time_ms);
     } else {
-        std::fprintf(stderr, "imported %llu of %llu replays",
-                     static_cast<unsigned long long>(report.players),
-                     static_cast<unsigned long long>(report.replays.size()));
+        fmt::print(stderr, "imported {} of {} replays", report.players, report.replays.size());
     }
-    std::fprintf(stderr,
-                 " into 1 match, %llu player(s): %llu events (%llu key presses, %llu cursor "
-                 "positions) in %llu batches to %s%s%s\n",
-                 static_cast<unsigned long long>(report.players),
-                 static_cast<unsigned long long>(report.events),
-                 static_cast<unsigned long long>(report.orders),
-                 static_cast<unsigned long long>(report.positions),
-                 static_cast<unsigned long long>(report.batches), out.c_str(),
-                 options.labels_out.empty() ? "" : "; labels to ",
-                 options.labels_out.string().c_str());
+    fmt::print(stderr,
+               " into 1 match, {} player(s): {} events ({} key presses, {} cursor positions) in {} "
+               "batches to {}{}{}\n",
+               report.players, report.events, report.orders, report.positions, report.batches,
+               out.string(), options.labels_out.empty() ? "" : "; labels to ",
+               options.labels_out.string());
     if (report.replays.size() == 1) {
         // For the reviewer: circleguard's snaps, at the replay's own times (not relay time).
         const OsrReplayReport& r = report.replays.front();
