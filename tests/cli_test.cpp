@@ -491,6 +491,65 @@ TEST(Cli, UsageErrorsExitWith1) {
     EXPECT_EQ(run_command({kArbiter, "frobnicate"}, dir.path()).exit_status, 1);
 }
 
+// Every command reads its options one way (host/cli/options.hpp): a mistake is named with
+// the command, then the usage, and nothing runs. Before, a misspelt option at the end of
+// simulate's line was "needs a value", review said "expected a whole number" without the
+// number, and a repeated --seed quietly took the last.
+TEST(Cli, EveryCommandSaysAMistakeInItsOptionsTheSameWay) {
+    TempDir dir;
+    struct Case {
+        std::vector<std::string> args;
+        const char* said;
+    };
+    const Case cases[] = {
+        {{"replay", kSampleConfig, kSampleMatch, "--jsn"},
+         "arbiter replay: unknown option --jsn (did you mean '--json'?)\nusage: arbiter replay "},
+        {{"replay", kSampleConfig, kSampleMatch, "--log-level"},
+         "arbiter replay: --log-level needs a value (trace, debug, info, warn, error, off)\n"},
+        {{"simulate", "m.arbev", "--players", "honest=1", "--qiet"},
+         "arbiter simulate: unknown option --qiet (did you mean '--quiet'?)\n"},
+        {{"simulate", "m.arbev", "--players", "honest=1", "--seed", "1", "--seed", "2"},
+         "arbiter simulate: --seed is given twice; give it once\n"},
+        {{"simulate", "m.arbev", "--players", "honest=1", "--seed", "99999999999999999999"},
+         "--seed '99999999999999999999' is too large: --seed takes a non-negative integer\n"},
+        {{"simulate", "m.arbev", "--players", "honest=1", "--seed=3"},
+         "unknown option --seed=3 (the value goes after a space: --seed 3)"},
+        {{"soak", kSampleConfig, "--players", "2000000"},
+         "arbiter soak: --players '2000000' is too large: --players takes a whole number from 0 "
+         "to 1000000\n"},
+        {{"evaluate", kSampleConfig, kSampleMatch, "--truth"},
+         "arbiter evaluate: --truth needs a value"},
+        {{"import", "in.csv", "out.arbev", "--on-error", "skp"},
+         "arbiter import: --on-error 'skp' is neither stop nor skip (did you mean 'skip'?)\n"},
+        {{"import", "in.csv", "out.arbev", "--format", "tsv"},
+         "arbiter import: --format 'tsv' is neither csv nor jsonl (did you mean 'csv'?)\n"},
+        {{"import", "in.csv", "out.arbev", "--tick-rate", "1e999"},
+         "arbiter import: --tick-rate '1e999' is not a number\n"},
+        {{"send", kSampleMatch, "relay.sock", "--relay", std::string(65, 'r')},
+         "arbiter send: --relay takes at most 64 bytes\n"},
+        {{"review", kSampleConfig, "queue", "--limit", "0"},
+         "arbiter review: --limit '0' is too small: --limit takes a whole number from 1 to "
+         "100000\n"},
+        {{"baseline", kSampleConfig, kSampleMatch, "--log-level"},
+         "arbiter baseline: --log-level needs a value"},
+        {{"serve", kSampleConfig, "--unx", "x.sock"},
+         "arbiter serve: unknown option --unx (did you mean '--unix'?)"},
+        {{"ctl", "x.sock", "status", "--jsno"},
+         "arbiter ctl: unknown option --jsno (did you mean '--json'?)"},
+        {{"check-plugin", "lib.so", "--config"}, "arbiter check-plugin: --config needs a value"},
+        {{"plugins", kSampleConfig, "--json"}, "arbiter plugins: unknown option --json"},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> argv = {kArbiter};
+        argv.insert(argv.end(), c.args.begin(), c.args.end());
+        const auto result = run_command(argv, dir.path());
+        EXPECT_EQ(result.exit_status, 1) << c.said << ": " << result.err;
+        EXPECT_THAT(result.err, HasSubstr(c.said));
+        EXPECT_EQ(result.out, "") << c.said;
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "nothing runs on a mistake";
+}
+
 TEST(Cli, TheRegeneratedSampleIsByteIdenticalToTheCommittedOne) {
     TempDir dir;
     const auto regenerated = dir / "sample-match.arbev";

@@ -6,29 +6,27 @@
 #include "arbiter/host/baseline.hpp"
 #include "arbiter/host/plugin_library.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace arbiter::cli {
 
+namespace {
+
+constexpr const char* kUsage =
+    "usage: arbiter baseline CONFIG CORPUS.arbev... [--quiet] [--log-level LEVEL]\n";
+
+}  // namespace
+
 int run_baseline(const std::vector<std::string>& args) {
-    std::vector<std::string> positional;
     std::string log_level = "warn";
     bool quiet = false;
-    for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--log-level" && i + 1 < args.size()) {
-            log_level = args[++i];
-        } else if (args[i] == "--quiet") {
-            quiet = true;
-        } else if (args[i].starts_with("--")) {
-            std::fprintf(stderr, "arbiter baseline: unknown option '%s'\n", args[i].c_str());
-            positional.clear();
-            break;
-        } else {
-            positional.push_back(args[i]);
-        }
-    }
+    OptionReader options("baseline", kUsage);
+    options.flag("--quiet", quiet);
+    options.text("--log-level", log_level, host::kLogLevelsText);
+    if (!options.read(args)) return kExitUsage;
+    const auto& positional = options.positional();
     if (positional.size() < 2) {
-        std::fprintf(stderr,
-                     "usage: arbiter baseline CONFIG CORPUS.arbev... [--quiet] [--log-level LEVEL]\n");
+        options.complain("a config and at least one corpus file, please");
         return kExitUsage;
     }
     auto config = load_config_or_report(positional[0]);

@@ -26,6 +26,7 @@
 #include "arbiter/host/plugin_library.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace arbiter::cli {
 
@@ -307,25 +308,20 @@ Outcome run_isolated(const CheckOptions& options) {
     return Outcome::fail;
 }
 
+constexpr const char* kUsage =
+    "usage: arbiter check-plugin LIB [--config CONFIG] [--events FILE]\n";
+
 }  // namespace
 
 int run_check_plugin(const std::vector<std::string>& args) {
     CheckOptions options;
-    std::vector<std::string> positional;
-    for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--config" && i + 1 < args.size()) {
-            options.config = args[++i];
-        } else if (args[i] == "--events" && i + 1 < args.size()) {
-            options.events = args[++i];
-        } else if (args[i].starts_with("--")) {
-            std::fprintf(stderr, "arbiter check-plugin: unknown option %s\n", args[i].c_str());
-            return kExitUsage;
-        } else {
-            positional.push_back(args[i]);
-        }
-    }
+    OptionReader reader("check-plugin", kUsage);
+    reader.text("--config", options.config);
+    reader.text("--events", options.events);
+    if (!reader.read(args)) return kExitUsage;
+    const auto& positional = reader.positional();
     if (positional.size() != 1) {
-        std::fprintf(stderr, "usage: arbiter check-plugin LIB [--config CONFIG] [--events FILE]\n");
+        reader.complain("one plugin library, please");
         return kExitUsage;
     }
     options.library = positional[0];

@@ -9,6 +9,8 @@
 #include "arbiter/host/config.hpp"
 #include "arbiter/host/host.hpp"
 #include "arbiter/tools/human_rhythm.hpp"
+#include "arbiter/tools/simulate.hpp"
+#include "options.hpp"
 
 namespace arbiter::cli {
 
@@ -67,6 +69,11 @@ std::unique_ptr<host::Host> start_host(host::ServerConfig config, const char* co
 // The human rhythm that shapes simulated honest players' inputs: "builtin", a named trace
 // file, or (none named) ../shared/data/human-traces, else the built-in table, said on
 // stderr. A named file that cannot be read is said on stderr: nullopt.
+// What is wrong with `name` as the relay a hello names, as "--relay ..."; "" when nothing
+// is. The serve protocol takes at most 64 bytes of UTF-8: said before connecting, not by
+// the server's refusal.
+std::string relay_name_problem(const std::string& name);
+
 // A relay's token: the first line of `token_file`, else ARBITER_TOKEN, else none ("");
 // a token on the command line would show in every process listing. nullopt when the file
 // cannot be read (said on stderr).
@@ -75,5 +82,9 @@ std::optional<std::string> read_relay_token(const std::optional<std::string>& to
 
 std::optional<tools::HumanRhythm> load_human_rhythm(const std::optional<std::string>& named,
                                                     const char* command);
+// PROFILE=COUNT,... for `option` (--players of simulate, --mix of soak), into `target`; a
+// mistake is named by that option.
+ValueReader player_mix_reader(std::string option, std::vector<tools::PlayerMix>& target);
+
 
 }  // namespace arbiter::cli

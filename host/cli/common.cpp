@@ -6,6 +6,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "arbiter/host/untrusted_text.hpp"
 #include "commands.hpp"
 #include "store/store.hpp"
 
@@ -104,6 +105,27 @@ std::optional<tools::HumanRhythm> load_human_rhythm(const std::optional<std::str
         std::fprintf(stderr, "arbiter %s: human traces: %s\n", command, error.what());
         return std::nullopt;
     }
+}
+
+std::string relay_name_problem(const std::string& name) {
+    if (name.size() > 64) return "--relay takes at most 64 bytes";
+    if (!host::is_valid_utf8(name) || name.find('\0') != std::string::npos)
+        return "--relay must be text (UTF-8, no NUL)";
+    return "";
+}
+
+ValueReader player_mix_reader(std::string option, std::vector<tools::PlayerMix>& target) {
+    return [option = std::move(option), &target](const std::string& value) {
+        try {
+            target = tools::parse_player_mix(value);
+        } catch (const std::invalid_argument& error) {
+            std::string what = error.what();
+            // The parser names simulate's option; soak's is another.
+            if (what.starts_with("--players")) what.replace(0, 9, option);
+            return what;
+        }
+        return std::string();
+    };
 }
 
 // The first line of the token file, or ARBITER_TOKEN; a token on the command line would

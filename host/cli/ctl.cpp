@@ -6,9 +6,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "wire/control_client.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "commands.hpp"
+#include "options.hpp"
+#include "wire/control_client.hpp"
 
 namespace arbiter::cli {
 
@@ -88,13 +89,10 @@ void print_status(const json& status) {
 
 int run_ctl(const std::vector<std::string>& args) {
     bool raw = false;
-    std::vector<std::string> words;
-    for (const auto& arg : args) {
-        if (arg == "--json")
-            raw = true;
-        else
-            words.push_back(arg);
-    }
+    OptionReader options("ctl", kUsage);
+    options.flag("--json", raw);
+    if (!options.read(args)) return kExitUsage;
+    const std::vector<std::string>& words = options.positional();
     if (words.size() < 2 || words.size() > 3) {
         std::fprintf(stderr, "%s", kUsage);
         return kExitUsage;

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "bridge_args.hpp"
 #include "commands.hpp"
 #include "teehistorian_bridge.hpp"
@@ -48,15 +50,11 @@ int run_ddnet_bridge(const std::vector<std::string>& args) {
     status = bridge.run(stop_on_signals());
     const ddnet::DdnetBridgeCounts& counts = bridge.counts();
     if (!options.connection.quiet)
-        std::fprintf(stderr,
-                     "arbiter ddnet-bridge: %llu file(s), %llu records, %llu damaged "
-                     "stretch(es), %llu batches sent, %llu already delivered, %llu reconnects\n",
-                     static_cast<unsigned long long>(counts.files),
-                     static_cast<unsigned long long>(counts.records),
-                     static_cast<unsigned long long>(counts.damaged),
-                     static_cast<unsigned long long>(counts.batches),
-                     static_cast<unsigned long long>(counts.already_delivered),
-                     static_cast<unsigned long long>(counts.reconnects));
+        fmt::print(stderr,
+                   "arbiter ddnet-bridge: {} file(s), {} records, {} damaged stretch(es), {} "
+                   "batches sent, {} already delivered, {} reconnects\n",
+                   counts.files, counts.records, counts.damaged, counts.batches,
+                   counts.already_delivered, counts.reconnects);
     return status;
 }
 

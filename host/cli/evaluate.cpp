@@ -7,10 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "arbiter/host/progress.hpp"
+#include <fmt/format.h>
+
 #include "arbiter/host/host.hpp"
+#include "arbiter/host/progress.hpp"
 #include "arbiter/tools/evaluate.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace arbiter::cli {
 
@@ -32,33 +35,15 @@ struct EvaluateCommand {
 
 std::optional<EvaluateCommand> parse(const std::vector<std::string>& args) {
     EvaluateCommand command;
-    std::vector<std::string> positional;
-    auto fail = [](const std::string& what) {
-        std::fprintf(stderr, "arbiter evaluate: %s\n%s", what.c_str(), kUsage);
-        return std::nullopt;
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (arg == "--json") {
-            command.json = true;
-        } else if (arg == "--quiet") {
-            command.quiet = true;
-        } else if (arg == "--players") {
-            command.players = true;
-        } else if (arg == "--truth" || arg == "--log-level") {
-            if (i + 1 >= args.size()) return fail(arg + " needs a value");
-            if (arg == "--truth") {
-                command.truths.emplace_back(args[++i]);
-            } else {
-                command.log_level = args[++i];
-            }
-        } else if (arg.starts_with("--")) {
-            return fail("unknown option " + arg);
-        } else {
-            positional.push_back(arg);
-        }
-    }
-    if (positional.size() < 2) return fail("a config and at least one match file, please");
+    OptionReader options("evaluate", kUsage);
+    options.flag("--json", command.json);
+    options.flag("--quiet", command.quiet);
+    options.flag("--players", command.players);
+    options.texts("--truth", command.truths);
+    options.text("--log-level", command.log_level, host::kLogLevelsText);
+    if (!options.read(args)) return std::nullopt;
+    const auto& positional = options.positional();
+    if (positional.size() < 2) return options.fail("a config and at least one match file, please");
     command.config = positional.front();
     command.matches.assign(positional.begin() + 1, positional.end());
     return command;
@@ -101,17 +86,11 @@ int run_evaluate(const std::vector<std::string>& args) {
         tools::print_report(std::cout, report);
     }
     std::cout.flush();
-    std::fprintf(stderr,
-                 "evaluated %llu batches (%llu events) from %llu file(s): %llu damaged "
-                 "stretch(es), %llu refused "
-                 "batch(es); %llu unlabelled player(s), %llu labelled player(s) never seen\n",
-                 static_cast<unsigned long long>(report.batches),
-                 static_cast<unsigned long long>(report.events),
-                 static_cast<unsigned long long>(report.files),
-                 static_cast<unsigned long long>(report.damaged),
-                 static_cast<unsigned long long>(report.refused),
-                 static_cast<unsigned long long>(report.unlabelled),
-                 static_cast<unsigned long long>(report.missing));
+    fmt::print(stderr,
+               "evaluated {} batches ({} events) from {} file(s): {} damaged stretch(es), {} "
+               "refused batch(es); {} unlabelled player(s), {} labelled player(s) never seen\n",
+               report.batches, report.events, report.files, report.damaged, report.refused,
+               report.unlabelled, report.missing);
     warn_refused_plugins(*host, "evaluate");
     if (report.unreadable_files == report.files) return kExitInput;
     if (report.unreadable_files || report.damaged || report.refused || report.unlabelled ||

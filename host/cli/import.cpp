@@ -8,13 +8,15 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "arbiter/host/progress.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "arbiter/tools/import.hpp"
-#include "arbiter/tools/parse.hpp"
 #include "arbiter/tools/simulate.hpp"
 #include "commands.hpp"
 #include "demo_import.hpp"
+#include "options.hpp"
 #include "osr_import.hpp"
 #include "teehistorian_import.hpp"
 
@@ -47,88 +49,90 @@ struct ImportCommand {
 std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
     ImportCommand command;
     tools::ImportOptions& o = command.options;
-    std::vector<std::string> positional;
     std::optional<tools::TraceFormat> format;
-    std::vector<std::string> trace_only;  // options a demo has no use for
-    auto fail = [](const std::string& what) {
-        std::fprintf(stderr, "arbiter import: %s\n%s", what.c_str(), kUsage);
-        return std::nullopt;
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (!arg.starts_with("--")) {
-            positional.push_back(arg);
-            continue;
-        }
-        if (arg == "--quiet") {
-            command.quiet = true;
-            continue;
-        }
-        if (i + 1 >= args.size()) return fail(arg + " needs a value");
-        const std::string& value = args[++i];
-        if (arg != "--relay" && arg != "--batch-events") trace_only.push_back(arg);
-        if (arg == "--format") {
+    OptionReader options("import", kUsage);
+    options.flag("--quiet", command.quiet);
+    options.value(
+        "--format",
+        [&format](const std::string& value) {
             format = tools::trace_format_from_name(value);
-            if (!format) return fail("unknown format '" + value + "' (csv or jsonl)");
-        } else if (arg == "--on-error") {
-            if (value == "stop") {
-                o.on_bad_row = tools::OnBadRow::stop;
-            } else if (value == "skip") {
-                o.on_bad_row = tools::OnBadRow::skip;
-            } else {
-                return fail("--on-error '" + value + "' is neither stop nor skip");
-            }
-        } else if (arg == "--tick-rate") {
-            auto rate = tools::parse_finite(value);
-            if (!rate) return fail("--tick-rate '" + value + "' is not a number");
-            o.tick_rate_hz = *rate;
-        } else if (arg == "--labels") {
-            o.labels = value;
-        } else if (arg == "--relay") {
-            o.relay_id = value;
-            command.relay_given = true;
-        } else if (arg == "--batch-events") {
-            auto n = tools::parse_u64(value);
-            if (!n) return fail("--batch-events '" + value + "' is not a non-negative integer");
-            o.batch_events = static_cast<size_t>(*n);
-        } else if (arg == "--replay-labels" || arg == "--match") {
-            return fail(arg + " is for osu! replays (IN.osr or a folder of them)");
-        } else {
-            return fail("unknown option " + arg);
-        }
-    }
-    if (positional.size() != 2) return fail("an input file and an output file, please");
+            return format ? std::string()
+                          : OptionReader::not_one_of("--format", value, {"csv", "jsonl"});
+        },
+        "csv or jsonl");
+    options.choice("--on-error", o.on_bad_row,
+                   std::vector<std::pair<std::string, tools::OnBadRow>>{
+                       {"stop", tools::OnBadRow::stop}, {"skip", tools::OnBadRow::skip}});
+    options.number("--tick-rate", o.tick_rate_hz);
+    options.text("--labels", o.labels);
+    options.text("--relay", o.relay_id);
+    options.whole("--batch-events", o.batch_events);
+    for (const char* osu_only : {"--replay-labels", "--match"})
+        options.value(osu_only, [osu_only](const std::string&) {
+            return std::string(osu_only) + " is for osu! replays (IN.osr or a folder of them)";
+        });
+    if (!options.read(args)) return std::nullopt;
+    command.relay_given = options.given("--relay");
+    // The options a demo or a teehistorian has no use for.
+    std::vector<std::string> trace_only;
+    for (const auto& given : options.given_options())
+        if (given != "--quiet" && given != "--relay" && given != "--batch-events")
+            trace_only.push_back(given);
+    const auto& positional = options.positional();
+    if (positional.size() != 2) return options.fail("an input file and an output file, please");
     command.in = positional[0];
     command.out = positional[1];
     if (!format && ddnet::looks_like_teehistorian(command.in)) {
         command.teehistorian = true;
         if (!trace_only.empty())
-            return fail(trace_only.front() + " is for traces, not for a teehistorian");
+            return options.fail(trace_only.front() + " is for traces, not for a teehistorian");
         if (o.batch_events != tools::ImportOptions{}.batch_events)
-            return fail("--batch-events is for traces and demos: a teehistorian is a batch a tick");
-        if (o.relay_id.empty()) return fail("--relay must not be empty");
+            return options.fail(
+                "--batch-events is for traces and demos: a teehistorian is a batch a tick");
+        if (o.relay_id.empty()) return options.fail("--relay must not be empty");
         return command;
     }
     if (!format && ddnet::looks_like_demo(command.in)) {
         command.demo = true;
-        if (!trace_only.empty()) return fail(trace_only.front() + " is for traces, not for a demo");
+        if (!trace_only.empty())
+            return options.fail(trace_only.front() + " is for traces, not for a demo");
         if (o.batch_events == 0 || o.batch_events > tools::kMaxBatchEvents)
-            return fail("--batch-events must be from 1 to " +
-                        std::to_string(tools::kMaxBatchEvents));
-        if (o.relay_id.empty()) return fail("--relay must not be empty");
+            return options.fail("--batch-events must be from 1 to " +
+                                std::to_string(tools::kMaxBatchEvents));
+        if (o.relay_id.empty()) return options.fail("--relay must not be empty");
         return command;
     }
     if (!format) format = tools::trace_format_from_path(command.in);
     if (!format)
-        return fail("cannot tell the format of " + command.in +
-                    " from its name: --format csv|jsonl");
+        return options.fail("cannot tell the format of " + command.in +
+                            " from its name: --format csv|jsonl");
     o.format = *format;
     try {
         tools::check_options(o);
     } catch (const std::invalid_argument& error) {
-        return fail(error.what());
+        return options.fail(error.what());
     }
     return command;
+}
+
+}  // namespace
+
+namespace {
+
+// Demos and teehistorians imported apart and replayed together stay apart: each is its own
+// relay, named after its file, unless --relay says otherwise. Relay names are at most 64
+// bytes (the serve protocol's hello); a teehistorian's UUID name is 36.
+std::string relay_of_file(const ImportCommand& command) {
+    std::string relay = command.relay_given ? command.options.relay_id
+                                            : std::filesystem::path(command.in).stem().string();
+    if (relay.empty()) relay = "import";
+    return host::to_valid_utf8(relay, 64);
+}
+
+// A file a DDNet adapter could not import: "nothing written", exit 2.
+int report_not_imported(const std::exception& error) {
+    std::fprintf(stderr, "arbiter import: %s (nothing written)\n", error.what());
+    return kExitInput;
 }
 
 }  // namespace
@@ -136,19 +140,14 @@ std::optional<ImportCommand> parse(const std::vector<std::string>& args) {
 // A DDNet demo: every problem by its offset; exit 3 when the demo was damaged.
 int run_demo_import(const ImportCommand& command, host::Progress* progress) {
     ddnet::DemoImportOptions options;
-    // Demos imported apart and replayed together stay apart: each is its own relay, named
-    // after its file, unless --relay says otherwise.
-    options.relay_id = command.relay_given ? command.options.relay_id
-                                           : std::filesystem::path(command.in).stem().string();
-    if (options.relay_id.empty()) options.relay_id = "import";
+    options.relay_id = relay_of_file(command);
     options.batch_events = command.options.batch_events;
     options.progress = progress;
     ddnet::DemoImportReport report;
     try {
         report = ddnet::import_demo(command.in, command.out, options);
     } catch (const std::exception& error) {
-        std::fprintf(stderr, "arbiter import: %s (nothing written)\n", error.what());
-        return kExitInput;
+        return report_not_imported(error);
     }
     for (const auto& problem : report.read.problems)
         std::fprintf(stderr, "%s: offset %llu: %s\n", command.in.c_str(),
@@ -158,39 +157,27 @@ int run_demo_import(const ImportCommand& command, host::Progress* progress) {
         return kExitInput;
     }
     const ddnet::DemoReadResult& read = report.read;
-    std::fprintf(stderr,
-                 "imported demo '%s' (version %d, %s, ticks %d to %d: %llu snapshots, %llu "
-                 "deltas, %llu messages) into 1 match, %llu player(s): %llu events (%llu "
-                 "orders, %llu positions, %llu of them server teleports) in %llu batches to "
-                 "%s\n",
-                 read.header.map_name.c_str(), read.header.version, read.header.net_version.c_str(),
-                 read.first_tick, read.last_tick, static_cast<unsigned long long>(read.snapshots),
-                 static_cast<unsigned long long>(read.deltas),
-                 static_cast<unsigned long long>(read.messages),
-                 static_cast<unsigned long long>(report.players),
-                 static_cast<unsigned long long>(report.events),
-                 static_cast<unsigned long long>(report.orders),
-                 static_cast<unsigned long long>(report.positions),
-                 static_cast<unsigned long long>(report.server_teleports),
-                 static_cast<unsigned long long>(report.batches), command.out.c_str());
+    fmt::print(stderr,
+               "imported demo '{}' (version {}, {}, ticks {} to {}: {} snapshots, {} deltas, {} "
+               "messages) into 1 match, {} player(s): {} events ({} orders, {} positions, {} of "
+               "them server teleports) in {} batches to {}\n",
+               read.header.map_name.c_str(), read.header.version, read.header.net_version.c_str(),
+               read.first_tick, read.last_tick, read.snapshots, read.deltas, read.messages,
+               report.players, report.events, report.orders, report.positions,
+               report.server_teleports, report.batches, command.out);
     return read.problems.empty() ? kExitOk : kExitPartial;
 }
 
 // A DDNet teehistorian: every problem by its offset; exit 3 when the file was damaged.
 int run_teehistorian_import(const ImportCommand& command, host::Progress* progress) {
     ddnet::ThImportOptions options;
-    options.relay_id = command.relay_given ? command.options.relay_id
-                                           : std::filesystem::path(command.in).stem().string();
-    if (options.relay_id.empty()) options.relay_id = "import";
-    // Relay names are at most 64 bytes (the serve protocol's hello); a file's UUID name is 36.
-    options.relay_id = host::to_valid_utf8(options.relay_id, 64);
+    options.relay_id = relay_of_file(command);
     options.progress = progress;
     ddnet::ThImportReport report;
     try {
         report = ddnet::import_teehistorian(command.in, command.out, options);
     } catch (const std::exception& error) {
-        std::fprintf(stderr, "arbiter import: %s (nothing written)\n", error.what());
-        return kExitInput;
+        return report_not_imported(error);
     }
     if (!report.header_ok)
         std::fprintf(stderr, "%s: not a teehistorian: %s\n", command.in.c_str(),
@@ -203,18 +190,13 @@ int run_teehistorian_import(const ImportCommand& command, host::Progress* progre
         return kExitInput;
     }
     const ddnet::ThEventCounts& c = report.counts;
-    std::fprintf(
-        stderr,
-        "imported teehistorian (ticks %d to %d, %llu records, %llu bytes%s) into 1 "
-        "match, %llu player(s): %llu events (%llu orders, %llu positions, %llu of them "
-        "server teleports) in %llu batches to %s\n",
-        report.first_tick, report.last_tick, static_cast<unsigned long long>(report.records),
-        static_cast<unsigned long long>(report.bytes),
-        report.finished ? "" : ", not finished by the server",
-        static_cast<unsigned long long>(c.players), static_cast<unsigned long long>(c.events),
-        static_cast<unsigned long long>(c.orders), static_cast<unsigned long long>(c.positions),
-        static_cast<unsigned long long>(c.server_teleports),
-        static_cast<unsigned long long>(report.batches), command.out.c_str());
+    fmt::print(stderr,
+               "imported teehistorian (ticks {} to {}, {} records, {} bytes{}) into 1 match, {} "
+               "player(s): {} events ({} orders, {} positions, {} of them server teleports) in {} "
+               "batches to {}\n",
+               report.first_tick, report.last_tick, report.records, report.bytes,
+               report.finished ? "" : ", not finished by the server", c.players, c.events,
+               c.orders, c.positions, c.server_teleports, report.batches, command.out);
     return report.problems.empty() ? kExitOk : kExitPartial;
 }
 
@@ -246,18 +228,12 @@ int run_import(const std::vector<std::string>& args) {
     }
     const std::string skipped =
         report.rows_skipped ? " (" + std::to_string(report.rows_skipped) + " bad, skipped)" : "";
-    std::fprintf(stderr,
-                 "imported %llu of %llu rows%s into %llu match(es), %llu player(s): %llu events "
-                 "(%llu orders, %llu positions) in %llu batches to %s%s%s\n",
-                 static_cast<unsigned long long>(report.rows_imported),
-                 static_cast<unsigned long long>(report.rows_seen), skipped.c_str(),
-                 static_cast<unsigned long long>(report.matches),
-                 static_cast<unsigned long long>(report.players),
-                 static_cast<unsigned long long>(report.events),
-                 static_cast<unsigned long long>(report.orders),
-                 static_cast<unsigned long long>(report.positions),
-                 static_cast<unsigned long long>(report.batches), command->out.c_str(),
-                 o.labels.empty() ? "" : "; labels to ", o.labels.c_str());
+    fmt::print(stderr,
+               "imported {} of {} rows{} into {} match(es), {} player(s): {} events ({} orders, "
+               "{} positions) in {} batches to {}{}{}\n",
+               report.rows_imported, report.rows_seen, skipped, report.matches, report.players,
+               report.events, report.orders, report.positions, report.batches, command->out,
+               o.labels.empty() ? "" : "; labels to ", o.labels.string());
     return report.rows_skipped ? kExitPartial : kExitOk;
 }
 

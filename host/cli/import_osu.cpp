@@ -6,11 +6,13 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "arbiter/host/progress.hpp"
 #include "arbiter/host/untrusted_text.hpp"
-#include "arbiter/tools/parse.hpp"
 #include "arbiter/tools/simulate.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "osr_import.hpp"
 #include "osr_reader.hpp"
 
@@ -51,51 +53,25 @@ constexpr const char* kUsage =
 
 int run_osr_import(const std::vector<std::string>& args) {
     OsrImportOptions options;
-    std::vector<std::string> positional;
     bool quiet = false;
     std::optional<std::filesystem::path> replay_labels;
-    bool relay_given = false;
-    auto usage = [](const std::string& what) {
-        std::fprintf(stderr, "arbiter import: %s\n%s", what.c_str(), kUsage);
-        return 1;
+    OptionReader reader("import", kUsage);
+    reader.set_unknown_note(" (for replays)");
+    reader.flag("--quiet", quiet);
+    reader.text("--labels", options.labels_out);
+    reader.text("--replay-labels", replay_labels);
+    reader.choice("--on-error", options.skip_bad_replays,
+                  std::vector<std::pair<std::string, bool>>{{"stop", false}, {"skip", true}});
+    reader.text("--relay", options.relay_id);
+    reader.whole("--match", options.match_id, 1);
+    reader.whole("--batch-events", options.batch_events, 1, tools::kMaxBatchEvents);
+    if (!reader.read(args)) return kExitUsage;
+    auto usage = [&reader](const std::string& what) {
+        reader.complain(what);
+        return kExitUsage;
     };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (!arg.starts_with("--")) {
-            positional.push_back(arg);
-            continue;
-        }
-        if (arg == "--quiet") {
-            quiet = true;
-            continue;
-        }
-        if (i + 1 >= args.size()) return usage(arg + " needs a value");
-        const std::string& value = args[++i];
-        if (arg == "--labels") {
-            options.labels_out = value;
-        } else if (arg == "--replay-labels") {
-            replay_labels = value;
-        } else if (arg == "--on-error") {
-            if (value != "stop" && value != "skip")
-                return usage("--on-error '" + value + "' is neither stop nor skip");
-            options.skip_bad_replays = value == "skip";
-        } else if (arg == "--relay") {
-            options.relay_id = value;
-            relay_given = true;
-        } else if (arg == "--match") {
-            auto n = tools::parse_u64(value);
-            if (!n || *n == 0) return usage("--match '" + value + "' is not a positive integer");
-            options.match_id = *n;
-        } else if (arg == "--batch-events") {
-            auto n = tools::parse_u64(value);
-            if (!n || *n == 0 || *n > tools::kMaxBatchEvents)
-                return usage("--batch-events must be from 1 to " +
-                             std::to_string(tools::kMaxBatchEvents));
-            options.batch_events = static_cast<size_t>(*n);
-        } else {
-            return usage("unknown option " + arg + " (for replays)");
-        }
-    }
+    const bool relay_given = reader.given("--relay");
+    std::vector<std::string> positional = reader.positional();
     if (positional.size() < 2) return usage("replays or folders, then an output file, please");
     if (options.relay_id.empty()) return usage("--relay must not be empty");
     const std::filesystem::path out = positional.back();
@@ -137,28 +113,20 @@ int run_osr_import(const std::vector<std::string>& args) {
     }
     if (report.replays.size() == 1) {
         const OsrReplayReport& r = report.replays.front();
-        std::fprintf(
-            stderr,
-            "imported replay of '%s' (osu! %d, mods %s: %llu frames, %llu left out, "
-            "from %lld ms to %lld ms of the map)",
-            host::showable_name(r.player_name, 64).c_str(), r.version, mods_text(r.mods).c_str(),
-            static_cast<unsigned long long>(r.frames), static_cast<unsigned long long>(r.left_out),
-            static_cast<long long>(r.first_time_ms), static_cast<long long>(r.last_time_ms));
+        fmt::print(stderr,
+                   "imported replay of '{}' (osu! {}, mods {}: {} frames, {} left out, from {} ms "
+                   "to {} ms of the map)",
+                   host::showable_name(r.player_name, 64), r.version, mods_text(r.mods), r.frames,
+                   r.left_out, r.first_time_ms, r.last_time_ms);
     } else {
-        std::fprintf(stderr, "imported %llu of %llu replays",
-                     static_cast<unsigned long long>(report.players),
-                     static_cast<unsigned long long>(report.replays.size()));
+        fmt::print(stderr, "imported {} of {} replays", report.players, report.replays.size());
     }
-    std::fprintf(stderr,
-                 " into 1 match, %llu player(s): %llu events (%llu key presses, %llu cursor "
-                 "positions) in %llu batches to %s%s%s\n",
-                 static_cast<unsigned long long>(report.players),
-                 static_cast<unsigned long long>(report.events),
-                 static_cast<unsigned long long>(report.orders),
-                 static_cast<unsigned long long>(report.positions),
-                 static_cast<unsigned long long>(report.batches), out.c_str(),
-                 options.labels_out.empty() ? "" : "; labels to ",
-                 options.labels_out.string().c_str());
+    fmt::print(stderr,
+               " into 1 match, {} player(s): {} events ({} key presses, {} cursor positions) in {} "
+               "batches to {}{}{}\n",
+               report.players, report.events, report.orders, report.positions, report.batches,
+               out.string(), options.labels_out.empty() ? "" : "; labels to ",
+               options.labels_out.string());
     if (report.replays.size() == 1) {
         // For the reviewer: circleguard's snaps, at the replay's own times (not relay time).
         const OsrReplayReport& r = report.replays.front();

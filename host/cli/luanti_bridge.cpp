@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "bridge.hpp"
 #include "bridge_args.hpp"
 #include "commands.hpp"
@@ -39,19 +41,16 @@ int run_luanti_bridge(const std::vector<std::string>& args) {
     status = bridge.run(stop_on_signals());
     const luanti::BridgeCounts& counts = bridge.counts();
     if (!options.connection.quiet)
-        std::fprintf(stderr,
-                     "arbiter luanti-bridge: %llu lines, %llu refused, %llu batches sent, %llu "
-                     "already delivered, %llu flags to staff\n",
-                     static_cast<unsigned long long>(counts.lines),
-                     static_cast<unsigned long long>(counts.refused),
-                     static_cast<unsigned long long>(counts.batches),
-                     static_cast<unsigned long long>(counts.already_delivered),
-                     static_cast<unsigned long long>(counts.flags));
+        fmt::print(stderr,
+                   "arbiter luanti-bridge: {} lines, {} refused, {} batches sent, {} already "
+                   "delivered, {} flags to staff\n",
+                   counts.lines, counts.refused, counts.batches, counts.already_delivered,
+                   counts.flags);
     if (!options.connection.quiet && counts.steps_timed > 0)
-        std::fprintf(stderr,
-                     "arbiter luanti-bridge: %llu steps sent live, %.1f ms after the server "
-                     "wrote them on average, %.1f ms at most\n",
-                     static_cast<unsigned long long>(counts.steps_timed),
+        fmt::print(stderr,
+                     "arbiter luanti-bridge: {} steps sent live, {:.1f} ms after the server "
+                     "wrote them on average, {:.1f} ms at most\n",
+                     counts.steps_timed,
                      static_cast<double>(counts.delay_sum_us) / 1000.0 /
                          static_cast<double>(counts.steps_timed),
                      static_cast<double>(counts.delay_max_us) / 1000.0);

@@ -6,15 +6,18 @@
 
 #include "arbiter/host/host.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace arbiter::cli {
 
 int run_plugins(const std::vector<std::string>& args) {
-    if (args.size() != 1) {
+    OptionReader options("plugins", "usage: arbiter plugins CONFIG\n");
+    if (!options.read(args)) return kExitUsage;
+    if (options.positional().size() != 1) {
         std::fprintf(stderr, "usage: arbiter plugins CONFIG\n");
         return kExitUsage;
     }
-    auto config = load_config_or_report(args[0]);
+    auto config = load_config_or_report(options.positional()[0]);
     if (!config || report_if_no_plugin(*config, "plugins")) return kExitInput;
     (void)setup_logging("warn");
 

@@ -10,10 +10,11 @@
 
 #include "arbiter/host/event_file.hpp"
 #include "arbiter/host/host.hpp"
-#include "core/replay_file.hpp"
 #include "arbiter/host/progress.hpp"
 #include "arbiter/host/sinks.hpp"
 #include "commands.hpp"
+#include "core/replay_file.hpp"
+#include "options.hpp"
 
 namespace arbiter::cli {
 
@@ -27,37 +28,21 @@ struct ReplayOptions {
     std::optional<std::string> log_level;
 };
 
+constexpr const char* kUsage =
+    "usage: arbiter replay CONFIG EVENTS... [--json] [--quiet] [--log-level LEVEL]\n";
+
 std::optional<ReplayOptions> parse(const std::vector<std::string>& args) {
-    ReplayOptions options;
-    std::vector<std::string> positional;
-    for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--json") {
-            options.json = true;
-        } else if (args[i] == "--quiet") {
-            options.quiet = true;
-        } else if (args[i] == "--log-level") {
-            if (i + 1 == args.size()) {
-                std::fprintf(stderr,
-                             "arbiter replay: --log-level needs a value (trace, debug, info, warn, "
-                             "error, off)\n");
-                return std::nullopt;
-            }
-            options.log_level = args[++i];
-        } else if (args[i].starts_with("--")) {
-            std::fprintf(stderr, "arbiter replay: unknown option %s\n", args[i].c_str());
-            return std::nullopt;
-        } else {
-            positional.push_back(args[i]);
-        }
-    }
-    if (positional.size() < 2) {
-        std::fprintf(stderr,
-                     "usage: arbiter replay CONFIG EVENTS... [--json] [--quiet] [--log-level LEVEL]\n");
-        return std::nullopt;
-    }
-    options.config = positional.front();
-    options.event_files.assign(positional.begin() + 1, positional.end());
-    return options;
+    ReplayOptions command;
+    OptionReader options("replay", kUsage);
+    options.flag("--json", command.json);
+    options.flag("--quiet", command.quiet);
+    options.text("--log-level", command.log_level, host::kLogLevelsText);
+    if (!options.read(args)) return std::nullopt;
+    const auto& positional = options.positional();
+    if (positional.size() < 2) return options.fail("a config and at least one event file, please");
+    command.config = positional.front();
+    command.event_files.assign(positional.begin() + 1, positional.end());
+    return command;
 }
 
 struct InputTally {

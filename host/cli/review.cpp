@@ -12,9 +12,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "store/store.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "commands.hpp"
+#include "options.hpp"
+#include "store/store.hpp"
 
 namespace arbiter::cli {
 
@@ -148,51 +149,18 @@ int print_dossier(host::ReviewStore& store, const std::string& subject, bool as_
 }  // namespace
 
 int run_review(const std::vector<std::string>& args) {
-    std::vector<std::string> words;
     bool as_json = false;
     size_t limit = 50;
     int64_t window_days = 7;
     std::string reviewer, note;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        auto value = [&](const char* flag) -> std::optional<std::string> {
-            if (i + 1 >= args.size()) {
-                std::fprintf(stderr, "arbiter review: %s needs a value\n%s", flag, kUsage);
-                return std::nullopt;
-            }
-            return args[++i];
-        };
-        if (arg == "--json") {
-            as_json = true;
-        } else if (arg == "--limit" || arg == "--window-days") {
-            const auto text = value(arg.c_str());
-            if (!text) return kExitUsage;
-            char* end = nullptr;
-            const long long number = std::strtoll(text->c_str(), &end, 10);
-            if (text->empty() || *end || number < 1 || number > 100'000) {
-                std::fprintf(stderr, "arbiter review: %s: expected a whole number from 1 to 100000\n",
-                             arg.c_str());
-                return kExitUsage;
-            }
-            if (arg == "--limit")
-                limit = static_cast<size_t>(number);
-            else
-                window_days = number;
-        } else if (arg == "--reviewer") {
-            const auto text = value("--reviewer");
-            if (!text) return kExitUsage;
-            reviewer = *text;
-        } else if (arg == "--note") {
-            const auto text = value("--note");
-            if (!text) return kExitUsage;
-            note = *text;
-        } else if (arg.starts_with("--")) {
-            std::fprintf(stderr, "arbiter review: unknown option %s\n%s", arg.c_str(), kUsage);
-            return kExitUsage;
-        } else {
-            words.push_back(arg);
-        }
-    }
+    OptionReader options("review", kUsage);
+    options.flag("--json", as_json);
+    options.whole("--limit", limit, 1, 100'000);
+    options.whole("--window-days", window_days, 1, 100'000);
+    options.text("--reviewer", reviewer);
+    options.text("--note", note);
+    if (!options.read(args)) return kExitUsage;
+    const std::vector<std::string>& words = options.positional();
     if (words.size() < 2) {
         std::fprintf(stderr, "%s", kUsage);
         return kExitUsage;

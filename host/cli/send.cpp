@@ -17,13 +17,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "wire/batch_relay.hpp"
 #include "arbiter/host/event_file.hpp"
 #include "arbiter/host/ingest.hpp"
 #include "arbiter/host/progress.hpp"
-#include "wire/relay_client.hpp"
 #include "arbiter/host/untrusted_text.hpp"
 #include "commands.hpp"
+#include "options.hpp"
+#include "wire/batch_relay.hpp"
+#include "wire/relay_client.hpp"
 
 namespace arbiter::cli {
 
@@ -48,33 +49,22 @@ struct SendOptions {
 };
 
 std::optional<SendOptions> parse(const std::vector<std::string>& args) {
-    SendOptions options;
-    std::vector<std::string> positional;
-    auto fail = [](const std::string& what) {
-        std::fprintf(stderr, "arbiter send: %s\n%s", what.c_str(), kUsage);
-        return std::nullopt;
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (arg == "--json") {
-            options.json = true;
-        } else if (arg == "--quiet") {
-            options.quiet = true;
-        } else if (arg == "--relay" || arg == "--token-file") {
-            if (i + 1 == args.size()) return fail(arg + " needs a value");
-            (arg == "--relay" ? options.relay.emplace() : options.token_file.emplace()) = args[++i];
-            if (options.relay && options.relay->empty()) return fail("--relay needs a name");
-        } else if (arg.starts_with("--")) {
-            return fail("unknown option " + arg);
-        } else {
-            positional.push_back(arg);
-        }
-    }
-    if (positional.size() < 2) return fail("one or more event files and a target, please");
-    options.target = positional.back();
+    SendOptions command;
+    OptionReader options("send", kUsage);
+    options.flag("--json", command.json);
+    options.flag("--quiet", command.quiet);
+    options.nonempty("--relay", command.relay);
+    options.text("--token-file", command.token_file);
+    if (!options.read(args)) return std::nullopt;
+    if (command.relay)
+        if (const std::string problem = relay_name_problem(*command.relay); !problem.empty())
+            return options.fail(problem);
+    std::vector<std::string> positional = options.positional();
+    if (positional.size() < 2) return options.fail("one or more event files and a target, please");
+    command.target = positional.back();
     positional.pop_back();
-    options.files.assign(positional.begin(), positional.end());
-    return options;
+    command.files.assign(positional.begin(), positional.end());
+    return command;
 }
 
 // The relay the recorded batches belong to: the server holds a connection to the name

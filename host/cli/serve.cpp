@@ -3,8 +3,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "serve/server.hpp"
 #include "commands.hpp"
+#include "options.hpp"
+#include "serve/server.hpp"
 
 namespace arbiter::cli {
 
@@ -17,45 +18,27 @@ constexpr const char* kUsage =
 }  // namespace
 
 int run_serve(const std::vector<std::string>& args) {
-    std::string config_path, level;
+    std::string level;
     std::optional<std::string> unix_socket, tcp_listen, control_socket, metrics_listen;
     std::string ready_file;
-    for (size_t i = 0; i < args.size(); ++i) {
-        auto value = [&](const char* option) -> std::optional<std::string> {
-            if (i + 1 == args.size()) {
-                std::fprintf(stderr, "arbiter serve: %s needs a value\n%s", option, kUsage);
-                return std::nullopt;
-            }
-            return args[++i];
-        };
-        std::optional<std::string>* target = nullptr;
-        if (args[i] == "--unix")
-            target = &unix_socket;
-        else if (args[i] == "--tcp")
-            target = &tcp_listen;
-        else if (args[i] == "--control")
-            target = &control_socket;
-        else if (args[i] == "--metrics")
-            target = &metrics_listen;
-        if (target) {
-            if (!(*target = value(args[i].c_str()))) return kExitUsage;
-        } else if (args[i] == "--ready-file" || args[i] == "--log-level") {
-            std::string& out = args[i] == "--ready-file" ? ready_file : level;
-            auto given = value(args[i].c_str());
-            if (!given) return kExitUsage;
-            out = *given;
-        } else if (args[i].starts_with("--") || !config_path.empty()) {
-            std::fprintf(stderr, "arbiter serve: unexpected argument %s\n%s", args[i].c_str(),
-                         kUsage);
-            return kExitUsage;
-        } else {
-            config_path = args[i];
-        }
+    OptionReader options("serve", kUsage);
+    options.text("--unix", unix_socket);
+    options.text("--tcp", tcp_listen);
+    options.text("--control", control_socket);
+    options.text("--metrics", metrics_listen);
+    options.text("--ready-file", ready_file);
+    options.text("--log-level", level, host::kLogLevelsText);
+    if (!options.read(args)) return kExitUsage;
+    const auto& positional = options.positional();
+    if (positional.size() > 1) {
+        options.complain("unexpected argument " + positional[1] + " (one config, please)");
+        return kExitUsage;
     }
-    if (config_path.empty()) {
+    if (positional.empty()) {
         std::fprintf(stderr, "%s", kUsage);
         return kExitUsage;
     }
+    const std::string& config_path = positional.front();
     auto config = load_config_or_report(config_path);
     if (!config) return kExitInput;
     if (unix_socket) config->serve.unix_socket = *unix_socket;

@@ -8,10 +8,10 @@
 
 #include "arbiter/host/progress.hpp"
 #include "arbiter/tools/human_rhythm.hpp"
-#include "arbiter/tools/parse.hpp"
 #include "arbiter/tools/profiles.hpp"
 #include "arbiter/tools/simulate.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 
 namespace arbiter::cli {
 
@@ -34,72 +34,24 @@ struct SimulateCommand {
 std::optional<SimulateCommand> parse(const std::vector<std::string>& args) {
     SimulateCommand command;
     tools::SimulationOptions& o = command.options;
-    std::vector<std::string> positional;
-    bool have_players = false;
-    auto fail = [](const std::string& what) {
-        std::fprintf(stderr, "arbiter simulate: %s\n%s", what.c_str(), kUsage);
-        return std::nullopt;
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (arg == "--list-profiles") {
-            command.list_profiles = true;
-            continue;
-        }
-        if (arg == "--quiet") {
-            command.quiet = true;
-            continue;
-        }
-        if (!arg.starts_with("--")) {
-            positional.push_back(arg);
-            continue;
-        }
-        if (i + 1 >= args.size()) return fail(arg + " needs a value");
-        const std::string& value = args[++i];
-        if (arg == "--seed") {
-            auto seed = tools::parse_u64(value);
-            if (!seed) return fail("--seed '" + value + "' is not a non-negative integer");
-            o.seed = *seed;
-        } else if (arg == "--duration-s") {
-            auto duration = tools::parse_finite(value);
-            if (!duration) return fail("--duration-s '" + value + "' is not a number");
-            o.duration_s = *duration;
-        } else if (arg == "--tick-rate") {
-            auto rate = tools::parse_finite(value);
-            if (!rate) return fail("--tick-rate '" + value + "' is not a number");
-            o.tick_rate_hz = *rate;
-        } else if (arg == "--players") {
-            try {
-                o.players = tools::parse_player_mix(value);
-            } catch (const std::invalid_argument& error) {
-                return fail(error.what());
-            }
-            have_players = true;
-        } else if (arg == "--truth") {
-            o.truth = value;
-        } else if (arg == "--batch-events") {
-            auto n = tools::parse_u64(value);
-            if (!n) return fail("--batch-events '" + value + "' is not a non-negative integer");
-            o.batch_events = static_cast<size_t>(*n);
-        } else if (arg == "--relay") {
-            o.relay_id = value;
-        } else if (arg == "--match") {
-            auto id = tools::parse_u64(value);
-            if (!id) return fail("--match '" + value + "' is not a non-negative integer");
-            o.match_id = *id;
-        } else if (arg == "--accounts") {
-            if (value.empty()) return fail("--accounts needs a name");
-            o.accounts = value;
-        } else if (arg == "--human-traces") {
-            command.human_traces = value;
-        } else {
-            return fail("unknown option " + arg);
-        }
-    }
+    OptionReader options("simulate", kUsage);
+    options.flag("--list-profiles", command.list_profiles);
+    options.flag("--quiet", command.quiet);
+    options.whole("--seed", o.seed);
+    options.number("--duration-s", o.duration_s);
+    options.number("--tick-rate", o.tick_rate_hz);
+    options.value("--players", player_mix_reader("--players", o.players));
+    options.text("--truth", o.truth);
+    options.whole("--batch-events", o.batch_events);
+    options.text("--relay", o.relay_id);
+    options.whole("--match", o.match_id);
+    options.nonempty("--accounts", o.accounts);
+    options.text("--human-traces", command.human_traces);
+    if (!options.read(args)) return std::nullopt;
     if (command.list_profiles) return command;
-    if (positional.size() != 1) return fail("one output file, please");
-    if (!have_players) return fail("--players is required");
-    o.out = positional.front();
+    if (options.positional().size() != 1) return options.fail("one output file, please");
+    if (!options.given("--players")) return options.fail("--players is required");
+    o.out = options.positional().front();
     return command;
 }
 

@@ -17,10 +17,11 @@
 #include <vector>
 
 #include "arbiter/host/host.hpp"
-#include "store/store.hpp"
 #include "arbiter/tools/parse.hpp"
 #include "arbiter/tools/soak.hpp"
 #include "commands.hpp"
+#include "options.hpp"
+#include "store/store.hpp"
 
 namespace arbiter::cli {
 
@@ -57,71 +58,30 @@ std::optional<std::vector<double>> parse_durations(const std::string& text) {
 std::optional<SoakCommand> parse(const std::vector<std::string>& args) {
     SoakCommand command;
     tools::SoakOptions& o = command.options;
-    std::vector<std::string> positional;
-    auto fail = [](const std::string& what) {
-        std::fprintf(stderr, "arbiter soak: %s\n%s", what.c_str(), kUsage);
-        return std::nullopt;
-    };
-    auto count = [](const std::string& value) -> std::optional<uint32_t> {
-        auto n = tools::parse_u64(value);
-        if (!n || *n > tools::kMaxSimulatedPlayers) return std::nullopt;
-        return static_cast<uint32_t>(*n);
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (arg == "--json") {
-            command.json = true;
-            continue;
-        }
-        if (arg == "--quiet") {
-            command.quiet = true;
-            continue;
-        }
-        if (!arg.starts_with("--")) {
-            positional.push_back(arg);
-            continue;
-        }
-        if (i + 1 >= args.size()) return fail(arg + " needs a value");
-        const std::string& value = args[++i];
-        if (arg == "--players" || arg == "--match-players") {
-            auto n = count(value);
-            if (!n)
-                return fail(arg + " '" + value + "' is not a count from 0 to " +
-                            std::to_string(tools::kMaxSimulatedPlayers));
-            (arg == "--players" ? o.players : o.match_players) = *n;
-        } else if (arg == "--durations-s") {
-            auto durations = parse_durations(value);
-            if (!durations) return fail("--durations-s '" + value + "' is not a list of seconds");
-            o.durations_s = std::move(*durations);
-        } else if (arg == "--seed") {
-            auto seed = tools::parse_u64(value);
-            if (!seed) return fail("--seed '" + value + "' is not a non-negative integer");
-            o.seed = *seed;
-        } else if (arg == "--mix") {
-            try {
-                o.mix = tools::parse_player_mix(value);
-            } catch (const std::invalid_argument& error) {
-                std::string what = error.what();
-                if (what.starts_with("--players")) what.replace(0, 9, "--mix");
-                return fail(what);
-            }
-        } else if (arg == "--work-dir") {
-            o.work_dir = value;
-        } else if (arg == "--human-traces") {
-            command.human_traces = value;
-        } else if (arg == "--log-level") {
-            command.log_level = value;
-        } else {
-            return fail("unknown option " + arg);
-        }
-    }
-    if (positional.size() != 1) return fail("one config, please");
-    command.config = positional.front();
+    OptionReader options("soak", kUsage);
+    options.flag("--json", command.json);
+    options.flag("--quiet", command.quiet);
+    options.whole("--players", o.players, 0, tools::kMaxSimulatedPlayers);
+    options.whole("--match-players", o.match_players, 0, tools::kMaxSimulatedPlayers);
+    options.value("--durations-s", [&o](const std::string& value) {
+        auto durations = parse_durations(value);
+        if (!durations) return "--durations-s '" + value + "' is not a list of seconds";
+        o.durations_s = std::move(*durations);
+        return std::string();
+    });
+    options.whole("--seed", o.seed);
+    options.value("--mix", player_mix_reader("--mix", o.mix));
+    options.text("--work-dir", o.work_dir);
+    options.text("--human-traces", command.human_traces);
+    options.text("--log-level", command.log_level, host::kLogLevelsText);
+    if (!options.read(args)) return std::nullopt;
+    if (options.positional().size() != 1) return options.fail("one config, please");
+    command.config = options.positional().front();
     if (o.work_dir.empty()) o.work_dir = std::filesystem::temp_directory_path();
     try {
         tools::check_options(o);
     } catch (const std::invalid_argument& error) {
-        return fail(error.what());
+        return options.fail(error.what());
     }
     return command;
 }

@@ -128,7 +128,8 @@ TEST(Cli, ImportRefusesUnknownFormatsAndOptions) {
     };
     const Case cases[] = {
         {{"import", "in.txt", "out.arbev"}, "cannot tell the format of in.txt"},
-        {{"import", "in.txt", "out.arbev", "--format", "xml"}, "unknown format 'xml'"},
+        {{"import", "in.txt", "out.arbev", "--format", "xml"},
+         "--format 'xml' is neither csv nor jsonl"},
         {{"import", "in.txt", "out.arbev", "--format", "csv", "--on-error", "maybe"},
          "--on-error 'maybe'"},
         {{"import", "in.txt", "out.arbev", "--format", "csv", "--tick-rate", "0"}, "--tick-rate"},
