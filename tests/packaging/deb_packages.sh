@@ -3,9 +3,9 @@
 # and then installed into an empty root (never the running system), as an operator and a
 # plugin author get them:
 #   - arbiter (the runtime) is small: under 15 MB, its binaries stripped (their debug
-#     information in arbiter-dbgsym, by build ID), no static library, no header; its
-#     Depends read from the binaries; the systemd unit and /etc/arbiter/server_config.toml
-#     (a conffile) are in it;
+#     information in arbiter-dbgsym, by build ID, where gdb finds it), no static library,
+#     no header; its Depends read from the binaries; the systemd unit and
+#     /etc/arbiter/server_config.toml (a conffile) are in it;
 #   - arbiter-dev Depends on arbiter of the same version and on the -dev packages its
 #     headers and libraries need (not Suggests), and shares no file with arbiter;
 #   - dpkg installs all three into another empty root (its database there, the maintainer
@@ -24,7 +24,7 @@
 # The packages are compressed with gzip here, not xz as `cpack` makes them: xz takes four
 # minutes over the 300 MB of debug information, gzip a few seconds, and a gzip'd package is
 # the larger, so the size bound holds a fortiori (ARBITER_DEB_COMPRESSION=xz tests the
-# packages as shipped, in about 6 minutes). Takes about 2 minutes on two cores, most of it
+# packages as shipped, in about 5 minutes). Takes 1 to 2 minutes on two cores, most of it
 # cpack and the template's build.
 # Usage: deb_packages.sh BUILD_DIR
 set -euo pipefail
@@ -195,6 +195,14 @@ while IFS= read -r path; do
   grep -q '\.debug_info' <<<"$sections" || fail "$debug holds no .debug_info"
   echo "  $path: stripped, $(stat -c %s "$root$path") bytes; debug information $(stat -c %s "$debug") bytes"
 done <"$runtime_files"
+
+if command -v gdb >/dev/null; then
+  # What the package is for: gdb finds the stripped binary's source lines by its build ID.
+  gdb -batch -nx -iex "set debug-file-directory $root/usr/lib/debug" -ex "info line main" \
+    "$root/usr/bin/arbiter" >"$work/gdb.txt" 2>&1 || true
+  grep -q 'host/cli/main.cpp' "$work/gdb.txt" || { cat "$work/gdb.txt"; fail "gdb finds no debug information for arbiter"; }
+  echo "  gdb: $(grep 'main.cpp' "$work/gdb.txt")"
+fi
 
 step "the unpacked binary replays the sample"
 usr=$root/usr
