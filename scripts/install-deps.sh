@@ -24,6 +24,7 @@ packages=(
   libbenchmark-dev
   python3-flatbuffers     # the Python relay example's batches (examples/python-relay)
   groff-base              # the man page's render check (tests/packaging)
+  file                    # cpack -G DEB sorts the packages' binaries with it (tests/packaging)
   python3                 # the real-game tests drive real servers and clients from Python
   minetest-server minetest-data   # a real Luanti server for the Luanti test (adapters/luanti)
   minetest                # real Luanti clients (--random-input) for the same test

@@ -31,6 +31,12 @@ SOURCE_ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 # look for the schema or the sample config.
 IN_CHECKOUT = os.path.isfile(os.path.join(SOURCE_ROOT, "host", "include", "arbiter",
                                           "arbiter_host.h"))
+# The prefix this file was installed into, when it stands where an install puts it
+# (PREFIX/share/arbiter/examples/python-relay/relay.py: the arbiter-dev package, or
+# `cmake --install`), else None.
+INSTALLED_PREFIX = None
+if HERE.split(os.sep)[-4:] == ["share", "arbiter", "examples", "python-relay"]:
+    INSTALLED_PREFIX = os.path.normpath(os.path.join(HERE, "..", "..", "..", ".."))
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR, EXIT_SKIPPED = 0, 1, 2, 77
 
@@ -109,12 +115,19 @@ def text(value):
 
 
 def find_library(given):
-    """--lib, else the library of a build tree of this checkout, else the system's."""
+    """--lib, else the library of a build tree of this checkout, else that of the install this
+    file stands in (PREFIX/lib/TRIPLET or PREFIX/lib), else the system's."""
     if given:
         return given
-    build = os.path.join(SOURCE_ROOT, "build")
-    candidates = [os.path.join(build, "release", "lib", "libarbiter-host.so")]
-    candidates += sorted(glob.glob(os.path.join(build, "*", "lib", "libarbiter-host.so")))
+    candidates = []
+    if IN_CHECKOUT:
+        build = os.path.join(SOURCE_ROOT, "build")
+        candidates.append(os.path.join(build, "release", "lib", "libarbiter-host.so"))
+        candidates += sorted(glob.glob(os.path.join(build, "*", "lib", "libarbiter-host.so")))
+    if INSTALLED_PREFIX:
+        candidates += sorted(glob.glob(os.path.join(INSTALLED_PREFIX, "lib", "*",
+                                                    "libarbiter-host.so")))
+        candidates.append(os.path.join(INSTALLED_PREFIX, "lib", "libarbiter-host.so"))
     for path in candidates:
         if os.path.isfile(path):
             return path
@@ -122,11 +135,13 @@ def find_library(given):
 
 
 def find_data(given, in_checkout, in_prefix, library):
-    """A file the relay needs: the path given, else the first that exists of the copy in the
-    install the library in use came from (PREFIX/lib, or a multiarch PREFIX/lib/TRIPLET),
-    this checkout's, and the install of the arbiter command on PATH, /usr/local and /usr.
-    The library's install comes first, for it holds the files that library was built with;
-    a build tree holds none, so a run from a checkout takes the checkout's.
+    """A file the relay needs: the path given, else the first that exists of a copy next to
+    this file (one copied out with its schema or config beside it), the copy in the install
+    the library in use came from (PREFIX/lib, or a multiarch PREFIX/lib/TRIPLET), the copy in
+    the install this file stands in (PREFIX/share/arbiter/examples/python-relay), this
+    checkout's, and the install of the arbiter command on PATH, /usr/local and /usr.
+    The library's install comes before this file's, for it holds the files that library was
+    built with; a build tree holds none, so a run from a checkout takes the checkout's.
     Returns (the path or None, the places looked in)."""
     if given:
         return given, [given]
@@ -140,7 +155,10 @@ def find_data(given, in_checkout, in_prefix, library):
     command = shutil.which("arbiter")
     if command:
         other_prefixes.insert(0, os.path.dirname(os.path.dirname(os.path.realpath(command))))
-    places = [os.path.join(prefix, *in_prefix) for prefix in library_prefixes]
+    places = [os.path.join(HERE, in_prefix[-1])]
+    places += [os.path.join(prefix, *in_prefix) for prefix in library_prefixes]
+    if INSTALLED_PREFIX:
+        places.append(os.path.join(INSTALLED_PREFIX, *in_prefix))
     if IN_CHECKOUT:
         places.append(os.path.join(SOURCE_ROOT, *in_checkout))
     places += [os.path.join(prefix, *in_prefix) for prefix in other_prefixes]
@@ -377,11 +395,14 @@ def read_assessments(lib, host):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lib", help="libarbiter-host.so (default: build/*/lib of this "
-                        "checkout, then the system's)")
-    parser.add_argument("--config", help="server_config.toml (default: the sample config, "
-                        "share/arbiter/samples/ of the library's install, or this checkout's)")
-    parser.add_argument("--schema", help="events.fbs (default: share/arbiter/schema/ of the "
-                        "library's install, or this checkout's abi/schema/)")
+                        "checkout, or the library of the install this file stands in, then "
+                        "the system's)")
+    parser.add_argument("--config", help="server_config.toml (default: one next to this "
+                        "file, else the sample config, share/arbiter/samples/ of the "
+                        "library's install or of this file's, or this checkout's)")
+    parser.add_argument("--schema", help="events.fbs (default: one next to this file, else "
+                        "share/arbiter/schema/ of the library's install or of this file's, or "
+                        "this checkout's abi/schema/)")
     parser.add_argument("--generated",
                         help="folder for flatc's Python output (default: a temporary one)")
     parser.add_argument("--flatc", default="flatc", help="the flatc to run (default: on PATH)")

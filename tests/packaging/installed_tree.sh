@@ -22,6 +22,14 @@ step "install into $work/first, then move it to $work/moved"
 cmake --install "$build_dir" --prefix "$work/first" >/dev/null
 mv "$work/first" "$work/moved"
 prefix="$work/moved"
+# The libraries' folder: lib/<multiarch triplet> on Debian (CMAKE_INSTALL_LIBDIR).
+libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$build_dir/CMakeCache.txt")
+[ -n "$libdir" ] || fail "no CMAKE_INSTALL_LIBDIR in $build_dir/CMakeCache.txt"
+[ -f "$prefix/$libdir/libarbiter-host.so" ] || fail "libarbiter-host.so is not in $libdir"
+
+step "the Debian package's files stay out of a plain install"
+[ ! -e "$prefix/etc" ] || fail "a plain install has an etc/ folder"
+[ ! -e "$prefix/lib/systemd" ] || fail "a plain install has a systemd unit"
 
 step "every bundled plugin is installed"
 for plugin in reference accounts lagpool kaladin luanti; do
@@ -39,7 +47,7 @@ for cheater in mallory trent; do
 done
 
 step "pkg-config resolves the moved prefix"
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+export PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig"
 for variable in includedir plugindir version_script; do
   value=$(pkg-config --variable="$variable" arbiter-sdk)
   resolved=$(realpath -m "$value")
@@ -49,13 +57,13 @@ for variable in includedir plugindir version_script; do
   esac
   [ -e "$resolved" ] || fail "pkg-config's $variable ($resolved) does not exist"
 done
-pkg-config --cflags arbiter-sdk | grep -q -- "-I$prefix/lib/pkgconfig/../../include" ||
+pkg-config --cflags arbiter-sdk | grep -q -- "-I$prefix/$libdir/pkgconfig/$(realpath -m --relative-to="/p/$libdir/pkgconfig" /p)/include" ||
   fail "pkg-config --cflags does not point into the moved prefix: $(pkg-config --cflags arbiter-sdk)"
 
 step "a C relay built against the moved prefix runs from elsewhere"
 mkdir -p "$work/relay-home"
 cc -std=c99 -Wall -Wextra -o "$work/relay-home/relay" "$source_dir/examples/c-relay/relay.c" \
-  -I"$prefix/include" -L"$prefix/lib" -larbiter-host -Wl,-rpath,"$prefix/lib"
+  -I"$prefix/include" -L"$prefix/$libdir" -larbiter-host -Wl,-rpath,"$prefix/$libdir"
 (cd "$work/relay-home" && ./relay "$prefix/share/arbiter/samples/server_config.toml" \
   "$prefix/share/arbiter/samples/sample-match.arbev") | tee "$work/relay.txt"
 grep -q "player 5 (mallory): FlagForReview" "$work/relay.txt" || fail "the C relay did not flag mallory"
@@ -70,7 +78,7 @@ if [ -z "$python" ] || ! "$python" -c "import flatbuffers" 2>/dev/null || ! comm
 else
   mkdir -p "$work/python-relay-home"
   cp "$source_dir/examples/python-relay/relay.py" "$work/python-relay-home/"
-  (cd "$work/python-relay-home" && "$python" relay.py --lib "$prefix/lib/libarbiter-host.so") \
+  (cd "$work/python-relay-home" && "$python" relay.py --lib "$prefix/$libdir/libarbiter-host.so") \
     | tee "$work/python-relay.txt" || fail "the copied Python relay failed"
   real_prefix=$(realpath "$prefix")
   grep -qxF "schema: $real_prefix/share/arbiter/schema/events.fbs" "$work/python-relay.txt" ||
