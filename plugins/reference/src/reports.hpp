@@ -32,7 +32,7 @@ struct Reports {
 class Reporter {
   public:
     // The record is made at the player's first signal: most players never have one.
-    Reporter(const Host& host, Signals& signals, Lazy<Reports>& reports)
+    Reporter(const HostServices& host, Signals& signals, Lazy<Reports>& reports)
         : host_(host), signals_(signals), reports_(reports) {}
 
     // Emits the signal, holds it, or drops it (no rise), by the step rule above.
@@ -41,7 +41,7 @@ class Reporter {
     void report_held(uint32_t player_id);
 
   private:
-    const Host& host_;
+    const HostServices& host_;
     Signals& signals_;
     Lazy<Reports>& reports_;
 };

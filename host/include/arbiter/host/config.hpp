@@ -13,11 +13,14 @@
 #include <string_view>
 #include <vector>
 
+#include <arbiter/arbiter_model_class.hpp>
+
 #include "arbiter/host/plugin_signature.hpp"
 
 namespace arbiter::host {
 
-enum class ModelClass : uint32_t { validation = 1, behavioural = 2, statistical = 3 };
+// The one enum the SDK declares a plugin's class with (arbiter_model_class.hpp).
+using ModelClass = arbiter::ModelClass;
 const char* to_string(ModelClass model_class);
 std::optional<ModelClass> model_class_from_string(std::string_view text);
 

@@ -30,18 +30,13 @@
 #include <string>
 #include <string_view>
 
+#include <arbiter/arbiter_model_class.hpp>
 #include <arbiter/arbiter_plugin.h>
 #include <arbiter/sdk/config.hpp>
 #include <arbiter/sdk/events.hpp>
 #include <arbiter/sdk/signals.hpp>
 
 namespace arbiter {
-
-enum class ModelClass : uint32_t {
-    validation = ARB_CLASS_VALIDATION,
-    behavioural = ARB_CLASS_BEHAVIOURAL,
-    statistical = ARB_CLASS_STATISTICAL,
-};
 
 enum class LogLevel : uint32_t {
     trace = ARB_LOG_TRACE,
@@ -73,11 +68,12 @@ struct PluginInfo {
     bool describe_config = true;
 };
 
-// The host's services for one instance: log, clock, metrics. Thread-safe.
-class Host {
+// The host's services for one instance: log, clock, metrics. Thread-safe. (Not the host
+// itself: that is arbiter::host::Host, the program that loads plugins.)
+class HostServices {
   public:
-    Host() = default;
-    Host(arb_host* handle, const arb_host_services* services)
+    HostServices() = default;
+    HostServices(arb_host* handle, const arb_host_services* services)
         : handle_(handle), services_(services) {}
 
     void log(LogLevel level, std::string_view message) const {
@@ -104,9 +100,13 @@ class Host {
     const arb_host_services* services_ = nullptr;
 };
 
+// The name HostServices had before, which read as the host itself; plugin sources that
+// use it still build, with a warning that names the new one.
+using Host [[deprecated("arbiter::Host is now arbiter::HostServices")]] = HostServices;
+
 // What an analyzer is created (or reconfigured) with.
 struct Context {
-    Host host;
+    HostServices host;
     ConfigTable config;                 // the plugin's own table; borrowed for the call
     std::span<const uint8_t> baseline;  // empty when none is configured; borrowed
     uint32_t shard_index = 0;
@@ -124,10 +124,10 @@ class Analyzer {
 
   protected:
     explicit Analyzer(const Context& context) : host_(context.host) {}
-    const Host& host() const { return host_; }
+    const HostServices& host() const { return host_; }
 
   private:
-    Host host_;
+    HostServices host_;
 };
 
 }  // namespace arbiter

@@ -104,7 +104,7 @@ arb_status guarded(Instance<T>* instance, Body&& body) noexcept {
 
 inline Context make_context(const arb_create_args* args) {
     Context context;
-    context.host = Host(args->host, args->services);
+    context.host = HostServices(args->host, args->services);
     context.config =
         ConfigTable::parse({args->config.data, static_cast<size_t>(args->config.size)});
     context.baseline = {args->baseline.data, static_cast<size_t>(args->baseline.size)};
