@@ -31,6 +31,32 @@ struct SinkAdapter {
     }
 };
 
+CallResult reconfigure_unsupported() {
+    CallResult result;
+    result.status = ARB_ERR_UNSUPPORTED;
+    result.error = "the plugin cannot take a new config without a reload (no ARB_CAP_RECONFIGURE)";
+    return result;
+}
+
+namespace {
+
+// What create and configure are handed: the same table, so a plugin reads one shape.
+arb_create_args create_args(arb_host* host, const PluginSettings& settings,
+                            std::span<const uint8_t> baseline, uint32_t shard_index,
+                            uint32_t shard_count) {
+    arb_create_args args{};
+    args.struct_size = sizeof args;
+    args.host = host;
+    args.services = host_services_table();
+    args.config = {settings.config.data(), settings.config.size()};
+    args.baseline = {baseline.data(), baseline.size()};
+    args.shard_index = shard_index;
+    args.shard_count = shard_count;
+    return args;
+}
+
+}  // namespace
+
 bool PluginInstance::check_signal_and_keep(const arb_signal* signal, CallResult& result) {
     std::string problem = signal_rules::signal_problem(signal);
     if (!problem.empty()) {
@@ -135,14 +161,8 @@ PluginInstance::PluginInstance(std::shared_ptr<PluginLibrary> library,
     if (shard_count > 1) context_->gauge_suffix = "#" + std::to_string(shard_index);
     if (std::string problem = check_config_schema(*library_, settings); !problem.empty())
         throw PluginError(problem);
-    arb_create_args args{};
-    args.struct_size = sizeof args;
-    args.host = context_->handle();
-    args.services = host_services_table();
-    args.config = {settings.config.data(), settings.config.size()};
-    args.baseline = {baseline.data(), baseline.size()};
-    args.shard_index = shard_index;
-    args.shard_count = shard_count;
+    const arb_create_args args =
+        create_args(context_->handle(), settings, baseline, shard_index, shard_count);
 
     arb_instance* created = nullptr;
     arb_status status = library_->api().create(&args, &created);
@@ -218,24 +238,13 @@ std::optional<std::vector<uint8_t>> PluginInstance::save_state(std::string& erro
 
 CallResult PluginInstance::configure(const PluginSettings& settings,
                                      std::span<const uint8_t> baseline) {
-    CallResult result;
-    if (!library_->api().configure) {
-        result.status = ARB_ERR_UNSUPPORTED;
-        result.error =
-            "the plugin cannot take a new config without a reload (no ARB_CAP_RECONFIGURE)";
-        return result;
-    }
+    if (!library_->api().configure) return reconfigure_unsupported();
     // Refused before the plugin sees it, placed already: thrown, as create's refusals are.
     if (std::string problem = check_config_schema(*library_, settings); !problem.empty())
         throw PluginError(problem);
-    arb_create_args args{};
-    args.struct_size = sizeof args;
-    args.host = context_->handle();
-    args.services = host_services_table();
-    args.config = {settings.config.data(), settings.config.size()};
-    args.baseline = {baseline.data(), baseline.size()};
-    args.shard_index = shard_index_;
-    args.shard_count = shard_count_;
+    CallResult result;
+    const arb_create_args args =
+        create_args(context_->handle(), settings, baseline, shard_index_, shard_count_);
     result.status = library_->api().configure(handle_, &args);
     if (result.status != ARB_OK) result.error = last_error();
     return result;

@@ -371,13 +371,7 @@ CallResult IsolatedInstance::restore_state(std::span<const uint8_t> blob) {
 CallResult IsolatedInstance::configure(const PluginSettings& settings,
                                        std::span<const uint8_t> baseline) {
     if (!quarantined_.empty()) return quarantined_result();
-    if (!library_->has(ARB_CAP_RECONFIGURE)) {
-        CallResult result;
-        result.status = ARB_ERR_UNSUPPORTED;
-        result.error =
-            "the plugin cannot take a new config without a reload (no ARB_CAP_RECONFIGURE)";
-        return result;
-    }
+    if (!library_->has(ARB_CAP_RECONFIGURE)) return reconfigure_unsupported();
     if (std::string problem = check_config_schema(*library_, settings); !problem.empty())
         throw PluginError(problem);
     iso::MessageWriter request;

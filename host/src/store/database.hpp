@@ -58,6 +58,23 @@ class Database {
     virtual const char* kind() const = 0;
 };
 
+// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+// The throw goes on; a rollback that fails too (the connection is gone) does not hide it.
+template <class Body>
+void in_transaction(Database& db, Body&& body) {
+    db.begin();
+    try {
+        body();
+        db.commit();
+    } catch (...) {
+        try {
+            db.rollback();
+        } catch (const DatabaseError&) {
+        }
+        throw;
+    }
+}
+
 // Wall-clock seconds since the epoch: what the store records its rows' times in.
 inline int64_t unix_now() {
     return std::chrono::duration_cast<std::chrono::seconds>(

@@ -166,8 +166,7 @@ void migrate(Database& db) {
     // One transaction that holds the store's migration lock from the first read: two hosts
     // starting together on a fresh store migrate it once (SQLite: BEGIN IMMEDIATE takes the
     // write lock; PostgreSQL: an advisory lock until the commit).
-    db.begin();
-    try {
+    in_transaction(db, [&] {
         if (std::string(db.kind()) != "sqlite") db.execute("SELECT pg_advisory_xact_lock(4172837)");
         db.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
@@ -192,14 +191,7 @@ void migrate(Database& db) {
                                                   .count()));
             record->step();
         }
-        db.commit();
-    } catch (...) {
-        try {
-            db.rollback();
-        } catch (const DatabaseError&) {
-        }
-        throw;
-    }
+    });
 }
 
 std::unique_ptr<Database> open_and_migrate(const StoreSettings& settings) {

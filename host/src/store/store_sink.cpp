@@ -419,8 +419,7 @@ void StoreSink::write(std::vector<Record>& records) {
         match->bind(1, server_id_).bind(2, relay).bind(3, static_cast<int64_t>(match_id)).bind(4, now);
         match->step();
     };
-    db.begin();
-    try {
+    in_transaction(db, [&] {
         for (Record& record : records) {
             if (auto* e = std::get_if<Record::Event>(&record.row)) {
                 const SignalRecord& s = e->signal;
@@ -488,14 +487,7 @@ void StoreSink::write(std::vector<Record>& records) {
                 .bind(8, p->recorded_unix);
             ledger->step();
         }
-        db.commit();
-    } catch (...) {
-        try {
-            db.rollback();
-        } catch (const DatabaseError&) {
-        }
-        throw;
-    }
+    });
 }
 
 }  // namespace arbiter::host

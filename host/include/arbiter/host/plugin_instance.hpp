@@ -98,6 +98,9 @@ std::string describe_create_failure(const PluginSettings& settings, arb_status s
 // describe_config), placed like a refusal; "" when it matches or there is no schema.
 std::string check_config_schema(const PluginLibrary& library, const PluginSettings& settings);
 
+// What configure answers for a plugin without ARB_CAP_RECONFIGURE, in or out of process.
+CallResult reconfigure_unsupported();
+
 // Whether a signal keeps the contract of arb_signal is arbiter_signal_rules.hpp's
 // signal_rules::signal_problem, shared with the SDK's test harness.
 
