@@ -9,7 +9,6 @@
 #include <arbiter/sdk.hpp>
 
 #include "clock.hpp"
-#include "fifo.hpp"
 #include "reports.hpp"
 
 namespace arbiter::reference {
@@ -18,7 +17,7 @@ class ClockArea {
   public:
     struct Player {
         int64_t ahead_orders = 0;  // orders stamped ahead of the relay's tick
-        Fifo<ClockSample> trend;   // client against relay time, in the window
+        Ring<ClockSample> trend;   // client against relay time, in the window
     };
     struct Match {
         double tick_s = 0;             // from MatchStart; 0 until then (the config's rate)

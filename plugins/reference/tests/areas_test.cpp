@@ -463,7 +463,7 @@ std::vector<ClockSample> clock_at(double rate, double for_s, int64_t offset_us =
 // The rate measured when the last sample arrives: every step closed so far.
 std::optional<ClockRateMeasure> measure(const std::vector<ClockSample>& samples,
                                         const ClockLimits& limits = {}) {
-    Fifo<ClockSample> trend;
+    Ring<ClockSample> trend;
     std::optional<ClockRateMeasure> last;
     for (const ClockSample& sample : samples)
         if (add_to_clock_trend(trend, sample, limits)) last = check_clock_rate(trend, limits);
@@ -473,7 +473,7 @@ std::optional<ClockRateMeasure> measure(const std::vector<ClockSample>& samples,
 // Whether any judgement of the trend, as it grows sample by sample, flags the clock: an
 // honest clock must pass every one of them, not only the last.
 bool ever_flagged(const std::vector<ClockSample>& samples, const ClockLimits& limits = {}) {
-    Fifo<ClockSample> trend;
+    Ring<ClockSample> trend;
     bool flagged = false;
     for (const ClockSample& sample : samples)
         if (add_to_clock_trend(trend, sample, limits))
@@ -571,7 +571,7 @@ TEST(ClockRateSpeedUp, ASpeedHackSwitchedOnAndOffIsCaught) {
     }
     // Every judgement of the trend as it grows: flagged, while the median stays honest.
     const ClockLimits limits;
-    Fifo<ClockSample> trend;
+    Ring<ClockSample> trend;
     size_t judged = 0, flagged = 0;
     for (const ClockSample& sample : samples) {
         if (!add_to_clock_trend(trend, sample, limits)) continue;
@@ -580,7 +580,7 @@ TEST(ClockRateSpeedUp, ASpeedHackSwitchedOnAndOffIsCaught) {
             EXPECT_LT(m->median, 1.05) << "the median alone would have missed it";
             EXPECT_GT(m->rate, 1.05);
         }
-        judged += trend.items().back().relay_us - trend.front().relay_us >= 45'000'000;
+        judged += trend.back().relay_us - trend.front().relay_us >= 45'000'000;
     }
     EXPECT_GT(flagged, 0u);
     EXPECT_GE(flagged * 2, judged) << "flagged in most windows of a minute";
