@@ -187,8 +187,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---------------------------------------------------------------- stats
 
-std::deque<StatGain> gains(double per_s, double every_s, double for_s) {
-    std::deque<StatGain> out;
+Ring<StatGain> gains(double per_s, double every_s, double for_s) {
+    Ring<StatGain> out;
     for (double t = 0; t < for_s; t += every_s)
         out.push_back({std::llround(t * 1e6), per_s * every_s});
     return out;
@@ -196,7 +196,7 @@ std::deque<StatGain> gains(double per_s, double every_s, double for_s) {
 
 struct XpCase {
     std::string name;
-    std::deque<StatGain> gains;
+    Ring<StatGain> gains;
     bool flagged;
 };
 void PrintTo(const XpCase& c, std::ostream* os) {
@@ -213,7 +213,7 @@ INSTANTIATE_TEST_SUITE_P(
                       XpCase{"JustUnderTheMaximum", gains(9.9, 1.0, 1200), false},
                       XpCase{"JustOverTheMaximum", gains(10.2, 1.0, 1200), true},
                       // A quest's one large reward averages out over the window.
-                      XpCase{"OneLargeReward", {{0, 5000.0}}, false},
+                      XpCase{"OneLargeReward", gains(5000.0, 1.0, 1.0), false},  // 5000 at 0 s
                       XpCase{"AFarm", gains(150.0, 2.0, 120), true}),
     [](const auto& row) { return row.param.name; });
 
