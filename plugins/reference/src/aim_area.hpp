@@ -24,7 +24,6 @@
 
 #include <arbiter/sdk.hpp>
 
-#include "fifo.hpp"
 #include "reports.hpp"
 
 namespace arbiter::reference {
@@ -84,7 +83,7 @@ class AimArea {
   public:
     struct Track {
         std::deque<AimSample> samples;  // within the longest window, and at least 3
-        Fifo<int64_t> snaps;            // the snaps' times within snap_window_s
+        Ring<int64_t> snaps;            // the snaps' times within snap_window_s
         bool empty() const { return samples.empty() && snaps.empty(); }
     };
     struct Player {

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 
 #include <arbiter/events_generated.h>
+#include <arbiter/sdk/ring.hpp>
 
-#include "fifo.hpp"
+#include "lazy.hpp"
 
 namespace arbiter::reference {
 
@@ -20,18 +20,23 @@ struct Gap {
 struct Arrivals {
     int64_t last_us = -1;  // the last relay time the player was heard; -1 before the first
     // Silences longer than kMinGapUs, oldest first: shorter ones are the usual spacing.
-    Fifo<Gap> gaps;
+    // Every player has this record and most never fall silent: a pointer until the first
+    // silence (a Ring alone is 24 bytes while empty).
+    Lazy<Ring<Gap>> gaps;
 
     static constexpr int64_t kMinGapUs = 100'000;
 
     void heard(int64_t t_us) {
-        if (last_us >= 0 && t_us - last_us > kMinGapUs) gaps.push_back({t_us, t_us - last_us});
+        if (last_us >= 0 && t_us - last_us > kMinGapUs)
+            gaps.get().push_back({t_us, t_us - last_us});
         last_us = std::max(last_us, t_us);
     }
 
     void forget_before(int64_t t_us) {
-        while (!gaps.empty() && gaps.front().t_us < t_us)
-            gaps.pop_front();
+        Ring<Gap>* kept = gaps.find();
+        if (!kept) return;
+        while (!kept->empty() && kept->front().t_us < t_us)
+            kept->pop_front();
     }
 };
 
@@ -63,7 +68,7 @@ inline double silence_allowance_s(const Arrivals& arrivals, int64_t from_us, int
                                   double cap_s) {
     const int64_t look_back_us = static_cast<int64_t>(cap_s * 1e6) + 1'000'000;
     int64_t longest = 0;
-    for (const Gap& g : arrivals.gaps)
+    for (const Gap& g : arrivals.gaps.view())
         if (g.t_us >= from_us - look_back_us && g.t_us <= to_us)
             longest = std::max(longest, g.gap_us);
     return std::min(static_cast<double>(longest) / 1e6, cap_s);

@@ -33,12 +33,12 @@ int64_t step_of(int64_t relay_us, int64_t step_us) {
 
 }  // namespace
 
-bool add_to_clock_trend(Fifo<ClockSample>& trend, ClockSample sample, const ClockLimits& limits) {
+bool add_to_clock_trend(Ring<ClockSample>& trend, ClockSample sample, const ClockLimits& limits) {
     const auto step_us = std::max<int64_t>(1, static_cast<int64_t>(limits.rate_step_s * 1e6));
     bool closed = false;
     if (!trend.empty() &&
         step_of(trend.back().relay_us, step_us) == step_of(sample.relay_us, step_us)) {
-        if (delay_of(sample) < delay_of(trend.back())) trend.get().back() = sample;
+        if (delay_of(sample) < delay_of(trend.back())) trend.back() = sample;
     } else {
         closed = !trend.empty();
         trend.push_back(sample);
@@ -49,10 +49,10 @@ bool add_to_clock_trend(Fifo<ClockSample>& trend, ClockSample sample, const Cloc
     return closed;
 }
 
-std::optional<ClockRateMeasure> check_clock_rate(const Fifo<ClockSample>& trend,
+std::optional<ClockRateMeasure> check_clock_rate(const Ring<ClockSample>& trend,
                                                  const ClockLimits& limits) {
     if (trend.size() < 3) return std::nullopt;  // two closed steps at least
-    const auto& points = trend.items();
+    const Ring<ClockSample>& points = trend;
     const size_t closed = points.size() - 1;  // the last step is still open
     ClockRateMeasure m;
     m.first = points.front();

@@ -4,10 +4,10 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 
-#include "fifo.hpp"
+#include <arbiter/sdk/ring.hpp>
+
 #include "hits.hpp"
 
 namespace arbiter::reference {
@@ -59,11 +59,11 @@ struct ClockRateMeasure {
 // Adds `sample` to the trend (one point per step, the least delayed, oldest first, none
 // older than `rate_window_s` before it). True when a step has just closed: the moment to
 // call check_clock_rate.
-bool add_to_clock_trend(Fifo<ClockSample>& trend, ClockSample sample, const ClockLimits& limits);
+bool add_to_clock_trend(Ring<ClockSample>& trend, ClockSample sample, const ClockLimits& limits);
 
 // The rate over the trend's closed steps (all but the last point), once they span
 // `rate_min_window_s`; nothing when it is within `max_rate`.
-std::optional<ClockRateMeasure> check_clock_rate(const Fifo<ClockSample>& trend,
+std::optional<ClockRateMeasure> check_clock_rate(const Ring<ClockSample>& trend,
                                                  const ClockLimits& limits);
 
 struct RunLengthMeasure {

@@ -68,8 +68,8 @@ void ClockArea::on_order(const fb::Event& event, Player& player, Reporter& out) 
     }
     if (auto client = order.client_time_us(); client.has_value()) {
         // Judged when a step of the trend closes.
-        const auto rate = add_to_clock_trend(player.trend, {t_us, *client}, limits_)
-                              ? check_clock_rate(player.trend, limits_)
+        const auto rate = add_to_clock_trend(player.trend.get(), {t_us, *client}, limits_)
+                              ? check_clock_rate(player.trend.view(), limits_)
                               : std::nullopt;
         if (rate) {
             out.report({.player = id,
@@ -114,13 +114,14 @@ std::optional<Signal> ClockArea::check_run_length(const fb::Event& event, const 
 }
 
 void ClockArea::on_input_lost(Player& player) const {
-    player.trend.clear();
+    player.trend.reset();
 }
 
 void ClockArea::save_player(StateWriter& out, const Player& player) const {
     out.put<int64_t>(player.ahead_orders);
-    out.put<uint64_t>(player.trend.size());
-    for (const ClockSample& c : player.trend) {
+    const Ring<ClockSample>& trend = player.trend.view();
+    out.put<uint64_t>(trend.size());
+    for (const ClockSample& c : trend) {
         out.put<int64_t>(c.relay_us);
         out.put<int64_t>(c.client_us);
     }
@@ -134,7 +135,7 @@ void ClockArea::restore_player(StateReader& in, Player& player) const {
         ClockSample c;
         c.relay_us = in.get_relay_time("clock sample time");
         c.client_us = in.get<int64_t>();
-        add_to_clock_trend(player.trend, c, limits_);
+        add_to_clock_trend(player.trend.get(), c, limits_);
     }
 }
 

@@ -9,7 +9,7 @@
 #include <arbiter/sdk.hpp>
 
 #include "clock.hpp"
-#include "fifo.hpp"
+#include "lazy.hpp"
 #include "reports.hpp"
 
 namespace arbiter::reference {
@@ -18,7 +18,10 @@ class ClockArea {
   public:
     struct Player {
         int64_t ahead_orders = 0;  // orders stamped ahead of the relay's tick
-        Fifo<ClockSample> trend;   // client against relay time, in the window
+        // Client against relay time, in the window. Every player has this record and many
+        // games send no client time: a pointer until the first (a Ring alone is 24 bytes
+        // while empty).
+        Lazy<Ring<ClockSample>> trend;
     };
     struct Match {
         double tick_s = 0;             // from MatchStart; 0 until then (the config's rate)

@@ -5,8 +5,9 @@
 
 #include <cstdint>
 
+#include <arbiter/sdk/ring.hpp>
+
 #include "arrivals.hpp"
-#include "fifo.hpp"
 #include "movement.hpp"
 
 namespace arbiter::reference {
@@ -15,7 +16,7 @@ namespace arbiter::reference {
 // the client, and the round trips (kept in the player's movement track).
 struct LagSeen {
     const Arrivals& arrivals;
-    const Fifo<RttSample>& rtts;
+    const Ring<RttSample>& rtts;
 };
 
 struct LagAllowance {

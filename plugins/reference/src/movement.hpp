@@ -13,8 +13,9 @@
 #include <vector>
 
 #include <arbiter/sdk/prefetch.hpp>
+#include <arbiter/sdk/ring.hpp>
 
-#include "fifo.hpp"
+#include "lazy.hpp"
 #include "sample_ring.hpp"
 
 namespace arbiter::reference {
@@ -47,7 +48,8 @@ struct MovementLimits {
 // A player's recent position updates and measured round trips, oldest first.
 struct Track {
     SampleRing samples;
-    Fifo<RttSample> rtts;  // allocated at the first one: many games send none
+    // Made at the first one: many games send none (a Ring alone is 24 bytes while empty).
+    Lazy<Ring<RttSample>> rtts;
     // Whether the receive times never go back within the track, so that a look-back may
     // start with a binary search; its owner says when they do (SpacingMedian counts it).
     bool in_order = true;

@@ -232,7 +232,7 @@ void widen_by_silence(WindowMeasure& w, const Track& track, const Arrivals& arri
     const int64_t first_us = track.samples.time(0);
     const int64_t look_back_us = static_cast<int64_t>(limits.max_lag_allowance_s * 1e6) + 1'000'000;
     int64_t longest_us = 0;
-    for (const Gap& g : arrivals.gaps)
+    for (const Gap& g : arrivals.gaps.view())
         if (g.t_us >= w.start.t_us - look_back_us && g.t_us <= w.start.t_us &&
             g.t_us - g.gap_us < first_us)
             longest_us = std::max(longest_us, g.gap_us);
@@ -350,7 +350,7 @@ void MovementArea::check_windows(uint32_t player_id, Player& player, const Arriv
 
 void MovementArea::on_latency(const fb::Event& event, Player& player) const {
     const int64_t t_us = event.relay_time_us();
-    player.track.rtts.push_back({t_us, event.body_as_LatencySample()->rtt_us()});
+    player.track.rtts.get().push_back({t_us, event.body_as_LatencySample()->rtt_us()});
     forget_old(player, t_us);
 }
 
@@ -372,9 +372,9 @@ void MovementArea::forget_old(Player& player, int64_t now_us) const {
             --player.long_gaps;
         samples.pop_front();
     }
-    auto& rtts = player.track.rtts;
-    while (!rtts.empty() && rtts.front().t_us < now_us - keep_us)
-        rtts.pop_front();
+    if (Ring<RttSample>* rtts = player.track.rtts.find())
+        while (!rtts->empty() && rtts->front().t_us < now_us - keep_us)
+            rtts->pop_front();
 }
 
 void MovementArea::on_input_lost(Player& player) const {
@@ -574,8 +574,9 @@ bool get_flag(StateReader& in) {
 
 void MovementArea::save_track(StateWriter& out, const Player& player) const {
     put_samples(out, player.track.samples);
-    out.put<uint64_t>(player.track.rtts.size());
-    for (const RttSample& r : player.track.rtts) {
+    const Ring<RttSample>& rtts = player.track.rtts.view();
+    out.put<uint64_t>(rtts.size());
+    for (const RttSample& r : rtts) {
         out.put<int64_t>(r.t_us);
         out.put<uint32_t>(r.rtt_us);
     }
@@ -593,7 +594,7 @@ void MovementArea::restore_track(StateReader& in, Player& player) const {
         RttSample r;
         r.t_us = in.get_relay_time("round-trip time");
         r.rtt_us = in.get<uint32_t>();
-        track.rtts.push_back(r);
+        track.rtts.get().push_back(r);
     }
     // A blob may hold receive times that go back (the plugin keeps what it was sent): the
     // look-backs binary-search only tracks that are in order.

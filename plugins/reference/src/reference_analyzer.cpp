@@ -46,7 +46,7 @@ void ReferenceAnalyzer::configure(const Context& context) {
 }
 
 LagSeen ReferenceAnalyzer::lag_seen(const Player& player) {
-    return {player.arrivals, player.movement.track.rtts};
+    return {player.arrivals, player.movement.track.rtts.view()};
 }
 
 void ReferenceAnalyzer::on_batch(const Batch& batch, Signals& signals) {
@@ -180,8 +180,9 @@ void ReferenceAnalyzer::on_match_end(const MatchKey& match, Signals& signals) {
 namespace {
 void save_arrivals(StateWriter& out, const Arrivals& arrivals) {
     out.put<int64_t>(arrivals.last_us);
-    out.put<uint64_t>(arrivals.gaps.size());
-    for (const Gap& g : arrivals.gaps) {
+    const Ring<Gap>& gaps = arrivals.gaps.view();
+    out.put<uint64_t>(gaps.size());
+    for (const Gap& g : gaps) {
         out.put<int64_t>(g.t_us);
         out.put<int64_t>(g.gap_us);
     }
@@ -203,7 +204,7 @@ void restore_arrivals(StateReader& in, Arrivals& arrivals) {
         Gap g;
         g.t_us = in.get_relay_time("silence end");
         g.gap_us = in.get_relay_time("silence");
-        arrivals.gaps.push_back(g);
+        arrivals.gaps.get().push_back(g);
     }
 }
 }  // namespace

@@ -2,19 +2,6 @@
 
 namespace arbiter::reference {
 
-void put_times(StateWriter& out, const std::deque<int64_t>& times) {
-    out.put<uint64_t>(times.size());
-    for (int64_t t : times)
-        out.put<int64_t>(t);
-}
-
-std::deque<int64_t> get_times(StateReader& in) {
-    std::deque<int64_t> times;
-    for (uint64_t n = in.get_count(8); n > 0; --n)
-        times.push_back(in.get_relay_time("relay time"));
-    return times;
-}
-
 void put_times_by_name(StateWriter& out, const TimesByName& map) {
     out.put<uint64_t>(map.size());
     for (const auto& [name, times] : map) {

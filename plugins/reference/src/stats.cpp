@@ -7,7 +7,7 @@
 
 namespace arbiter::reference {
 
-std::optional<RateMeasure> check_experience_rate(const std::deque<StatGain>& gains,
+std::optional<RateMeasure> check_experience_rate(const Ring<StatGain>& gains,
                                                  const StatLimits& limits) {
     if (gains.empty()) return std::nullopt;
     const int64_t window_us = static_cast<int64_t>(limits.experience_window_s * 1e6);

@@ -3,9 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
+
+#include <arbiter/sdk/ring.hpp>
 
 #include "hits.hpp"
 
@@ -41,7 +42,7 @@ struct RateMeasure {
 // Experience gained (relay times, oldest first) in the window ending at the last gain,
 // divided by the whole window: a quest's one large reward averages out over it, a farm
 // that gains without pause does not.
-std::optional<RateMeasure> check_experience_rate(const std::deque<StatGain>& gains,
+std::optional<RateMeasure> check_experience_rate(const Ring<StatGain>& gains,
                                                  const StatLimits& limits);
 
 struct InvulnerableMeasure {

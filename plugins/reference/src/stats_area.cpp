@@ -36,7 +36,7 @@ void StatsArea::on_stat(const fb::Event& event, Match& match, Player& player, Re
             player.experience.push_back({t_us, change.delta()});
             while (player.experience.front().t_us <= t_us - micros(limits_.experience_window_s))
                 player.experience.pop_front();
-            if (auto rate = check_experience_rate(player.experience.items(), limits_)) {
+            if (auto rate = check_experience_rate(player.experience, limits_)) {
                 out.report({.player = id,
                             .code = "stats.xp_rate",
                             .score = rate->score,
@@ -56,7 +56,7 @@ void StatsArea::on_stat(const fb::Event& event, Match& match, Player& player, Re
         match.damage_reported = true;
         if (change.delta() > 0) {
             player.damage_taken.push_back(t_us);
-            trim(player.damage_taken.get(), micros(limits_.combat_window_s));
+            trim(player.damage_taken, micros(limits_.combat_window_s));
         }
     } else if (!limits_.resource_prefix.empty() && stat.starts_with(limits_.resource_prefix)) {
         auto previous = player.resources.find(stat);
@@ -92,7 +92,7 @@ uint32_t StatsArea::hurt_player(const fb::Event& hit_claim) {
 void StatsArea::on_hit_taken(uint32_t player_id, int64_t t_us, const Match& match, Player& player,
                              Reporter& out) const {
     player.hits_taken.push_back(t_us);
-    trim(player.hits_taken.get(), micros(limits_.combat_window_s));
+    trim(player.hits_taken, micros(limits_.combat_window_s));
     // Only a game that reports damage at all can show a player who takes none.
     if (!match.damage_reported || player.hits_taken.empty()) return;
     const int64_t from = player.hits_taken.back() - micros(limits_.combat_window_s);
@@ -126,8 +126,8 @@ void StatsArea::save_player(StateWriter& out, const Player& player) const {
         out.put<int64_t>(g.t_us);
         out.put<double>(g.delta);
     }
-    put_times(out, player.hits_taken.items());
-    put_times(out, player.damage_taken.items());
+    put_times(out, player.hits_taken);
+    put_times(out, player.damage_taken);
     out.put<uint64_t>(player.resources.size());
     for (const auto& [stat, value] : player.resources) {
         out.put_string(stat);
@@ -143,8 +143,8 @@ void StatsArea::restore_player(StateReader& in, Player& player) const {
         g.delta = in.get_finite("experience gain");
         player.experience.push_back(g);
     }
-    player.hits_taken = get_times(in);
-    player.damage_taken = get_times(in);
+    player.hits_taken = get_times<Ring<int64_t>>(in);
+    player.damage_taken = get_times<Ring<int64_t>>(in);
     for (uint64_t n = in.get_count(16); n > 0; --n) {
         std::string stat = in.get_string();
         player.resources[stat] = in.get_finite("resource");

@@ -9,7 +9,6 @@
 
 #include <arbiter/sdk.hpp>
 
-#include "fifo.hpp"
 #include "reports.hpp"
 #include "stats.hpp"
 
@@ -18,10 +17,10 @@ namespace arbiter::reference {
 class StatsArea {
   public:
     struct Player {
-        Fifo<StatGain> experience;  // experience gains in the window
+        Ring<StatGain> experience;  // experience gains in the window
         // Damaging hits taken and damage registered, in the combat window.
-        Fifo<int64_t> hits_taken;
-        Fifo<int64_t> damage_taken;
+        Ring<int64_t> hits_taken;
+        Ring<int64_t> damage_taken;
         std::map<std::string, double> resources;  // each resource's last value
         int64_t unspent = 0;                      // resource spends that did not spend
 

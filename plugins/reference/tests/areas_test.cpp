@@ -187,8 +187,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 // ---------------------------------------------------------------- stats
 
-std::deque<StatGain> gains(double per_s, double every_s, double for_s) {
-    std::deque<StatGain> out;
+Ring<StatGain> gains(double per_s, double every_s, double for_s) {
+    Ring<StatGain> out;
     for (double t = 0; t < for_s; t += every_s)
         out.push_back({std::llround(t * 1e6), per_s * every_s});
     return out;
@@ -196,7 +196,7 @@ std::deque<StatGain> gains(double per_s, double every_s, double for_s) {
 
 struct XpCase {
     std::string name;
-    std::deque<StatGain> gains;
+    Ring<StatGain> gains;
     bool flagged;
 };
 void PrintTo(const XpCase& c, std::ostream* os) {
@@ -213,7 +213,7 @@ INSTANTIATE_TEST_SUITE_P(
                       XpCase{"JustUnderTheMaximum", gains(9.9, 1.0, 1200), false},
                       XpCase{"JustOverTheMaximum", gains(10.2, 1.0, 1200), true},
                       // A quest's one large reward averages out over the window.
-                      XpCase{"OneLargeReward", {{0, 5000.0}}, false},
+                      XpCase{"OneLargeReward", gains(5000.0, 1.0, 1.0), false},  // 5000 at 0 s
                       XpCase{"AFarm", gains(150.0, 2.0, 120), true}),
     [](const auto& row) { return row.param.name; });
 
@@ -463,7 +463,7 @@ std::vector<ClockSample> clock_at(double rate, double for_s, int64_t offset_us =
 // The rate measured when the last sample arrives: every step closed so far.
 std::optional<ClockRateMeasure> measure(const std::vector<ClockSample>& samples,
                                         const ClockLimits& limits = {}) {
-    Fifo<ClockSample> trend;
+    Ring<ClockSample> trend;
     std::optional<ClockRateMeasure> last;
     for (const ClockSample& sample : samples)
         if (add_to_clock_trend(trend, sample, limits)) last = check_clock_rate(trend, limits);
@@ -473,7 +473,7 @@ std::optional<ClockRateMeasure> measure(const std::vector<ClockSample>& samples,
 // Whether any judgement of the trend, as it grows sample by sample, flags the clock: an
 // honest clock must pass every one of them, not only the last.
 bool ever_flagged(const std::vector<ClockSample>& samples, const ClockLimits& limits = {}) {
-    Fifo<ClockSample> trend;
+    Ring<ClockSample> trend;
     bool flagged = false;
     for (const ClockSample& sample : samples)
         if (add_to_clock_trend(trend, sample, limits))
@@ -571,7 +571,7 @@ TEST(ClockRateSpeedUp, ASpeedHackSwitchedOnAndOffIsCaught) {
     }
     // Every judgement of the trend as it grows: flagged, while the median stays honest.
     const ClockLimits limits;
-    Fifo<ClockSample> trend;
+    Ring<ClockSample> trend;
     size_t judged = 0, flagged = 0;
     for (const ClockSample& sample : samples) {
         if (!add_to_clock_trend(trend, sample, limits)) continue;
@@ -580,7 +580,7 @@ TEST(ClockRateSpeedUp, ASpeedHackSwitchedOnAndOffIsCaught) {
             EXPECT_LT(m->median, 1.05) << "the median alone would have missed it";
             EXPECT_GT(m->rate, 1.05);
         }
-        judged += trend.items().back().relay_us - trend.front().relay_us >= 45'000'000;
+        judged += trend.back().relay_us - trend.front().relay_us >= 45'000'000;
     }
     EXPECT_GT(flagged, 0u);
     EXPECT_GE(flagged * 2, judged) << "flagged in most windows of a minute";

@@ -44,7 +44,7 @@ std::vector<Sample> join(std::vector<Sample> a, const std::vector<Sample>& b) {
 Track track_of(const std::vector<Sample>& samples, const std::vector<RttSample>& rtts = {}) {
     Track track;
     track.samples.assign(samples.begin(), samples.end());
-    track.rtts.assign(rtts.begin(), rtts.end());
+    track.rtts.assign(Ring<RttSample>(rtts.begin(), rtts.end()), rtts.empty());
     return track;
 }
 
