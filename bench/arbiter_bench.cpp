@@ -35,7 +35,7 @@
 #include <vector>
 
 #include <arbiter/host/ingest.hpp>
-#include <arbiter/host/store.hpp>
+#include "store/store.hpp"
 
 #include "direct.hpp"
 #include "serve_bench.hpp"

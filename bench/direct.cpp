@@ -56,8 +56,8 @@ void DirectReference::on_position(const DirectUpdate& update) {
         player.spacing.popping_front(track);
         track.samples.pop_front();
     }
-    while (!track.rtts.empty() && track.rtts.front().t_us < update.t_us - keep_us)
-        track.rtts.pop_front();
+    if (auto* rtts = track.rtts.find())
+        while (!rtts->empty() && rtts->front().t_us < update.t_us - keep_us) rtts->pop_front();
     const int64_t typical_us = player.spacing.value(track, update.t_us - horizon_us);
     track.in_order = player.spacing.in_order();
     auto window = measure_window(track, track.samples.size() - 1, limits, typical_us);

@@ -14,10 +14,11 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
-#include <arbiter/host/control_client.hpp>
 #include <arbiter/sdk/batch_builder.hpp>
-#include <arbiter/host/relay_client.hpp>
-#include <arbiter/host/server.hpp>
+
+#include "serve/server.hpp"
+#include "wire/control_client.hpp"
+#include "wire/relay_client.hpp"
 
 #include "stats.hpp"
 #include "workload.hpp"
