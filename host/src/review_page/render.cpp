@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "arbiter/host/untrusted_text.hpp"
+#include "review_page/evidence_text.hpp"
 #include "review_page/form.hpp"
 
 namespace arbiter::host::review_page {
@@ -97,6 +98,18 @@ void collect_points(const json& value, std::vector<Point>& points, int depth) {
         for (const auto& member : value)
             collect_points(member, points, depth + 1);
     }
+}
+
+// A flag's evidence as a table of entries with their units, the JSON as written behind
+// a <details>.
+std::string evidence_html(const json& evidence) {
+    std::string out = "<table class=\"evidence\"><tbody>";
+    for (const auto& [key, value] : evidence_rows(evidence))
+        out += fmt::format("<tr><th>{}</th><td>{}</td></tr>", html_escape(key),
+                           html_escape(value));
+    return out + fmt::format(
+                     "</tbody></table><details><summary>JSON</summary><pre>{}</pre></details>",
+                     html_escape(dump_json(evidence, 1)));
 }
 
 std::string svg_number(double v) {
@@ -422,7 +435,8 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
     if (!events.empty()) {
         out +=
             "<table id=\"flags\"><thead><tr><th>Recorded</th><th>Where</th><th>After join"
-            "</th><th>Check</th><th>Sev</th><th>Score</th><th>Review</th><th>Evidence</th>"
+            "</th><th>Check</th><th>Sev</th><th>Score</th><th>Why</th><th>Review</th>"
+            "<th>Evidence</th>"
             "</tr></thead><tbody>";
         for (const auto& e : events) {
             const std::string review =
@@ -432,16 +446,15 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
             out += fmt::format(
                 "<tr class=\"sev{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}:{}{}</td><td "
                 "class=\"sev\">{}</td>"
-                "<td>{:.2f}</td><td>{}</td><td><details><summary>show</summary><pre>{}</pre>"
-                "</details></td></tr>",
+                "<td>{:.2f}</td><td class=\"why\">{}</td><td>{}</td><td>{}</td></tr>",
                 static_cast<int>(std::clamp<int64_t>(integer_of(e, "severity"), 0, 4)),
                 when(integer_of(e, "recorded_unix")), html_match_label(e),
                 e.contains("since_join_s") ? fmt::format("{:.1f} s", number_of(e, "since_join_s"))
                                            : std::string("?"),
                 html_name(text_of(e, "plugin")), html_name(text_of(e, "event_type")),
                 flag_of(e, "tripwire") ? " (trip-wire)" : "", integer_of(e, "severity"),
-                number_of(e, "weighted_score"), review,
-                html_escape(dump_json(e.contains("evidence") ? e["evidence"] : json(), 1)));
+                number_of(e, "weighted_score"), html_escape(reason_text(e)), review,
+                evidence_html(e.contains("evidence") ? e["evidence"] : json()));
         }
         out += "</tbody></table>";
     }
@@ -451,14 +464,25 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
     if (!matches.empty()) {
         out +=
             "<table id=\"matches\"><thead><tr><th>Where</th><th>Player</th><th>Action</th>"
-            "<th>Combined</th><th>State</th><th>Assessment</th></tr></thead><tbody>";
-        for (const auto& m : matches)
+            "<th>Combined</th><th>State</th><th>Why</th><th>Assessment</th></tr></thead><tbody>";
+        for (const auto& m : matches) {
+            // The aggregator's reasons, in its words (at most 20 of them shown).
+            const json& assessment = m.contains("assessment") ? m["assessment"] : json();
+            std::string reasons;
+            size_t shown = 0;
+            for (const auto& reason : array_of(assessment, "reasons"))
+                if (reason.is_string() && shown++ < 20)
+                    reasons += "<li>" + html_escape(to_valid_utf8(reason.get<std::string>(), 400)) +
+                               "</li>";
             out += fmt::format(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td><details>"
-                "<summary>show</summary><pre>{}</pre></details></td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td>"
+                "<td class=\"why\">{}</td><td><details><summary>JSON</summary><pre>{}</pre>"
+                "</details></td></tr>",
                 html_match_label(m), integer_of(m, "player"), html_name(text_of(m, "action")),
                 number_of(m, "combined_score"), flag_of(m, "final") ? "ended" : "match not ended",
-                html_escape(dump_json(m.contains("assessment") ? m["assessment"] : json(), 1)));
+                reasons.empty() ? std::string() : "<ul class=\"reasons\">" + reasons + "</ul>",
+                html_escape(dump_json(assessment, 1)));
+        }
         out += "</tbody></table>";
     }
 
@@ -493,6 +517,11 @@ tr.sev4 td.sev { color: #b31d28; font-weight: 600; }
 tr.sev3 td.sev { color: #d15704; font-weight: 600; }
 tr.notes td { border-bottom: 1px solid #e1e4e8; color: #586069; }
 tr.notes ul { margin: 0; padding-left: 18px; }
+td.why { min-width: 180px; }
+table.evidence { width: auto; font-size: 12px; }
+table.evidence th, table.evidence td { padding: 1px 6px 1px 0; border-bottom: none; background: none; }
+table.evidence th { font-weight: normal; color: #586069; white-space: nowrap; }
+table.evidence td { word-break: break-word; }
 pre { white-space: pre-wrap; word-break: break-all; max-width: 520px; margin: 4px 0; font-size: 12px; }
 .hint { color: #586069; }
 a.player, h1#subject { word-break: break-all; }
@@ -511,6 +540,21 @@ svg.plot polyline.flagged { fill: none; stroke: #d73a49; stroke-width: 2; }
 svg.plot circle.flagged { fill: #d73a49; }
 svg.plot rect.bar { fill: #0366d6; }
 svg.plot text { font-size: 11px; fill: #586069; }
+td.action.act3 { color: #b31d28; font-weight: 600; }
+td.action.act2 { color: #d15704; font-weight: 600; }
+ul.reasons { margin: 0; padding-left: 16px; }
+@media (max-width: 700px) {
+  main { padding: 8px; }
+  table#queue, table#matches, table#verdicts { display: block; overflow-x: auto; }
+  /* A flag per block, its reason in full width: the reason is what a reviewer reads. */
+  table#flags, table#flags > tbody, table#flags > tbody > tr,
+  table#flags > tbody > tr > td { display: block; }
+  table#flags > thead { display: none; }
+  table#flags > tbody > tr { border-bottom: 2px solid #d1d5da; padding: 4px 0; }
+  table#flags > tbody > tr > td { border: none; padding: 1px 0; }
+  table#flags > tbody > tr > td.why { font-weight: 600; }
+  figure, svg.plot { max-width: 100%; height: auto; }
+}
 )css";
 
 }  // namespace arbiter::host::review_page
