@@ -157,6 +157,18 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
     EXPECT_EQ(browser.evaluate("Array.from(document.querySelectorAll('#queue a.player'))"
                                ".map(a => a.textContent).join(',')"),
               "trent,mallory");
+    // Each line says the action the aggregator took, the strongest first.
+    const std::string actions = browser.evaluate(
+        "Array.from(document.querySelectorAll('#queue td.action')).map(a => a.textContent)"
+        ".join(',')");
+    EXPECT_PRED2(matches, actions, std::string("(ShadowRestrict|FlagForReview|Monitor|Clear),"
+                                             "(ShadowRestrict|FlagForReview|Monitor|Clear)"));
+    EXPECT_EQ(browser.evaluate(
+                  "(() => { const rank = {Clear: 0, Monitor: 1, FlagForReview: 2, "
+                  "ShadowRestrict: 3}; const r = Array.from(document.querySelectorAll("
+                  "'#queue td.action')).map(a => rank[a.textContent] ?? -1); "
+                  "return String(r.every((v, i) => i == 0 || r[i - 1] >= v)); })()"),
+              "true");
     const fs::path shots = screenshot_dir(dir.path());
     arbiter::test::write_bytes(shots / "review-queue.png", browser.screenshot_png());
 

@@ -257,6 +257,47 @@ TEST(ReviewPageEvidenceText, ActionsRankStrongestLast) {
     EXPECT_EQ(action_rank("shadowrestrict"), -1);
 }
 
+TEST(ReviewPageQueue, TheStrongestActionComesFirstThenTheStoresOrder) {
+    // The store's order: by servers, severity, recency.
+    std::vector<QueueRow> rows;
+    auto row = [&](const std::string& subject, int severity, const std::string& action) {
+        ReviewStore::QueueEntry e;
+        e.subject = subject;
+        e.max_severity = severity;
+        rows.push_back({e, action});
+    };
+    row("critical-monitor", 4, "Monitor");
+    row("no-assessment", 4, "");
+    row("review-a", 3, "FlagForReview");
+    row("restricted", 2, "ShadowRestrict");
+    row("review-b", 2, "FlagForReview");
+    row("clear", 1, "Clear");
+    row("odd", 1, "<b>Unknown</b>");
+    order_by_action(rows);
+    std::vector<std::string> order;
+    for (const auto& r : rows)
+        order.push_back(r.entry.subject);
+    EXPECT_EQ(order, (std::vector<std::string>{"restricted", "review-a", "review-b",
+                                               "critical-monitor", "clear", "no-assessment",
+                                               "odd"}));
+    const std::string html = queue_body(rows, 7);
+    EXPECT_THAT(html, HasSubstr("<th>Action</th>"));
+    EXPECT_THAT(html, HasSubstr("<td class=\"action act3\">ShadowRestrict</td>"));
+    EXPECT_THAT(html, HasSubstr("<td class=\"action act0\">none</td>"));
+    EXPECT_THAT(html, HasSubstr("&lt;b&gt;Unknown&lt;/b&gt;"));
+    EXPECT_THAT(html, Not(HasSubstr("<b>Unknown")));
+    // A dossier's strongest action, whatever else its matches hold.
+    EXPECT_EQ(strongest_action(json{{"matches",
+                                     {{{"action", "Monitor"}},
+                                      {{"action", "FlagForReview"}},
+                                      {{"action", 3}},
+                                      "junk",
+                                      {{"action", "Clear"}}}}}),
+              "FlagForReview");
+    EXPECT_EQ(strongest_action(json{{"matches", "no"}}), "");
+    EXPECT_EQ(strongest_action(json::array()), "");
+}
+
 TEST_F(ReviewSiteTest, TheDossierSaysWhyInWordsAndShowsEvidenceAsATable) {
     {
         StoreSink sink(settings_, "server-one", 0.3, 0.7);

@@ -228,29 +228,49 @@ std::string login_body(std::string_view problem) {
     return out;
 }
 
-std::string queue_body(const std::vector<ReviewStore::QueueEntry>& entries, int64_t window_days) {
+void order_by_action(std::vector<QueueRow>& rows) {
+    std::stable_sort(rows.begin(), rows.end(), [](const QueueRow& a, const QueueRow& b) {
+        return action_rank(a.action) > action_rank(b.action);
+    });
+}
+
+std::string strongest_action(const json& dossier) {
+    std::string strongest;
+    for (const auto& m : array_of(dossier, "matches")) {
+        const std::string action = text_of(m, "action");
+        if (action_rank(action) >= 0 && action_rank(action) > action_rank(strongest))
+            strongest = action;
+    }
+    return strongest;
+}
+
+std::string queue_body(const std::vector<QueueRow>& rows, int64_t window_days) {
     std::string out = fmt::format(
         "<h1>Queue</h1><p class=\"hint\">Players with flags nobody has "
-        "reviewed in the last {} days: flagged on several servers "
-        "first, then by severity, then the most recent.</p>",
+        "reviewed in the last {} days: the strongest action first (ShadowRestrict, "
+        "FlagForReview, Monitor, Clear), then flagged on several servers, then by severity, "
+        "then the most recent.</p>",
         window_days);
-    if (entries.empty()) return out + "<p id=\"empty\">The queue is empty.</p>";
+    if (rows.empty()) return out + "<p id=\"empty\">The queue is empty.</p>";
     out +=
-        "<table id=\"queue\"><thead><tr><th>#</th><th>Player</th><th>Severity</th><th>Flags"
-        "</th><th>Servers</th><th>Matches</th><th>Trust</th><th>Last</th><th>Strongest</th>"
-        "</tr></thead><tbody>";
+        "<table id=\"queue\"><thead><tr><th>#</th><th>Player</th><th>Action</th>"
+        "<th>Severity</th><th>Flags</th><th>Servers</th><th>Matches</th><th>Trust</th>"
+        "<th>Last</th><th>Strongest</th></tr></thead><tbody>";
     size_t rank = 0;
-    for (const auto& e : entries) {
+    for (const auto& row : rows) {
+        const auto& e = row.entry;
         out += fmt::format(
             "<tr class=\"sev{}\"><td>{}</td><td><a class=\"player\" href=\"/player?{}\">{}"
-            "</a></td><td "
+            "</a></td><td class=\"action act{}\">{}</td><td "
             "class=\"sev\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{}</td>"
             "<td>{}</td></tr>",
             std::clamp(e.max_severity, 0, 4), ++rank, player_query(e.subject), html_name(e.subject),
-            e.max_severity, e.events, e.servers, e.matches, e.trust, when(e.last_unix),
+            std::max(action_rank(row.action), 0),
+            row.action.empty() ? std::string("none") : html_name(row.action), e.max_severity,
+            e.events, e.servers, e.matches, e.trust, when(e.last_unix),
             html_name(e.top_event_types));
         if (!e.correlation.empty()) {
-            out += "<tr class=\"notes\"><td></td><td colspan=\"8\"><ul>";
+            out += "<tr class=\"notes\"><td></td><td colspan=\"9\"><ul>";
             for (const auto& note : e.correlation)
                 out += fmt::format("<li>{}</li>", html_escape(note));
             out += "</ul></td></tr>";

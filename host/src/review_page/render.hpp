@@ -41,7 +41,18 @@ std::string page(std::string_view title, std::string_view reviewer, std::string_
                  std::string_view body);
 
 std::string login_body(std::string_view problem);
-std::string queue_body(const std::vector<ReviewStore::QueueEntry>& entries, int64_t window_days);
+// A queue line and the strongest action of the player's latest assessments ("" for none).
+struct QueueRow {
+    ReviewStore::QueueEntry entry;
+    std::string action;
+};
+// The store's order (several servers, severity, recency) kept within each action, the
+// strongest action first: a player the aggregator flagged for review comes before one it
+// only monitors, whatever their flags' severities.
+void order_by_action(std::vector<QueueRow>& rows);
+std::string queue_body(const std::vector<QueueRow>& rows, int64_t window_days);
+// The strongest action among a dossier's matches ("" when it has none).
+std::string strongest_action(const nlohmann::json& dossier);
 // `dossier` is ReviewStore::dossier()'s JSON.
 std::string dossier_body(const nlohmann::json& dossier, std::string_view form_token,
                          std::string_view message);

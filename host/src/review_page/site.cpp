@@ -18,6 +18,8 @@ namespace {
 
 constexpr int64_t kQueueWindowDays = 7;
 constexpr size_t kQueueLimit = 200;
+// The latest assessments a queue line's action is taken from.
+constexpr size_t kQueueActionMatches = 20;
 
 std::string random_hex(size_t bytes) {
     std::vector<unsigned char> raw(bytes);
@@ -241,11 +243,21 @@ Response ReviewSite::log_out(const Request& request, const Session& session,
 Response ReviewSite::queue_page(const Session& session, const std::string& query) {
     const Fields fields = parse_urlencoded(query);
     if (!fields.ok()) return problem(400, "the query could not be read: " + fields.problem);
-    const auto entries = store_->queue(kQueueLimit, kQueueWindowDays * 86400);
-    for (const auto& entry : entries)
+    std::vector<QueueRow> rows;
+    for (auto& entry : store_->queue(kQueueLimit, kQueueWindowDays * 86400)) {
         remember(entry.subject);
+        // Each player's action, from their latest assessments (the queue's own query does
+        // not carry it): a dossier without flags, bounded like any other.
+        std::string action;
+        if (const auto dossier = store_->dossier(entry.subject, kQueueActionMatches, 0)) {
+            const UntrustedJson parsed = parse_untrusted_json(dossier->json, kMaxDossierBytes);
+            if (parsed.ok()) action = strongest_action(parsed.value);
+        }
+        rows.push_back({std::move(entry), std::move(action)});
+    }
+    order_by_action(rows);
     return html(200, page("Queue", session.reviewer, session.form_token,
-                          queue_body(entries, kQueueWindowDays)));
+                          queue_body(rows, kQueueWindowDays)));
 }
 
 Response ReviewSite::dossier_page(const Session& session, const std::string& query) {
