@@ -204,10 +204,23 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
     arbiter::test::write_bytes(shots / "review-dossier-narrow.png", browser.screenshot_png(400, 2400));
     browser.set_viewport(1280, 900);
 
-    // The verdict, with a note; the page says it is recorded.
+    // The verdict, with a note: one click only asks, repeating the choice; nothing is
+    // recorded until the second.
     browser.evaluate_and_wait_for_load(
         "document.getElementById('note').value = 'speed hack: 31 m/s for 4 s <b>sure</b>';"
         "document.getElementById('confirmed').click()");
+    EXPECT_EQ(browser.evaluate("document.title"), "Record this verdict? · Arbiter review");
+    EXPECT_EQ(browser.evaluate("document.getElementById('confirm-verdict').textContent"),
+              "Confirmed");
+    EXPECT_EQ(browser.evaluate("document.getElementById('confirm-player').textContent"),
+              "mallory");
+    EXPECT_EQ(browser.evaluate("document.getElementById('note').value"),
+              "speed hack: 31 m/s for 4 s <b>sure</b>");
+    {
+        arbiter::host::ReviewStore before(store);
+        EXPECT_EQ(json::parse(before.dossier("mallory")->json)["verdicts"].size(), 0u);
+    }
+    browser.evaluate_and_wait_for_load("document.getElementById('record').click()");
     EXPECT_EQ(browser.evaluate("document.getElementById('message').textContent"),
               "Verdict recorded.");
     EXPECT_EQ(browser.evaluate("document.querySelector('#verdicts tbody tr td:nth-child(3)')"
@@ -329,6 +342,9 @@ TEST(ReviewPage, LookAlikeAndLongAccountsAreDistinctRowsAndTheirLinksWork) {
         ".find(a => a.textContent.startsWith('huge-')).click()");
     EXPECT_EQ(browser.evaluate("document.getElementById('subject').textContent"), huge);
     browser.evaluate_and_wait_for_load("document.getElementById('inconclusive').click()");
+    EXPECT_EQ(json::parse(arbiter::host::ReviewStore(store).dossier(huge)->json)["verdicts"].size(),
+              0u);
+    browser.evaluate_and_wait_for_load("document.getElementById('record').click()");
     EXPECT_EQ(browser.evaluate("document.getElementById('message').textContent"),
               "Verdict recorded.");
     arbiter::host::ReviewStore review(store);

@@ -335,8 +335,30 @@ TEST_F(ReviewSiteTest, AVerdictNeedsTheSessionsOwnFormTokenAndIsKeptWithTheRevie
                             "subject=mallory&verdict=confirmed&form_token=" + form_token, "test"})
                   .status,
               415);
-    const Response done = post(
-        "/verdict", "subject=mallory&verdict=confirmed&note=31+m%2Fs&form_token=" + form_token);
+    EXPECT_EQ(post("/verdict", "subject=nobody&verdict=confirmed&confirm=yes&form_token=" +
+                                   form_token)
+                  .status,
+              404);
+    // The first post only asks, repeating the choice and the note; nothing is recorded.
+    const Response asked = post(
+        "/verdict", "subject=mallory&verdict=confirmed&note=31+m%2Fs+%3Cb%3E&form_token=" +
+                        form_token);
+    ASSERT_EQ(asked.status, 200) << asked.body;
+    EXPECT_THAT(asked.body, HasSubstr("<b id=\"confirm-verdict\">Confirmed</b>"));
+    EXPECT_THAT(asked.body, HasSubstr("name=\"confirm\" value=\"yes\""));
+    EXPECT_THAT(asked.body, HasSubstr("name=\"verdict\" value=\"confirmed\""));
+    EXPECT_THAT(asked.body, HasSubstr("name=\"form_token\" value=\"" + form_token + "\""));
+    EXPECT_THAT(asked.body, HasSubstr("31 m/s &lt;b&gt;</textarea>"));
+    EXPECT_THAT(asked.body, Not(HasSubstr("31 m/s <b>")));
+    EXPECT_EQ(json::parse(ReviewStore(settings_).dossier("mallory")->json)["verdicts"].size(), 0u);
+    // The confirmation needs the session's form token too.
+    EXPECT_EQ(post("/verdict", "subject=mallory&verdict=confirmed&confirm=yes&form_token=" +
+                                   std::string(64, '0'))
+                  .status,
+              403);
+    const Response done =
+        post("/verdict", "subject=mallory&verdict=confirmed&note=31+m%2Fs&confirm=yes&form_token=" +
+                             form_token);
     ASSERT_EQ(done.status, 303) << done.body;
     EXPECT_EQ(header(done, "Location"), "/player?" + player_query("mallory") + "&recorded=1");
     ReviewStore store(settings_);
@@ -391,7 +413,8 @@ TEST_F(ReviewSiteTest, ANameWithBytesABrowserWouldChangeKeepsItsVerdictOnItself)
     // Shown with visible escapes, so it cannot pass for the look-alike.
     EXPECT_THAT(page.body, HasSubstr("nul\\x00sub\\x0d\\x0ax"));
     EXPECT_THAT(page.body, HasSubstr("name=\"p\" value=\"" + subject_digest(odd) + "\""));
-    ASSERT_EQ(post("/verdict", "id=" + to_hex(odd) + "&verdict=confirmed&form_token=" + form_token)
+    ASSERT_EQ(post("/verdict", "id=" + to_hex(odd) + "&verdict=confirmed&confirm=yes&form_token=" +
+                                       form_token)
                   .status,
               303);
     ReviewStore store(settings_);
@@ -551,7 +574,7 @@ TEST_F(ReviewSiteTest, AHundredKilobyteAccountIsCutInTheQueueAndWholeOnItsDossie
     ASSERT_EQ(dossier.status, 200);
     EXPECT_THAT(dossier.body, HasSubstr(">" + huge + "</h1>"));
     ASSERT_EQ(post("/verdict",
-                   player_query(huge) + "&verdict=inconclusive&form_token=" + form_token)
+                   player_query(huge) + "&verdict=inconclusive&confirm=yes&form_token=" + form_token)
                   .status,
               303);
     ReviewStore store(settings_);

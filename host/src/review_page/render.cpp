@@ -402,6 +402,36 @@ std::string interval_histograms_svg(const json& events) {
     return out;
 }
 
+std::string_view verdict_words(std::string_view verdict) {
+    if (verdict == "confirmed") return "Confirmed";
+    if (verdict == "false_positive") return "False positive";
+    if (verdict == "inconclusive") return "Inconclusive";
+    return "";
+}
+
+std::string verdict_confirmation_body(std::string_view subject, std::string_view verdict,
+                                      std::string_view note, std::string_view form_token) {
+    const std::string player = html_name(subject, std::numeric_limits<size_t>::max());
+    // The note in a read-only text area, so that it is posted again as the reviewer typed it
+    // (the line break after the tag is dropped by the parser, so one is always put there).
+    return fmt::format(
+        "<h1>Record this verdict?</h1>"
+        "<p id=\"confirm-question\">Record <b id=\"confirm-verdict\">{0}</b> on "
+        "<b id=\"confirm-player\">{1}</b>? Nothing is recorded until you do.</p>"
+        "<form method=\"post\" action=\"/verdict\" class=\"verdict\" id=\"confirm-form\">"
+        "<input type=\"hidden\" name=\"p\" value=\"{2}\">"
+        "<input type=\"hidden\" name=\"form_token\" value=\"{3}\">"
+        "<input type=\"hidden\" name=\"verdict\" value=\"{4}\">"
+        "<input type=\"hidden\" name=\"confirm\" value=\"yes\">"
+        "<label>Note <textarea name=\"note\" id=\"note\" readonly rows=\"2\">\n{5}"
+        "</textarea></label><div class=\"buttons\">"
+        "<button type=\"submit\" id=\"record\">Record {0}</button>"
+        "<a id=\"back\" href=\"/player?{6}\">Back to the player, nothing recorded</a>"
+        "</div></form>",
+        html_escape(verdict_words(verdict)), player, subject_digest(subject),
+        html_escape(form_token), html_escape(verdict), html_escape(note), player_query(subject));
+}
+
 std::string dossier_body(const json& dossier, std::string_view form_token,
                          std::string_view message) {
     const std::string subject = text_of(dossier, "subject");

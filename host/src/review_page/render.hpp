@@ -57,6 +57,14 @@ std::string strongest_action(const nlohmann::json& dossier);
 std::string dossier_body(const nlohmann::json& dossier, std::string_view form_token,
                          std::string_view message);
 
+// The verdicts a reviewer may record, and their words on the page ("" for another).
+std::string_view verdict_words(std::string_view verdict);
+// The step between a verdict's button and its record: the choice, the player and the note
+// repeated, with a button that records it (the same form, `confirm=yes` added) and a way
+// back that records nothing.
+std::string verdict_confirmation_body(std::string_view subject, std::string_view verdict,
+                                      std::string_view note, std::string_view form_token);
+
 // The positions found in a dossier's evidence (objects with numeric x and y), joined in
 // time order per match, flagged stretches in red; "" when there are none.
 std::string path_plot_svg(const nlohmann::json& events);

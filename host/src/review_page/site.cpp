@@ -18,6 +18,8 @@ namespace {
 
 constexpr int64_t kQueueWindowDays = 7;
 constexpr size_t kQueueLimit = 200;
+// ReviewStore::record_verdict's bound on a note.
+constexpr size_t kMaxNoteBytes = 64 * 1024;
 // The latest assessments a queue line's action is taken from.
 constexpr size_t kQueueActionMatches = 20;
 
@@ -291,6 +293,20 @@ Response ReviewSite::record_verdict(const Request& request, const Session& sessi
     const Named named = subject_named(fields);
     if (!named.subject) return problem(named.status, named.problem);
     const std::string& subject = *named.subject;
+    const std::string& verdict = fields.get("verdict");
+    if (verdict_words(verdict).empty())
+        return problem(400, "verdict: confirmed, false_positive or inconclusive expected");
+    // The store's own bounds on a note, checked before asking rather than after.
+    if (fields.get("note").size() > kMaxNoteBytes || !is_valid_utf8(fields.get("note")))
+        return problem(400, "a note is at most 64 KiB of UTF-8");
+    if (fields.get("confirm") != "yes") {
+        // The first post only asks: one click (or a stray one) records nothing.
+        if (!store_->dossier(subject, 1, 1)) return problem(404, "the store has no such player");
+        remember(subject);
+        return html(200, page("Record this verdict?", session.reviewer, session.form_token,
+                              verdict_confirmation_body(subject, verdict, fields.get("note"),
+                                                        session.form_token)));
+    }
     try {
         store_->record_verdict(subject, fields.get("verdict"), session.reviewer,
                                fields.get("note"));
