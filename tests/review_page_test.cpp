@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <regex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -104,6 +105,20 @@ void log_in(arbiter::test::HeadlessBrowser& browser, const std::string& reviewer
                                        "document.getElementById('login').click()");
 }
 
+// Whether all of `text` matches the regular expression `pattern` (ECMAScript).
+bool matches(const std::string& text, const std::string& pattern) {
+    return std::regex_match(text, std::regex(pattern));
+}
+
+// The text of the "Why" cell of the first row of the flags table whose check cell
+// satisfies the JavaScript predicate `check` (on its text, `c`); "" when none does.
+std::string why_of_flag(arbiter::test::HeadlessBrowser& browser, const std::string& check) {
+    return browser.evaluate(
+        "(() => { const row = Array.from(document.querySelectorAll('#flags > tbody > tr'))"
+        ".find(r => { const c = r.children[3].textContent; return " +
+        check + "; }); return row ? row.querySelector('td.why').textContent : ''; })()");
+}
+
 }  // namespace
 
 TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) {
@@ -142,6 +157,18 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
     EXPECT_EQ(browser.evaluate("Array.from(document.querySelectorAll('#queue a.player'))"
                                ".map(a => a.textContent).join(',')"),
               "trent,mallory");
+    // Each line says the action the aggregator took, the strongest first.
+    const std::string actions = browser.evaluate(
+        "Array.from(document.querySelectorAll('#queue td.action')).map(a => a.textContent)"
+        ".join(',')");
+    EXPECT_PRED2(matches, actions, std::string("(ShadowRestrict|FlagForReview|Monitor|Clear),"
+                                             "(ShadowRestrict|FlagForReview|Monitor|Clear)"));
+    EXPECT_EQ(browser.evaluate(
+                  "(() => { const rank = {Clear: 0, Monitor: 1, FlagForReview: 2, "
+                  "ShadowRestrict: 3}; const r = Array.from(document.querySelectorAll("
+                  "'#queue td.action')).map(a => rank[a.textContent] ?? -1); "
+                  "return String(r.every((v, i) => i == 0 || r[i - 1] >= v)); })()"),
+              "true");
     const fs::path shots = screenshot_dir(dir.path());
     arbiter::test::write_bytes(shots / "review-queue.png", browser.screenshot_png());
 
@@ -153,18 +180,47 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
     EXPECT_EQ(browser.evaluate("String(document.querySelectorAll('#path-plot polyline.flagged')"
                                ".length > 0)"),
               "true");
-    EXPECT_EQ(browser.evaluate("String(document.querySelectorAll('#flags tbody tr').length)"),
+    EXPECT_EQ(browser.evaluate("String(document.querySelectorAll('#flags > tbody > tr').length)"),
               "17");
     // The style sheet is the page's own and applies (the CSP allows nothing else).
     EXPECT_EQ(browser.evaluate("getComputedStyle(document.querySelector('header'))"
                                ".backgroundColor"),
               "rgb(36, 41, 46)");
-    arbiter::test::write_bytes(shots / "review-dossier.png", browser.screenshot_png());
+    // Each flag says why in words: the measure, the stretch, the limit (20 m/s * 1.1).
+    EXPECT_PRED2(matches, why_of_flag(browser, "c == 'reference:movement.speed'"),
+                std::string("speed [0-9]+\\.[0-9] m/s over [0-9]+\\.[0-9] s, "
+                                        "limit 22\\.0 m/s"));
+    // The evidence as a table of entries with units, the JSON behind a <details> (the
+    // limit, 22.000000000000004, was stored as the whole number it nearly is).
+    EXPECT_EQ(browser.evaluate(
+                  "Array.from(document.querySelectorAll('#flags table.evidence th'))"
+                  ".find(th => th.textContent == 'limit_mps').nextElementSibling.textContent"),
+              "22 m/s");
+    EXPECT_EQ(browser.evaluate("document.querySelector('#flags details summary').textContent"),
+              "JSON");
+    browser.set_viewport(1280, 900);
+    arbiter::test::write_bytes(shots / "review-dossier.png", browser.screenshot_png(1280, 2000));
+    browser.set_viewport(400, 800);
+    arbiter::test::write_bytes(shots / "review-dossier-narrow.png", browser.screenshot_png(400, 2400));
+    browser.set_viewport(1280, 900);
 
-    // The verdict, with a note; the page says it is recorded.
+    // The verdict, with a note: one click only asks, repeating the choice; nothing is
+    // recorded until the second.
     browser.evaluate_and_wait_for_load(
         "document.getElementById('note').value = 'speed hack: 31 m/s for 4 s <b>sure</b>';"
         "document.getElementById('confirmed').click()");
+    EXPECT_EQ(browser.evaluate("document.title"), "Record this verdict? · Arbiter review");
+    EXPECT_EQ(browser.evaluate("document.getElementById('confirm-verdict').textContent"),
+              "Confirmed");
+    EXPECT_EQ(browser.evaluate("document.getElementById('confirm-player').textContent"),
+              "mallory");
+    EXPECT_EQ(browser.evaluate("document.getElementById('note').value"),
+              "speed hack: 31 m/s for 4 s <b>sure</b>");
+    {
+        arbiter::host::ReviewStore before(store);
+        EXPECT_EQ(json::parse(before.dossier("mallory")->json)["verdicts"].size(), 0u);
+    }
+    browser.evaluate_and_wait_for_load("document.getElementById('record').click()");
     EXPECT_EQ(browser.evaluate("document.getElementById('message').textContent"),
               "Verdict recorded.");
     EXPECT_EQ(browser.evaluate("document.querySelector('#verdicts tbody tr td:nth-child(3)')"
@@ -184,6 +240,13 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
     EXPECT_EQ(browser.evaluate("Array.from(document.querySelectorAll('#queue a.player'))"
                                ".map(a => a.textContent).join(',')"),
               "trent");
+    // trent's teleport (the trip-wire of the sample: severity 4) says how far and the limit.
+    browser.navigate(base + "/player?subject=trent");
+    EXPECT_PRED2(matches, why_of_flag(browser, "c == 'reference:movement.teleport'"),
+                 std::string("(trip-wire: )?distance 250 m, limit 100 m"))
+        << browser.evaluate("Array.from(document.querySelectorAll('#flags > tbody > tr'))"
+                            ".map(r => r.children[3].textContent + ': ' + "
+                            "r.querySelector('td.why').textContent).join('\\n')");
 
     // A script that types like a metronome (kaladin's timing checks): its intervals drawn.
     auto made = arbiter::test::run_command(
@@ -202,6 +265,10 @@ TEST(ReviewPage, ABrowserLogsInReadsTheEvidenceAndRecordsAVerdictTheStoreKeeps) 
     EXPECT_NE(
         browser.evaluate("String(document.querySelectorAll('svg.histogram rect.bar').length)"),
         "0");
+    // Its timing flag in words: the measure over its window, the limit.
+    EXPECT_PRED2(matches, why_of_flag(browser, "c.startsWith('kaladin:timing.')"),
+                std::string(".* [0-9.e+-]+( [a-z/]+)? over [0-9]+\\.[0-9] s, "
+                                        "limit [0-9.e+-]+.*"));
     arbiter::test::write_bytes(shots / "review-dossier-timing.png", browser.screenshot_png());
 
     // Logging out ends the session: the queue leads to the login form again.
@@ -275,6 +342,9 @@ TEST(ReviewPage, LookAlikeAndLongAccountsAreDistinctRowsAndTheirLinksWork) {
         ".find(a => a.textContent.startsWith('huge-')).click()");
     EXPECT_EQ(browser.evaluate("document.getElementById('subject').textContent"), huge);
     browser.evaluate_and_wait_for_load("document.getElementById('inconclusive').click()");
+    EXPECT_EQ(json::parse(arbiter::host::ReviewStore(store).dossier(huge)->json)["verdicts"].size(),
+              0u);
+    browser.evaluate_and_wait_for_load("document.getElementById('record').click()");
     EXPECT_EQ(browser.evaluate("document.getElementById('message').textContent"),
               "Verdict recorded.");
     arbiter::host::ReviewStore review(store);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <limits>
 #include <regex>
 #include <string>
 #include <thread>
@@ -17,7 +18,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "arbiter/host/untrusted_text.hpp"
 #include "store/store.hpp"
+#include "review_page/evidence_text.hpp"
 #include "review_page/form.hpp"
 #include "review_page/http_server.hpp"
 #include "review_page/login_throttle.hpp"
@@ -137,6 +140,184 @@ TEST_F(ReviewSiteTest, TheQueueAndTheDossierEscapeWhatRelaysAndPluginsWrote) {
     EXPECT_EQ(get("/style.css").content_type, "text/css; charset=utf-8");
 }
 
+TEST(ReviewPageEvidenceText, ReasonsNameTheMeasureTheLimitAndTheUnit) {
+    // The reference plugin's speed flag, as stored.
+    const json speed = {{"tripwire", false},
+                        {"evidence",
+                         {{"speed_mps", 24.23602185},
+                          {"limit_mps", 22.0},
+                          {"max_speed_mps", 20.0},
+                          {"tolerance", 1.1},
+                          {"window_s", 3.1},
+                          {"updates", 12},
+                          {"from", {{"t_us", 1000000}, {"x", 1.5}, {"y", 2}}}}}};
+    EXPECT_EQ(reason_text(speed), "speed 24.2 m/s over 3.1 s, limit 22.0 m/s");
+    // A trip-wire: a teleport.
+    const json teleport = {
+        {"tripwire", true},
+        {"evidence", {{"kind", "single_update"}, {"distance_m", 412.7}, {"limit_m", 25.0}}}};
+    EXPECT_EQ(reason_text(teleport), "trip-wire: distance 413 m, limit 25.0 m");
+    // kaladin's timing: the limit an object with its value, the measure without a unit.
+    const json timing = {
+        {"evidence",
+         {{"cv", 0.0123456}, {"limit", {{"value", 0.08}, {"source", "fixed"}}}, {"window_s", 30.5},
+          {"intervals_ms", {100, 101, 99.5}}}}};
+    EXPECT_EQ(reason_text(timing), "interval variation (CV) 0.0123 over 30.5 s, limit 0.08");
+    const json reaction = {{"evidence",
+                            {{"median_ms", 61.25},
+                             {"limit", {{"value", 120}}},
+                             {"tripwire_ms", 80},
+                             {"pairs", 14}}}};
+    EXPECT_EQ(reason_text(reaction), "median 61.2 ms, limit 120 ms, trip-wire at 80 ms");
+    const json rate = {{"evidence", {{"inputs_per_min", 1834.0}, {"limit", {{"value", 900.0}}}}}};
+    EXPECT_EQ(reason_text(rate), "inputs 1834/min, limit 900/min");
+}
+
+TEST(ReviewPageEvidenceText, UnknownOrHostileEvidenceFallsBackAndStaysBounded) {
+    // No measure the page knows: up to three of its numbers, in key order.
+    EXPECT_EQ(reason_text({{"evidence", {{"alpha_m", 3.25}, {"beta", 7}, {"gamma_ms", 0.5},
+                                         {"delta_s", 9}}}}),
+              "alpha 3.2 m, beta 7, delta 9 s");
+    // Missing, empty, not an object, no numbers.
+    EXPECT_EQ(reason_text(json::object()), "the evidence names no measure");
+    EXPECT_EQ(reason_text(json::array()), "the evidence names no measure");
+    EXPECT_EQ(reason_text({{"evidence", "a string"}}), "the evidence names no measure");
+    EXPECT_EQ(reason_text({{"evidence", {{"note", "hi"}}}}), "the evidence names no measure");
+    EXPECT_EQ(reason_text({{"tripwire", "yes"}, {"evidence", nullptr}}),
+              "the evidence names no measure");
+    // NaN-like strings and non-numbers where numbers belong are not measures.
+    EXPECT_EQ(reason_text({{"evidence", {{"speed_mps", "NaN"}, {"limit_mps", "Infinity"}}}}),
+              "the evidence names no measure");
+    EXPECT_EQ(reason_text({{"evidence", {{"speed_mps", true}, {"limit_mps", {1, 2}}}}}),
+              "the evidence names no measure");
+    // A limit without a measure in its unit: the measure alone.
+    EXPECT_EQ(reason_text({{"evidence", {{"speed_mps", 30.0}, {"limit_s", 1.0}}}}),
+              "speed 30.0 m/s");
+    // Huge numbers.
+    EXPECT_EQ(reason_text({{"evidence", {{"speed_mps", 1e300}, {"limit_mps", 22.0}}}}),
+              "speed 1.000e+300 m/s, limit 22.0 m/s");
+    EXPECT_EQ(reason_text({{"evidence", {{"count", 18446744073709551615ull}}}}),
+              "count 1.845e+19");
+    EXPECT_EQ(readable_number(std::numeric_limits<double>::quiet_NaN()), "NaN");
+    EXPECT_EQ(readable_number(-std::numeric_limits<double>::infinity()), "-∞");
+    EXPECT_EQ(readable_number(-0.5), "-0.5");
+    EXPECT_EQ(readable_number(0), "0");
+
+    // Invalid UTF-8 in keys and values comes out valid, cut, and as text (the page escapes
+    // it).
+    const json bad = json::parse("{\"k\\u0000\":1}");
+    const auto rows = evidence_rows(
+        {{std::string("\xC0\xAF_m"), std::string("\xFF\xFE<b>")}, {"long", std::string(5000, 'a')}});
+    ASSERT_EQ(rows.size(), 2u);
+    for (const auto& [key, value] : rows) {
+        EXPECT_TRUE(is_valid_utf8(key)) << key;
+        EXPECT_TRUE(is_valid_utf8(value)) << value;
+        EXPECT_LE(value.size(), 400u);
+    }
+    EXPECT_THAT(rows[1].second, HasSubstr("<b>"));  // text: escaping is render's
+    EXPECT_EQ(evidence_rows(bad).size(), 1u);
+    // Deep JSON: summarised two levels down, not followed.
+    json deep = 1;
+    for (int i = 0; i < 500; ++i)
+        deep = json::array({deep});
+    EXPECT_EQ(evidence_value_text("deep", deep), "1 value: 1 value: […]");
+    json deep_object = 1;
+    for (int i = 0; i < 500; ++i)
+        deep_object = json{{"a", deep_object}};
+    EXPECT_EQ(reason_text({{"evidence", deep_object}}), "the evidence names no measure");
+    // Wide: bounded rows and values.
+    json wide = json::object();
+    for (int i = 0; i < 1000; ++i)
+        wide[fmt::format("k{:04}_ms", i)] = i;
+    const auto wide_rows = evidence_rows(wide);
+    ASSERT_EQ(wide_rows.size(), 41u);
+    EXPECT_EQ(wide_rows[0], (std::pair<std::string, std::string>{"k0000_ms", "0 ms"}));
+    EXPECT_EQ(wide_rows[40].second, "960 more");
+    json long_array = json::array();
+    for (int i = 0; i < 10000; ++i)
+        long_array.push_back(i + 0.25);
+    EXPECT_EQ(evidence_value_text("intervals_ms", long_array),
+              "10000 values: 0.25 ms, 1.2 ms, 2.2 ms, 3.2 ms, 4.2 ms, …");
+    // Units and times.
+    EXPECT_EQ(evidence_value_text("t_us", 1234567), "1.235 s");
+    EXPECT_EQ(evidence_value_text("acceleration_mps2", 81.5), "81.5 m/s²");
+    EXPECT_EQ(evidence_value_text("speed_rad_s", 12), "12 rad/s");
+    EXPECT_EQ(evidence_value_text("from", {{"t_us", 1000000}, {"x", 1.5}, {"y", 2}}),
+              "t_us 1.000 s, x 1.5, y 2");
+    EXPECT_EQ(unit_of_key("window_s"), "s");
+    EXPECT_EQ(unit_of_key("s"), "");
+    EXPECT_EQ(unit_of_key("_s"), "");
+}
+
+TEST(ReviewPageEvidenceText, ActionsRankStrongestLast) {
+    EXPECT_LT(action_rank("Clear"), action_rank("Monitor"));
+    EXPECT_LT(action_rank("Monitor"), action_rank("FlagForReview"));
+    EXPECT_LT(action_rank("FlagForReview"), action_rank("ShadowRestrict"));
+    EXPECT_EQ(action_rank(""), -1);
+    EXPECT_EQ(action_rank("shadowrestrict"), -1);
+}
+
+TEST(ReviewPageQueue, TheStrongestActionComesFirstThenTheStoresOrder) {
+    // The store's order: by servers, severity, recency.
+    std::vector<QueueRow> rows;
+    auto row = [&](const std::string& subject, int severity, const std::string& action) {
+        ReviewStore::QueueEntry e;
+        e.subject = subject;
+        e.max_severity = severity;
+        rows.push_back({e, action});
+    };
+    row("critical-monitor", 4, "Monitor");
+    row("no-assessment", 4, "");
+    row("review-a", 3, "FlagForReview");
+    row("restricted", 2, "ShadowRestrict");
+    row("review-b", 2, "FlagForReview");
+    row("clear", 1, "Clear");
+    row("odd", 1, "<b>Unknown</b>");
+    order_by_action(rows);
+    std::vector<std::string> order;
+    for (const auto& r : rows)
+        order.push_back(r.entry.subject);
+    EXPECT_EQ(order, (std::vector<std::string>{"restricted", "review-a", "review-b",
+                                               "critical-monitor", "clear", "no-assessment",
+                                               "odd"}));
+    const std::string html = queue_body(rows, 7);
+    EXPECT_THAT(html, HasSubstr("<th>Action</th>"));
+    EXPECT_THAT(html, HasSubstr("<td class=\"action act3\">ShadowRestrict</td>"));
+    EXPECT_THAT(html, HasSubstr("<td class=\"action act0\">none</td>"));
+    EXPECT_THAT(html, HasSubstr("&lt;b&gt;Unknown&lt;/b&gt;"));
+    EXPECT_THAT(html, Not(HasSubstr("<b>Unknown")));
+    // A dossier's strongest action, whatever else its matches hold.
+    EXPECT_EQ(strongest_action(json{{"matches",
+                                     {{{"action", "Monitor"}},
+                                      {{"action", "FlagForReview"}},
+                                      {{"action", 3}},
+                                      "junk",
+                                      {{"action", "Clear"}}}}}),
+              "FlagForReview");
+    EXPECT_EQ(strongest_action(json{{"matches", "no"}}), "");
+    EXPECT_EQ(strongest_action(json::array()), "");
+}
+
+TEST_F(ReviewSiteTest, TheDossierSaysWhyInWordsAndShowsEvidenceAsATable) {
+    {
+        StoreSink sink(settings_, "server-one", 0.3, 0.7);
+        sink.on_signal(flag(3, "speedy",
+                            R"({"speed_mps":24.23602185,"limit_mps":22.0,"window_s":3.1,)"
+                            R"("<i>odd</i>":"<script>x</script>"})"));
+        sink.flush();
+    }
+    log_in();
+    const Response r = get("/player?subject=speedy");
+    ASSERT_EQ(r.status, 200);
+    EXPECT_THAT(r.body,
+                HasSubstr("<td class=\"why\">speed 24.2 m/s over 3.1 s, limit 22.0 m/s</td>"));
+    EXPECT_THAT(r.body, HasSubstr("<tr><th>speed_mps</th><td>24.2 m/s</td></tr>"));
+    EXPECT_THAT(r.body, HasSubstr("<summary>JSON</summary>"));
+    EXPECT_THAT(r.body, Not(HasSubstr("<script>")));
+    EXPECT_THAT(r.body, Not(HasSubstr("<i>")));
+    EXPECT_THAT(r.body, HasSubstr("&lt;script&gt;x&lt;/script&gt;"));
+}
+
 TEST_F(ReviewSiteTest, AVerdictNeedsTheSessionsOwnFormTokenAndIsKeptWithTheReviewersName) {
     const std::string form_token = log_in("alice");
     EXPECT_EQ(post("/verdict", "subject=mallory&verdict=confirmed").status, 403);
@@ -154,8 +335,30 @@ TEST_F(ReviewSiteTest, AVerdictNeedsTheSessionsOwnFormTokenAndIsKeptWithTheRevie
                             "subject=mallory&verdict=confirmed&form_token=" + form_token, "test"})
                   .status,
               415);
-    const Response done = post(
-        "/verdict", "subject=mallory&verdict=confirmed&note=31+m%2Fs&form_token=" + form_token);
+    EXPECT_EQ(post("/verdict", "subject=nobody&verdict=confirmed&confirm=yes&form_token=" +
+                                   form_token)
+                  .status,
+              404);
+    // The first post only asks, repeating the choice and the note; nothing is recorded.
+    const Response asked = post(
+        "/verdict", "subject=mallory&verdict=confirmed&note=31+m%2Fs+%3Cb%3E&form_token=" +
+                        form_token);
+    ASSERT_EQ(asked.status, 200) << asked.body;
+    EXPECT_THAT(asked.body, HasSubstr("<b id=\"confirm-verdict\">Confirmed</b>"));
+    EXPECT_THAT(asked.body, HasSubstr("name=\"confirm\" value=\"yes\""));
+    EXPECT_THAT(asked.body, HasSubstr("name=\"verdict\" value=\"confirmed\""));
+    EXPECT_THAT(asked.body, HasSubstr("name=\"form_token\" value=\"" + form_token + "\""));
+    EXPECT_THAT(asked.body, HasSubstr("31 m/s &lt;b&gt;</textarea>"));
+    EXPECT_THAT(asked.body, Not(HasSubstr("31 m/s <b>")));
+    EXPECT_EQ(json::parse(ReviewStore(settings_).dossier("mallory")->json)["verdicts"].size(), 0u);
+    // The confirmation needs the session's form token too.
+    EXPECT_EQ(post("/verdict", "subject=mallory&verdict=confirmed&confirm=yes&form_token=" +
+                                   std::string(64, '0'))
+                  .status,
+              403);
+    const Response done =
+        post("/verdict", "subject=mallory&verdict=confirmed&note=31+m%2Fs&confirm=yes&form_token=" +
+                             form_token);
     ASSERT_EQ(done.status, 303) << done.body;
     EXPECT_EQ(header(done, "Location"), "/player?" + player_query("mallory") + "&recorded=1");
     ReviewStore store(settings_);
@@ -210,7 +413,8 @@ TEST_F(ReviewSiteTest, ANameWithBytesABrowserWouldChangeKeepsItsVerdictOnItself)
     // Shown with visible escapes, so it cannot pass for the look-alike.
     EXPECT_THAT(page.body, HasSubstr("nul\\x00sub\\x0d\\x0ax"));
     EXPECT_THAT(page.body, HasSubstr("name=\"p\" value=\"" + subject_digest(odd) + "\""));
-    ASSERT_EQ(post("/verdict", "id=" + to_hex(odd) + "&verdict=confirmed&form_token=" + form_token)
+    ASSERT_EQ(post("/verdict", "id=" + to_hex(odd) + "&verdict=confirmed&confirm=yes&form_token=" +
+                                       form_token)
                   .status,
               303);
     ReviewStore store(settings_);
@@ -370,7 +574,7 @@ TEST_F(ReviewSiteTest, AHundredKilobyteAccountIsCutInTheQueueAndWholeOnItsDossie
     ASSERT_EQ(dossier.status, 200);
     EXPECT_THAT(dossier.body, HasSubstr(">" + huge + "</h1>"));
     ASSERT_EQ(post("/verdict",
-                   player_query(huge) + "&verdict=inconclusive&form_token=" + form_token)
+                   player_query(huge) + "&verdict=inconclusive&confirm=yes&form_token=" + form_token)
                   .status,
               303);
     ReviewStore store(settings_);

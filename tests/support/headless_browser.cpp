@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -207,9 +208,15 @@ void HeadlessBrowser::evaluate_and_wait_for_load(const std::string& expression) 
     wait_for_event("Page.loadEventFired");
 }
 
-std::vector<uint8_t> HeadlessBrowser::screenshot_png(int width) {
+void HeadlessBrowser::set_viewport(int width, int height) {
+    call("Emulation.setDeviceMetricsOverride",
+         {{"width", width}, {"height", height}, {"deviceScaleFactor", 1}, {"mobile", false}});
+}
+
+std::vector<uint8_t> HeadlessBrowser::screenshot_png(int width, int max_height) {
     const json metrics = call("Page.getLayoutMetrics");
-    const double height = metrics.at("cssContentSize").at("height").get<double>();
+    double height = metrics.at("cssContentSize").at("height").get<double>();
+    if (max_height > 0) height = std::min(height, static_cast<double>(max_height));
     const json shot =
         call("Page.captureScreenshot",
              {{"format", "png"},

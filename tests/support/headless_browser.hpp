@@ -40,8 +40,12 @@ class HeadlessBrowser {
     // Runs `expression` (a click on a link or a submit button) and waits for the page it
     // leads to (after any redirects) to load.
     void evaluate_and_wait_for_load(const std::string& expression);
-    // The page as a PNG, `width` CSS pixels wide and as tall as its content.
-    std::vector<uint8_t> screenshot_png(int width = 1200);
+    // Lays the page out as on a screen `width` by `height` CSS pixels (a phone's, say), so
+    // that its narrow-screen style applies; the next screenshot_png(width) shows it.
+    void set_viewport(int width, int height);
+    // The page as a PNG, `width` CSS pixels wide and as tall as its content (its top
+    // `max_height` pixels when that is not 0).
+    std::vector<uint8_t> screenshot_png(int width = 1200, int max_height = 0);
 
   private:
     nlohmann::json call(const std::string& method, nlohmann::json params = nlohmann::json::object(),

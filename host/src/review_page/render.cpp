@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "arbiter/host/untrusted_text.hpp"
+#include "review_page/evidence_text.hpp"
 #include "review_page/form.hpp"
 
 namespace arbiter::host::review_page {
@@ -97,6 +98,18 @@ void collect_points(const json& value, std::vector<Point>& points, int depth) {
         for (const auto& member : value)
             collect_points(member, points, depth + 1);
     }
+}
+
+// A flag's evidence as a table of entries with their units, the JSON as written behind
+// a <details>.
+std::string evidence_html(const json& evidence) {
+    std::string out = "<table class=\"evidence\"><tbody>";
+    for (const auto& [key, value] : evidence_rows(evidence))
+        out += fmt::format("<tr><th>{}</th><td>{}</td></tr>", html_escape(key),
+                           html_escape(value));
+    return out + fmt::format(
+                     "</tbody></table><details><summary>JSON</summary><pre>{}</pre></details>",
+                     html_escape(dump_json(evidence, 1)));
 }
 
 std::string svg_number(double v) {
@@ -215,29 +228,49 @@ std::string login_body(std::string_view problem) {
     return out;
 }
 
-std::string queue_body(const std::vector<ReviewStore::QueueEntry>& entries, int64_t window_days) {
+void order_by_action(std::vector<QueueRow>& rows) {
+    std::stable_sort(rows.begin(), rows.end(), [](const QueueRow& a, const QueueRow& b) {
+        return action_rank(a.action) > action_rank(b.action);
+    });
+}
+
+std::string strongest_action(const json& dossier) {
+    std::string strongest;
+    for (const auto& m : array_of(dossier, "matches")) {
+        const std::string action = text_of(m, "action");
+        if (action_rank(action) >= 0 && action_rank(action) > action_rank(strongest))
+            strongest = action;
+    }
+    return strongest;
+}
+
+std::string queue_body(const std::vector<QueueRow>& rows, int64_t window_days) {
     std::string out = fmt::format(
         "<h1>Queue</h1><p class=\"hint\">Players with flags nobody has "
-        "reviewed in the last {} days: flagged on several servers "
-        "first, then by severity, then the most recent.</p>",
+        "reviewed in the last {} days: the strongest action first (ShadowRestrict, "
+        "FlagForReview, Monitor, Clear), then flagged on several servers, then by severity, "
+        "then the most recent.</p>",
         window_days);
-    if (entries.empty()) return out + "<p id=\"empty\">The queue is empty.</p>";
+    if (rows.empty()) return out + "<p id=\"empty\">The queue is empty.</p>";
     out +=
-        "<table id=\"queue\"><thead><tr><th>#</th><th>Player</th><th>Severity</th><th>Flags"
-        "</th><th>Servers</th><th>Matches</th><th>Trust</th><th>Last</th><th>Strongest</th>"
-        "</tr></thead><tbody>";
+        "<table id=\"queue\"><thead><tr><th>#</th><th>Player</th><th>Action</th>"
+        "<th>Severity</th><th>Flags</th><th>Servers</th><th>Matches</th><th>Trust</th>"
+        "<th>Last</th><th>Strongest</th></tr></thead><tbody>";
     size_t rank = 0;
-    for (const auto& e : entries) {
+    for (const auto& row : rows) {
+        const auto& e = row.entry;
         out += fmt::format(
             "<tr class=\"sev{}\"><td>{}</td><td><a class=\"player\" href=\"/player?{}\">{}"
-            "</a></td><td "
+            "</a></td><td class=\"action act{}\">{}</td><td "
             "class=\"sev\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{}</td>"
             "<td>{}</td></tr>",
             std::clamp(e.max_severity, 0, 4), ++rank, player_query(e.subject), html_name(e.subject),
-            e.max_severity, e.events, e.servers, e.matches, e.trust, when(e.last_unix),
+            std::max(action_rank(row.action), 0),
+            row.action.empty() ? std::string("none") : html_name(row.action), e.max_severity,
+            e.events, e.servers, e.matches, e.trust, when(e.last_unix),
             html_name(e.top_event_types));
         if (!e.correlation.empty()) {
-            out += "<tr class=\"notes\"><td></td><td colspan=\"8\"><ul>";
+            out += "<tr class=\"notes\"><td></td><td colspan=\"9\"><ul>";
             for (const auto& note : e.correlation)
                 out += fmt::format("<li>{}</li>", html_escape(note));
             out += "</ul></td></tr>";
@@ -369,6 +402,36 @@ std::string interval_histograms_svg(const json& events) {
     return out;
 }
 
+std::string_view verdict_words(std::string_view verdict) {
+    if (verdict == "confirmed") return "Confirmed";
+    if (verdict == "false_positive") return "False positive";
+    if (verdict == "inconclusive") return "Inconclusive";
+    return "";
+}
+
+std::string verdict_confirmation_body(std::string_view subject, std::string_view verdict,
+                                      std::string_view note, std::string_view form_token) {
+    const std::string player = html_name(subject, std::numeric_limits<size_t>::max());
+    // The note in a read-only text area, so that it is posted again as the reviewer typed it
+    // (the line break after the tag is dropped by the parser, so one is always put there).
+    return fmt::format(
+        "<h1>Record this verdict?</h1>"
+        "<p id=\"confirm-question\">Record <b id=\"confirm-verdict\">{0}</b> on "
+        "<b id=\"confirm-player\">{1}</b>? Nothing is recorded until you do.</p>"
+        "<form method=\"post\" action=\"/verdict\" class=\"verdict\" id=\"confirm-form\">"
+        "<input type=\"hidden\" name=\"p\" value=\"{2}\">"
+        "<input type=\"hidden\" name=\"form_token\" value=\"{3}\">"
+        "<input type=\"hidden\" name=\"verdict\" value=\"{4}\">"
+        "<input type=\"hidden\" name=\"confirm\" value=\"yes\">"
+        "<label>Note <textarea name=\"note\" id=\"note\" readonly rows=\"2\">\n{5}"
+        "</textarea></label><div class=\"buttons\">"
+        "<button type=\"submit\" id=\"record\">Record {0}</button>"
+        "<a id=\"back\" href=\"/player?{6}\">Back to the player, nothing recorded</a>"
+        "</div></form>",
+        html_escape(verdict_words(verdict)), player, subject_digest(subject),
+        html_escape(form_token), html_escape(verdict), html_escape(note), player_query(subject));
+}
+
 std::string dossier_body(const json& dossier, std::string_view form_token,
                          std::string_view message) {
     const std::string subject = text_of(dossier, "subject");
@@ -422,7 +485,8 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
     if (!events.empty()) {
         out +=
             "<table id=\"flags\"><thead><tr><th>Recorded</th><th>Where</th><th>After join"
-            "</th><th>Check</th><th>Sev</th><th>Score</th><th>Review</th><th>Evidence</th>"
+            "</th><th>Check</th><th>Sev</th><th>Score</th><th>Why</th><th>Review</th>"
+            "<th>Evidence</th>"
             "</tr></thead><tbody>";
         for (const auto& e : events) {
             const std::string review =
@@ -432,16 +496,15 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
             out += fmt::format(
                 "<tr class=\"sev{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}:{}{}</td><td "
                 "class=\"sev\">{}</td>"
-                "<td>{:.2f}</td><td>{}</td><td><details><summary>show</summary><pre>{}</pre>"
-                "</details></td></tr>",
+                "<td>{:.2f}</td><td class=\"why\">{}</td><td>{}</td><td>{}</td></tr>",
                 static_cast<int>(std::clamp<int64_t>(integer_of(e, "severity"), 0, 4)),
                 when(integer_of(e, "recorded_unix")), html_match_label(e),
                 e.contains("since_join_s") ? fmt::format("{:.1f} s", number_of(e, "since_join_s"))
                                            : std::string("?"),
                 html_name(text_of(e, "plugin")), html_name(text_of(e, "event_type")),
                 flag_of(e, "tripwire") ? " (trip-wire)" : "", integer_of(e, "severity"),
-                number_of(e, "weighted_score"), review,
-                html_escape(dump_json(e.contains("evidence") ? e["evidence"] : json(), 1)));
+                number_of(e, "weighted_score"), html_escape(reason_text(e)), review,
+                evidence_html(e.contains("evidence") ? e["evidence"] : json()));
         }
         out += "</tbody></table>";
     }
@@ -451,14 +514,25 @@ std::string dossier_body(const json& dossier, std::string_view form_token,
     if (!matches.empty()) {
         out +=
             "<table id=\"matches\"><thead><tr><th>Where</th><th>Player</th><th>Action</th>"
-            "<th>Combined</th><th>State</th><th>Assessment</th></tr></thead><tbody>";
-        for (const auto& m : matches)
+            "<th>Combined</th><th>State</th><th>Why</th><th>Assessment</th></tr></thead><tbody>";
+        for (const auto& m : matches) {
+            // The aggregator's reasons, in its words (at most 20 of them shown).
+            const json& assessment = m.contains("assessment") ? m["assessment"] : json();
+            std::string reasons;
+            size_t shown = 0;
+            for (const auto& reason : array_of(assessment, "reasons"))
+                if (reason.is_string() && shown++ < 20)
+                    reasons += "<li>" + html_escape(to_valid_utf8(reason.get<std::string>(), 400)) +
+                               "</li>";
             out += fmt::format(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td><details>"
-                "<summary>show</summary><pre>{}</pre></details></td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td>"
+                "<td class=\"why\">{}</td><td><details><summary>JSON</summary><pre>{}</pre>"
+                "</details></td></tr>",
                 html_match_label(m), integer_of(m, "player"), html_name(text_of(m, "action")),
                 number_of(m, "combined_score"), flag_of(m, "final") ? "ended" : "match not ended",
-                html_escape(dump_json(m.contains("assessment") ? m["assessment"] : json(), 1)));
+                reasons.empty() ? std::string() : "<ul class=\"reasons\">" + reasons + "</ul>",
+                html_escape(dump_json(assessment, 1)));
+        }
         out += "</tbody></table>";
     }
 
@@ -493,6 +567,11 @@ tr.sev4 td.sev { color: #b31d28; font-weight: 600; }
 tr.sev3 td.sev { color: #d15704; font-weight: 600; }
 tr.notes td { border-bottom: 1px solid #e1e4e8; color: #586069; }
 tr.notes ul { margin: 0; padding-left: 18px; }
+td.why { min-width: 180px; }
+table.evidence { width: auto; font-size: 12px; }
+table.evidence th, table.evidence td { padding: 1px 6px 1px 0; border-bottom: none; background: none; }
+table.evidence th { font-weight: normal; color: #586069; white-space: nowrap; }
+table.evidence td { word-break: break-word; }
 pre { white-space: pre-wrap; word-break: break-all; max-width: 520px; margin: 4px 0; font-size: 12px; }
 .hint { color: #586069; }
 a.player, h1#subject { word-break: break-all; }
@@ -511,6 +590,21 @@ svg.plot polyline.flagged { fill: none; stroke: #d73a49; stroke-width: 2; }
 svg.plot circle.flagged { fill: #d73a49; }
 svg.plot rect.bar { fill: #0366d6; }
 svg.plot text { font-size: 11px; fill: #586069; }
+td.action.act3 { color: #b31d28; font-weight: 600; }
+td.action.act2 { color: #d15704; font-weight: 600; }
+ul.reasons { margin: 0; padding-left: 16px; }
+@media (max-width: 700px) {
+  main { padding: 8px; }
+  table#queue, table#matches, table#verdicts { display: block; overflow-x: auto; }
+  /* A flag per block, its reason in full width: the reason is what a reviewer reads. */
+  table#flags, table#flags > tbody, table#flags > tbody > tr,
+  table#flags > tbody > tr > td { display: block; }
+  table#flags > thead { display: none; }
+  table#flags > tbody > tr { border-bottom: 2px solid #d1d5da; padding: 4px 0; }
+  table#flags > tbody > tr > td { border: none; padding: 1px 0; }
+  table#flags > tbody > tr > td.why { font-weight: 600; }
+  figure, svg.plot { max-width: 100%; height: auto; }
+}
 )css";
 
 }  // namespace arbiter::host::review_page

@@ -41,10 +41,29 @@ std::string page(std::string_view title, std::string_view reviewer, std::string_
                  std::string_view body);
 
 std::string login_body(std::string_view problem);
-std::string queue_body(const std::vector<ReviewStore::QueueEntry>& entries, int64_t window_days);
+// A queue line and the strongest action of the player's latest assessments ("" for none).
+struct QueueRow {
+    ReviewStore::QueueEntry entry;
+    std::string action;
+};
+// The store's order (several servers, severity, recency) kept within each action, the
+// strongest action first: a player the aggregator flagged for review comes before one it
+// only monitors, whatever their flags' severities.
+void order_by_action(std::vector<QueueRow>& rows);
+std::string queue_body(const std::vector<QueueRow>& rows, int64_t window_days);
+// The strongest action among a dossier's matches ("" when it has none).
+std::string strongest_action(const nlohmann::json& dossier);
 // `dossier` is ReviewStore::dossier()'s JSON.
 std::string dossier_body(const nlohmann::json& dossier, std::string_view form_token,
                          std::string_view message);
+
+// The verdicts a reviewer may record, and their words on the page ("" for another).
+std::string_view verdict_words(std::string_view verdict);
+// The step between a verdict's button and its record: the choice, the player and the note
+// repeated, with a button that records it (the same form, `confirm=yes` added) and a way
+// back that records nothing.
+std::string verdict_confirmation_body(std::string_view subject, std::string_view verdict,
+                                      std::string_view note, std::string_view form_token);
 
 // The positions found in a dossier's evidence (objects with numeric x and y), joined in
 // time order per match, flagged stretches in red; "" when there are none.

@@ -18,6 +18,10 @@ namespace {
 
 constexpr int64_t kQueueWindowDays = 7;
 constexpr size_t kQueueLimit = 200;
+// ReviewStore::record_verdict's bound on a note.
+constexpr size_t kMaxNoteBytes = 64 * 1024;
+// The latest assessments a queue line's action is taken from.
+constexpr size_t kQueueActionMatches = 20;
 
 std::string random_hex(size_t bytes) {
     std::vector<unsigned char> raw(bytes);
@@ -241,11 +245,21 @@ Response ReviewSite::log_out(const Request& request, const Session& session,
 Response ReviewSite::queue_page(const Session& session, const std::string& query) {
     const Fields fields = parse_urlencoded(query);
     if (!fields.ok()) return problem(400, "the query could not be read: " + fields.problem);
-    const auto entries = store_->queue(kQueueLimit, kQueueWindowDays * 86400);
-    for (const auto& entry : entries)
+    std::vector<QueueRow> rows;
+    for (auto& entry : store_->queue(kQueueLimit, kQueueWindowDays * 86400)) {
         remember(entry.subject);
+        // Each player's action, from their latest assessments (the queue's own query does
+        // not carry it): a dossier without flags, bounded like any other.
+        std::string action;
+        if (const auto dossier = store_->dossier(entry.subject, kQueueActionMatches, 0)) {
+            const UntrustedJson parsed = parse_untrusted_json(dossier->json, kMaxDossierBytes);
+            if (parsed.ok()) action = strongest_action(parsed.value);
+        }
+        rows.push_back({std::move(entry), std::move(action)});
+    }
+    order_by_action(rows);
     return html(200, page("Queue", session.reviewer, session.form_token,
-                          queue_body(entries, kQueueWindowDays)));
+                          queue_body(rows, kQueueWindowDays)));
 }
 
 Response ReviewSite::dossier_page(const Session& session, const std::string& query) {
@@ -279,6 +293,20 @@ Response ReviewSite::record_verdict(const Request& request, const Session& sessi
     const Named named = subject_named(fields);
     if (!named.subject) return problem(named.status, named.problem);
     const std::string& subject = *named.subject;
+    const std::string& verdict = fields.get("verdict");
+    if (verdict_words(verdict).empty())
+        return problem(400, "verdict: confirmed, false_positive or inconclusive expected");
+    // The store's own bounds on a note, checked before asking rather than after.
+    if (fields.get("note").size() > kMaxNoteBytes || !is_valid_utf8(fields.get("note")))
+        return problem(400, "a note is at most 64 KiB of UTF-8");
+    if (fields.get("confirm") != "yes") {
+        // The first post only asks: one click (or a stray one) records nothing.
+        if (!store_->dossier(subject, 1, 1)) return problem(404, "the store has no such player");
+        remember(subject);
+        return html(200, page("Record this verdict?", session.reviewer, session.form_token,
+                              verdict_confirmation_body(subject, verdict, fields.get("note"),
+                                                        session.form_token)));
+    }
     try {
         store_->record_verdict(subject, fields.get("verdict"), session.reviewer,
                                fields.get("note"));
